@@ -1,0 +1,40 @@
+# Sourced by spark-submit.sh and tests/run.sh: makes sure Java and .venv exist and are current.
+# Usage: source scripts/venv.sh EXTRAS   (EXTRAS like "rest" or "rest,test")
+# Reinstalls only when setup.cfg or the extras changed, so repeated runs start fast.
+
+sparkcat_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+sparkcat_extras="${1:-rest}"
+
+sparkcat_need_java() {
+  if command -v java >/dev/null 2>&1; then return 0; fi
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "sparkcat: installing Java 17 (Spark needs a JVM)" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+  else
+    echo "sparkcat: Spark needs Java 17 or newer on PATH; install it (e.g. apt-get install openjdk-17-jre-headless)" >&2
+    return 1
+  fi
+}
+
+sparkcat_need_venv() {
+  local py="${PYTHON:-python3}"
+  local venv="$sparkcat_root/.venv"
+  if [ ! -x "$venv/bin/python" ]; then
+    echo "sparkcat: creating $venv" >&2
+    "$py" -m venv "$venv"
+  fi
+  local stamp="$venv/.sparkcat-installed"
+  local want
+  want="$(cat "$sparkcat_root/setup.cfg" | sha256sum | cut -c1-16)-$sparkcat_extras"
+  if [ ! -f "$stamp" ] || ! grep -qx -- "$want" "$stamp" 2>/dev/null; then
+    echo "sparkcat: installing sparkcat[$sparkcat_extras] into $venv" >&2
+    "$venv/bin/python" -m pip install -q --upgrade pip >&2
+    "$venv/bin/python" -m pip install -q -e "$sparkcat_root[$sparkcat_extras]" >&2
+    echo "$want" > "$stamp"
+  fi
+  export PATH="$venv/bin:$PATH"
+  export PYSPARK_PYTHON="$venv/bin/python"
+  export PYSPARK_DRIVER_PYTHON="$venv/bin/python"
+}
+
+sparkcat_need_java && sparkcat_need_venv

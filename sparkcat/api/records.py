@@ -1,0 +1,47 @@
+"""Records exchanged between tasks and the runtime: what a source produces, what a sink receives."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class SourceRecord:
+    """One record produced by ``SourceTask.poll``.
+
+    ``source_partition`` and ``source_offset`` are small JSON-able dicts, exactly as
+    in Kafka Connect; the runtime stores the last offset per partition in the
+    offsets store. ``value`` is a Python value matching the task's ``value_schema``
+    (a dict for a struct, a str for a string schema). ``topic`` may be None when the
+    records go to a sink named by the connector's ``sink.*`` keys.
+
+    >>> SourceRecord({"increment": 1}, {"position": 3}, "seq_1", value={"position": 3, "value": 3})
+    SourceRecord(source_partition={'increment': 1}, source_offset={'position': 3}, topic='seq_1', ...)
+    """
+
+    source_partition: dict[str, Any]
+    source_offset: dict[str, Any]
+    topic: str | None
+    value: Any = None
+    key: Any = None
+    kafka_partition: int | None = None
+    timestamp_ms: int | None = None
+    headers: list[tuple[str, bytes | None]] = field(default_factory=list)
+
+
+@dataclass
+class SinkRecord:
+    """One record handed to ``SinkTask.put``, with its Kafka position (topic, partition, offset).
+
+    ``key`` and ``value`` are already converted by the connector's converters (for
+    the JSON converter: parsed JSON; for String: str; for ByteArray: bytes).
+    """
+
+    topic: str
+    kafka_partition: int
+    kafka_offset: int
+    value: Any = None
+    key: Any = None
+    timestamp_ms: int | None = None
+    headers: list[tuple[str, bytes | None]] = field(default_factory=list)

@@ -1,0 +1,63 @@
+"""sparkcat's own exception types; each carries the message a user sees.
+
+The REST layer maps them once to Kafka Connect's status codes (see ``http_status``).
+"""
+
+from __future__ import annotations
+
+
+class SparkcatError(Exception):
+    """Base of every error sparkcat raises on purpose."""
+
+    http_status = 500
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class ConfigError(SparkcatError):
+    """A connector or worker configuration is invalid.
+
+    ``errors`` maps each offending key to its messages, so callers can name them all.
+    """
+
+    http_status = 400
+
+    def __init__(self, message: str, errors: dict[str, list[str]] | None = None):
+        super().__init__(message)
+        self.errors = errors or {}
+
+
+class BadRequestError(SparkcatError):
+    """A request is malformed (bad JSON, wrong field types, wrong state for the call)."""
+
+    http_status = 400
+
+
+class NotFoundError(SparkcatError):
+    """An unknown connector, task or plugin."""
+
+    http_status = 404
+
+
+class ConflictError(SparkcatError):
+    """The connector already exists, or a reconfiguration is in progress."""
+
+    http_status = 409
+
+
+class ConnectorError(SparkcatError):
+    """A connector or task failed while running (its trace goes to the status store)."""
+
+    http_status = 500
+
+
+class StorageError(SparkcatError):
+    """A backing store could not be read or written (broker down, lock held, corrupt file)."""
+
+    http_status = 500
+
+
+class FencedError(StorageError):
+    """This driver is no longer the leader: a newer one took over the config log."""

@@ -1,0 +1,97 @@
+"""Finds connector classes by alias, by ``module:Class`` path, or by Kafka Connect's Java class names.
+
+Built-in connectors are plugins like any other: this table only names them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from sparkcat.api.connector import Connector, SinkConnector, SourceConnector
+from sparkcat.errors import ConfigError, NotFoundError
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """One connector plugin: its canonical class path and the other names it answers to."""
+
+    class_path: str
+    aliases: tuple[str, ...]
+
+
+BUILTINS: tuple[PluginInfo, ...] = (
+    PluginInfo("sparkcat.connectors.increment:IncrementSourceConnector",
+               ("increment", "IncrementSourceConnector", "IncrementSource")),
+    PluginInfo("sparkcat.connectors.file_source:FileStreamSourceConnector",
+               ("file-source", "org.apache.kafka.connect.file.FileStreamSourceConnector",
+                "FileStreamSourceConnector", "FileStreamSource")),
+    PluginInfo("sparkcat.connectors.file_sink:FileStreamSinkConnector",
+               ("file-sink", "org.apache.kafka.connect.file.FileStreamSinkConnector",
+                "FileStreamSinkConnector", "FileStreamSink")),
+)
+
+
+def _alias_table() -> dict[str, str]:
+    table = {}
+    for info in BUILTINS:
+        table[info.class_path] = info.class_path
+        for alias in info.aliases:
+            table[alias] = info.class_path
+    return table
+
+
+def class_path_of(name: str) -> str:
+    """The ``module:Class`` path for an alias, Java name or path (unknown names come back as given)."""
+    return _alias_table().get(name.strip(), name.strip())
+
+
+def load_class(path: str) -> type:
+    """Import ``module:Class`` (or ``module.Class``); NotFoundError names what was missing."""
+    module_name, sep, attr = path.partition(":")
+    if not sep:
+        module_name, _, attr = path.rpartition(".")
+    if not module_name or not attr:
+        raise NotFoundError(f"{path!r} is not a module:Class path")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise NotFoundError(f"cannot import module {module_name!r} for {path!r}: {e}") from e
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise NotFoundError(f"module {module_name!r} has no class {attr!r}") from None
+
+
+def connector_class(name: str | None) -> type[Connector]:
+    """Resolve a ``connector.class`` value to a Connector subclass, with Connect's error wording."""
+    if not name or not name.strip():
+        raise ConfigError('Missing required configuration "connector.class" which has no default value.',
+                          {"connector.class": ["Missing required configuration \"connector.class\""]})
+    try:
+        cls = load_class(class_path_of(name))
+    except NotFoundError as e:
+        known = ", ".join(i.aliases[0] for i in BUILTINS)
+        raise NotFoundError(f"Failed to find any class that implements Connector and which name matches "
+                            f"{name}, available connectors are: {known} ({e.message})") from e
+    if not (isinstance(cls, type) and issubclass(cls, Connector)):
+        raise NotFoundError(f"{name} is not a Connector (it must subclass SourceConnector or SinkConnector)")
+    return cls
+
+
+def connector_type(cls: type[Connector]) -> str:
+    """``"source"`` or ``"sink"`` as the REST API reports it."""
+    if issubclass(cls, SourceConnector):
+        return "source"
+    if issubclass(cls, SinkConnector):
+        return "sink"
+    return "unknown"
+
+
+def builtin_plugins() -> list[tuple[str, type[Connector]]]:
+    """(Connect-style class name, class) of each built-in, for ``GET /connector-plugins``."""
+    out = []
+    for info in BUILTINS:
+        java = next((a for a in info.aliases if a.startswith("org.")), info.class_path)
+        out.append((java, load_class(info.class_path)))
+    return out

@@ -1,0 +1,1 @@
+"""The driver side: herder, cluster config state, reconciliation and status."""

@@ -1,0 +1,47 @@
+"""Opens the three stores on the backend a worker config asks for (Kafka topics or a local directory)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.storage.config_log import ConfigLog
+from sparkcat.storage.log import KeyedLog, MemoryLog
+from sparkcat.storage.offsets import OffsetStore
+from sparkcat.storage.status import StatusStore
+
+
+@dataclass
+class Stores:
+    """The config log, offsets store and status store of one cluster."""
+
+    config: ConfigLog
+    offsets: OffsetStore
+    status: StatusStore
+
+    def close(self) -> None:
+        for store in (self.config, self.offsets, self.status):
+            store.close()
+
+
+def _logs(worker: WorkerConfig) -> tuple[KeyedLog, KeyedLog, KeyedLog]:
+    names = (worker.config_topic, worker.offset_topic, worker.status_topic)
+    if worker.uses_kafka:
+        from sparkcat.storage.kafka.log import KafkaLog
+        return tuple(KafkaLog(worker.bootstrap_servers, topic, client_config=dict(worker.kafka))
+                     for topic in names)
+    from sparkcat.storage.local.log import LocalLog
+    directory = Path(worker.state_dir) / "stores"
+    return tuple(LocalLog(directory, name) for name in names)
+
+
+def open_stores(worker: WorkerConfig) -> Stores:
+    """Stores for a worker; no network or file work happens until first use."""
+    config, offsets, status = _logs(worker)
+    return Stores(ConfigLog(config), OffsetStore(offsets), StatusStore(status))
+
+
+def memory_stores() -> Stores:
+    """Throw-away stores for unit tests."""
+    return Stores(ConfigLog(MemoryLog()), OffsetStore(MemoryLog()), StatusStore(MemoryLog()))

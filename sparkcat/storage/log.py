@@ -1,0 +1,67 @@
+"""The keyed, append-only log every store is built on (a Kafka topic, a local file, or memory)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LogRecord:
+    """One record of a keyed log; ``value`` None is a tombstone."""
+
+    offset: int
+    key: str
+    value: bytes | None
+
+
+class KeyedLog(ABC):
+    """An append-only log of (key, value) records, always readable from its beginning.
+
+    Offsets are dense per log (0, 1, 2, ...) for the local and memory backends and
+    are the Kafka offsets (possibly with gaps after compaction) for the Kafka one.
+    Implementations are used on the driver only and are not picklable.
+    """
+
+    @abstractmethod
+    def append(self, records: list[tuple[str, bytes | None]]) -> None:
+        """Write records in order; durable (acknowledged) when this returns.
+
+        Raises ``StorageError`` when the write fails, ``FencedError`` when a newer
+        writer fenced this one.
+        """
+
+    @abstractmethod
+    def read(self, start: int = 0) -> list[LogRecord]:
+        """Every record from offset ``start`` up to the end of the log as of now."""
+
+    @abstractmethod
+    def end_offset(self) -> int:
+        """The offset the next appended record will get (Kafka's high watermark)."""
+
+    def close(self) -> None:
+        """Release clients, files and locks."""
+
+
+class MemoryLog(KeyedLog):
+    """A log in memory, for unit tests and throw-away runs."""
+
+    def __init__(self) -> None:
+        self._records: list[LogRecord] = []
+        self._next = 0
+
+    def append(self, records: list[tuple[str, bytes | None]]) -> None:
+        for key, value in records:
+            self._records.append(LogRecord(self._next, key, value))
+            self._next += 1
+
+    def read(self, start: int = 0) -> list[LogRecord]:
+        return [r for r in self._records if r.offset >= start]
+
+    def end_offset(self) -> int:
+        return self._next
+
+    def compact(self) -> None:
+        """Keep only the newest record per key, as Kafka's log cleaner would (tests use this)."""
+        newest = {r.key: r.offset for r in self._records}
+        self._records = [r for r in self._records if newest[r.key] == r.offset]

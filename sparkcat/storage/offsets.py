@@ -1,0 +1,78 @@
+"""The offsets store: Kafka Connect's offsets topic format, keyed by connector and source partition.
+
+Key ``["NAME", {source partition}]``, value ``{source offset}`` (JSON); a null value
+resets the partition. Offsets outlive a change of ``tasks.max`` or of the query,
+because they are keyed by source partition, not by task.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from sparkcat.storage import json_codec
+from sparkcat.storage.log import KeyedLog
+
+log = logging.getLogger(__name__)
+
+
+def partition_key(partition: dict[str, Any]) -> str:
+    """Canonical JSON of a source partition; equal partitions get equal keys whatever their key order."""
+    return json.dumps(partition, sort_keys=True, separators=(",", ":"))
+
+
+class OffsetStore:
+    """Latest source offset per (connector, source partition), read from a keyed log."""
+
+    def __init__(self, backend: KeyedLog):
+        self.backend = backend
+        self._next = 0
+        self._offsets: dict[str, dict[str, tuple[dict, Any]]] = {}
+
+    def refresh(self) -> None:
+        """Apply records written since the last refresh, by anyone."""
+        for record in self.backend.read(self._next):
+            self._apply(record.key, record.value)
+            self._next = record.offset + 1
+
+    def _apply(self, raw_key: str, raw_value: bytes | None) -> None:
+        try:
+            name, partition = json.loads(raw_key)
+            value = json_codec.loads(raw_value)
+        except (ValueError, TypeError) as e:
+            log.warning("Ignoring offsets record with key %r: %s", raw_key, e)
+            return
+        if not isinstance(name, str) or not isinstance(partition, dict):
+            log.warning("Ignoring offsets record with key %r: not [name, {partition}]", raw_key)
+            return
+        per_connector = self._offsets.setdefault(name, {})
+        if value is None:
+            per_connector.pop(partition_key(partition), None)
+        else:
+            per_connector[partition_key(partition)] = (partition, value)
+
+    def put(self, connector: str, offsets: list[tuple[dict[str, Any], Any]]) -> None:
+        """Write ``(partition, offset)`` pairs in one append; an offset of None resets the partition."""
+        records = [(json_codec.dumps([connector, p]).decode(), None if o is None else json_codec.dumps(o))
+                   for p, o in offsets]
+        if records:
+            self.backend.append(records)
+        self.refresh()
+
+    def get(self, connector: str) -> dict[str, Any]:
+        """``{partition_key: offset}`` for every partition of ``connector`` with an offset."""
+        self.refresh()
+        return {k: o for k, (_, o) in self._offsets.get(connector, {}).items()}
+
+    def partitions(self, connector: str) -> list[tuple[dict[str, Any], Any]]:
+        """``(partition, offset)`` pairs, as the offsets REST API lists them."""
+        self.refresh()
+        return list(self._offsets.get(connector, {}).values())
+
+    def reset(self, connector: str) -> None:
+        """Tombstone every partition of ``connector``."""
+        self.put(connector, [(p, None) for p, _ in self.partitions(connector)])
+
+    def close(self) -> None:
+        self.backend.close()

@@ -1,0 +1,134 @@
+"""The status store: Kafka Connect's status topic format, with generation-safe updates.
+
+A status write carries the generation of the assignment it came from; a newer
+generation always wins, so a late write from an old query cannot hide a newer state.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from sparkcat.runtime.status import State, Status, TopicStatus
+from sparkcat.storage import json_codec
+from sparkcat.storage.log import KeyedLog
+
+log = logging.getLogger(__name__)
+
+CONNECTOR_PREFIX = "status-connector-"
+TASK_PREFIX = "status-task-"
+TOPIC_PREFIX = "status-topic-"
+
+
+class StatusStore:
+    """Connector, task and topic statuses, read from and written to a keyed log."""
+
+    def __init__(self, backend: KeyedLog):
+        self.backend = backend
+        self._next = 0
+        self._connectors: dict[str, Status] = {}
+        self._tasks: dict[tuple[str, int], Status] = {}
+        self._topics: dict[tuple[str, str], TopicStatus] = {}
+
+    def refresh(self) -> None:
+        for record in self.backend.read(self._next):
+            self._apply(record.key, record.value)
+            self._next = record.offset + 1
+
+    def _apply(self, key: str, raw: bytes | None) -> None:
+        try:
+            value = json_codec.loads(raw)
+        except ValueError:
+            log.warning("Ignoring unreadable status record %r", key)
+            return
+        if key.startswith(CONNECTOR_PREFIX):
+            self._apply_status(self._connectors, key[len(CONNECTOR_PREFIX):], None, value)
+        elif key.startswith(TASK_PREFIX):
+            name, sep, num = key[len(TASK_PREFIX):].rpartition("-")
+            if sep and num.isdigit():
+                self._apply_status(self._tasks, name, int(num), value)
+        elif key.startswith(TOPIC_PREFIX):
+            self._apply_topic(key, value)
+
+    def _apply_status(self, table: dict, name: str, task: int | None, value: object) -> None:
+        k = name if task is None else (name, task)
+        if value is None:
+            table.pop(k, None)
+            return
+        try:
+            status = Status(name, task, State(value["state"]), str(value.get("worker_id") or ""),
+                            int(value.get("generation") or 0), value.get("trace"))
+        except (KeyError, ValueError, TypeError):
+            log.warning("Ignoring malformed status for %s/%s: %r", name, task, value)
+            return
+        current = table.get(k)
+        if current is None or status.generation >= current.generation:
+            table[k] = status
+
+    def _apply_topic(self, key: str, value: object) -> None:
+        topic, _, rest = key[len(TOPIC_PREFIX):].partition(":connector-")
+        if value is None:
+            self._topics.pop((rest, topic), None)
+        elif isinstance(value, dict) and isinstance(value.get("topic"), dict):
+            t = value["topic"]
+            self._topics[(rest, topic)] = TopicStatus(topic, rest, int(t.get("task", 0)),
+                                                     int(t.get("discoverTimestamp", 0)))
+
+    def put(self, status: Status) -> bool:
+        """Write ``status`` unless a newer generation is already stored; True when written."""
+        self.refresh()
+        table = self._connectors if status.task is None else self._tasks
+        current = table.get(status.connector if status.task is None else (status.connector, status.task))
+        if current is not None and current.generation > status.generation:
+            log.debug("Not writing %s: generation %d is older than %d", status.key, status.generation,
+                      current.generation)
+            return False
+        self.backend.append([(status.key, json_codec.dumps(status.to_json()))])
+        self.refresh()
+        return True
+
+    def put_topic(self, topic: TopicStatus) -> None:
+        value = {"topic": {"name": topic.topic, "connector": topic.connector, "task": topic.task,
+                           "discoverTimestamp": topic.discover_timestamp}}
+        self.backend.append([(f"{TOPIC_PREFIX}{topic.topic}:connector-{topic.connector}", json_codec.dumps(value))])
+
+    def delete_topics(self, connector: str) -> None:
+        """Forget the topics a connector used (``PUT /connectors/NAME/topics/reset``)."""
+        keys = [f"{TOPIC_PREFIX}{t}:connector-{connector}" for (c, t) in self.topic_keys() if c == connector]
+        if keys:
+            self.backend.append([(k, None) for k in keys])
+
+    def topic_keys(self) -> list[tuple[str, str]]:
+        self.refresh()
+        return list(self._topics)
+
+    def topics(self, connector: str) -> list[str]:
+        self.refresh()
+        return sorted(t for (c, t) in self._topics if c == connector)
+
+    def delete(self, connector: str) -> None:
+        """Tombstone the connector's and its tasks' statuses (after the connector is deleted)."""
+        self.refresh()
+        keys = [CONNECTOR_PREFIX + connector] if connector in self._connectors else []
+        keys += [f"{TASK_PREFIX}{c}-{t}" for (c, t) in self._tasks if c == connector]
+        if keys:
+            self.backend.append([(k, None) for k in keys])
+        self.refresh()
+
+    def get(self, connector: str) -> Status | None:
+        self.refresh()
+        return self._connectors.get(connector)
+
+    def get_task(self, connector: str, task: int) -> Status | None:
+        self.refresh()
+        return self._tasks.get((connector, task))
+
+    def tasks(self, connector: str) -> list[Status]:
+        self.refresh()
+        return sorted((s for (c, _), s in self._tasks.items() if c == connector), key=lambda s: s.task)
+
+    def connectors(self) -> list[str]:
+        self.refresh()
+        return sorted(self._connectors)
+
+    def close(self) -> None:
+        self.backend.close()
