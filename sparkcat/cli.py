@@ -15,6 +15,7 @@ def _validate(args: argparse.Namespace) -> int:
     from sparkcat.specs import load_file, spec_files
 
     failures = 0
+    seen: dict[str, str] = {}
     files = spec_files(args.files)
     for path in files:
         try:
@@ -24,6 +25,12 @@ def _validate(args: argparse.Namespace) -> int:
             failures += 1
             continue
         for spec in specs:
+            if spec.name in seen:
+                print(f"{spec.source}: connector {spec.name}: name: also defined in {seen[spec.name]}",
+                      file=sys.stderr)
+                failures += 1
+                continue
+            seen[spec.name] = spec.source
             result = validate_connector_config(spec.config)
             for key, messages in result.errors.items():
                 for message in messages:

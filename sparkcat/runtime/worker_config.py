@@ -53,8 +53,10 @@ def load_worker_config(path: str | Path | None) -> WorkerConfig:
 
     Keys under ``kafka.`` (e.g. ``kafka.security.protocol``) are passed to every client.
     """
-    if path is None or not Path(path).exists():
+    if path is None:
         return WorkerConfig()
+    if not Path(path).exists():
+        raise ConfigError(f"worker config file {path} does not exist")
     raw = yaml.safe_load(Path(path).read_text()) or {}
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a worker config must be a mapping of keys to values")

@@ -29,6 +29,9 @@ class OffsetStore:
         self.backend = backend
         self._next = 0
         self._offsets: dict[str, dict[str, tuple[dict, Any]]] = {}
+        # Every raw key seen per partition: Connect may write one partition's keys in
+        # several JSON key orders, and a reset must tombstone all of them.
+        self._raw_keys: dict[str, dict[str, set[str]]] = {}
 
     def refresh(self) -> None:
         """Apply records written since the last refresh, by anyone."""
@@ -47,15 +50,24 @@ class OffsetStore:
             log.warning("Ignoring offsets record with key %r: not [name, {partition}]", raw_key)
             return
         per_connector = self._offsets.setdefault(name, {})
+        key = partition_key(partition)
+        self._raw_keys.setdefault(name, {}).setdefault(key, set()).add(raw_key)
         if value is None:
-            per_connector.pop(partition_key(partition), None)
+            per_connector.pop(key, None)
         else:
-            per_connector[partition_key(partition)] = (partition, value)
+            per_connector[key] = (partition, value)
 
     def put(self, connector: str, offsets: list[tuple[dict[str, Any], Any]]) -> None:
         """Write ``(partition, offset)`` pairs in one append; an offset of None resets the partition."""
-        records = [(json_codec.dumps([connector, p]).decode(), None if o is None else json_codec.dumps(o))
-                   for p, o in offsets]
+        self.refresh()
+        records = []
+        for partition, offset in offsets:
+            key = partition_key(partition)
+            raw = f"[{json_codec.dumps(connector).decode()},{key}]"
+            if offset is None:
+                others = self._raw_keys.get(connector, {}).get(key, set()) - {raw}
+                records += [(k, None) for k in sorted(others)]
+            records.append((raw, None if offset is None else json_codec.dumps(offset)))
         if records:
             self.backend.append(records)
         self.refresh()

@@ -75,7 +75,8 @@ class LocalLog(KeyedLog):
     def read(self, start: int = 0) -> list[LogRecord]:
         if not self.path.exists():
             return []
-        if start < self._pos_offset:
+        if start < self._pos_offset or self.path.stat().st_size < self._pos:
+            # Re-reading from an earlier offset, or the file was compacted under us.
             self._pos, self._pos_offset = 0, 0
         out = []
         with open(self.path, "rb") as f:

@@ -1,0 +1,1 @@
+"""Stores backed by Kafka topics (any Kafka-protocol broker), as Kafka Connect keeps them."""

@@ -1,0 +1,305 @@
+"""A keyed log on partition 0 of a Kafka topic, through confluent-kafka (librdkafka).
+
+sparkcat's internal topics have one partition, so the log is totally ordered. Given
+``partitions > 1`` an *existing* topic is accepted but only its partition 0 is used;
+sparkcat never creates such a topic itself.
+
+The end of the log is found by fetching until librdkafka's end-of-partition event,
+whose high watermark comes from the fetch response. ListOffsets (``get_watermark_offsets``)
+is only a starting hint: Tansu 0.6's memory storage answers it with the base offset
+of the newest record *batch* plus one, not the high watermark, and a fetch past the
+real end hangs on Tansu instead of failing with OFFSET_OUT_OF_RANGE.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import contextmanager
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from sparkcat.errors import FencedError, StorageError
+from sparkcat.storage.log import KeyedLog, LogRecord
+
+_CLIENT_LOG = logging.getLogger("sparkcat.storage.kafka.client")  # librdkafka's own messages
+_FENCED_CODES = frozenset({KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH})
+_TRANSIENT_CODES = frozenset({KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT})
+_NO_RECORDS = 2**63 - 1  # a start offset past any record: _scan then only finds the end
+
+
+class KafkaLog(KeyedLog):
+    """A KeyedLog on one Kafka topic; clients are created on first use, not in __init__.
+
+    ``transactional_id`` makes every append one transaction, so a newer writer with the
+    same id fences this one (``FencedError``). ``timeout_s`` bounds admin, metadata and
+    flush waits, and how long a read may go without progress. ``client_config`` entries
+    override the defaults of all three clients (admin, producer, consumer).
+    """
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        topic: str,
+        partitions: int = 1,
+        compact: bool = True,
+        replication_factor: int = 1,
+        client_config: dict[str, Any] | None = None,
+        transactional_id: str | None = None,
+        timeout_s: float = 30.0,
+    ) -> None:
+        if partitions < 1:
+            raise ValueError(f"partitions must be >= 1, got {partitions}")
+        self.bootstrap_servers = bootstrap_servers
+        self.topic = topic
+        self.partitions = partitions
+        self.compact = compact
+        self.replication_factor = replication_factor
+        self.client_config = dict(client_config or {})
+        self.transactional_id = transactional_id
+        self.timeout_s = timeout_s
+        self._opened = False
+        self._producer: Producer | None = None
+        self._consumer: Consumer | None = None
+        self._fenced = False
+
+    def __repr__(self) -> str:
+        return f"KafkaLog(topic={self.topic!r}, bootstrap_servers={self.bootstrap_servers!r})"
+
+    # -- errors -------------------------------------------------------------------------
+
+    def _error(self, action: str, err: KafkaError | str) -> StorageError:
+        """A StorageError (FencedError when fenced) naming the topic, servers and cause."""
+        text = err.str() if isinstance(err, KafkaError) else str(err)
+        message = f"Kafka log {self.topic!r} at {self.bootstrap_servers}: {action} failed: {text}"
+        if isinstance(err, KafkaError) and err.code() in _FENCED_CODES:
+            return FencedError(message + " (a newer writer with the same transactional id took over)")
+        return StorageError(message)
+
+    @contextmanager
+    def _wrapped(self, action: str) -> Iterator[None]:
+        """Turn librdkafka exceptions raised inside the block into StorageError."""
+        try:
+            yield
+        except KafkaException as exc:
+            raise self._error(action, exc.args[0] if exc.args else str(exc)) from exc
+        except FutureTimeout as exc:
+            raise self._error(action, f"no answer within {self.timeout_s}s") from exc
+
+    # -- clients and topic --------------------------------------------------------------
+
+    def _config(self, defaults: dict[str, Any]) -> dict[str, Any]:
+        """Defaults, overridden by client_config; the bootstrap servers always ours."""
+        base = {"logger": _CLIENT_LOG, **defaults}
+        return {**base, **self.client_config, "bootstrap.servers": self.bootstrap_servers}
+
+    def open(self) -> None:
+        """Connect and make sure the topic exists with a usable partition count; idempotent."""
+        if self._opened:
+            return
+        admin = AdminClient(self._config({}))
+        try:
+            with self._wrapped("opening the topic"):
+                self._ensure_topic(admin)
+        finally:
+            admin.poll(0)  # hand librdkafka's queued log lines to the logger
+        self._opened = True
+
+    def _ensure_topic(self, admin: AdminClient) -> None:
+        """Create the topic if it is missing, else check its partition count."""
+        existing = admin.list_topics(timeout=self.timeout_s).topics.get(self.topic)
+        if existing is not None and existing.error is None:
+            self._check_partitions(len(existing.partitions))
+        elif not self._create_topic(admin):
+            fresh = admin.list_topics(timeout=self.timeout_s).topics.get(self.topic)
+            if fresh is not None and fresh.error is None:  # else not yet in metadata: trust the creator
+                self._check_partitions(len(fresh.partitions))
+
+    def _create_topic(self, admin: AdminClient) -> bool:
+        """Create the single-partition topic; False when someone else created it first."""
+        if self.partitions > 1:
+            raise StorageError(
+                f"Kafka topic {self.topic!r} does not exist at {self.bootstrap_servers}; sparkcat uses "
+                f"single-partition internal topics and will not create one with {self.partitions} partitions"
+            )
+        config = {"cleanup.policy": "compact"} if self.compact else {}
+        new = NewTopic(self.topic, 1, self.replication_factor, config=config)
+        futures = admin.create_topics([new], operation_timeout=self.timeout_s, request_timeout=self.timeout_s)
+        try:
+            futures[self.topic].result(timeout=self.timeout_s + 5)
+        except KafkaException as exc:
+            if exc.args and isinstance(exc.args[0], KafkaError):
+                if exc.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS:
+                    return False
+            raise
+        return True
+
+    def _check_partitions(self, count: int) -> None:
+        """A log that must be totally ordered needs exactly one partition."""
+        if self.partitions == 1 and count != 1:
+            raise StorageError(
+                f"Kafka topic {self.topic!r} at {self.bootstrap_servers} has {count} partitions; "
+                "sparkcat needs it to have exactly 1 so its records stay in order"
+            )
+
+    def _get_producer(self) -> Producer:
+        """The idempotent (or transactional) producer, created on first append."""
+        if self._fenced:
+            raise self._error("append", KafkaError(KafkaError._FENCED, "this writer was fenced earlier"))
+        if self._producer is None:
+            timeout_ms = int(self.timeout_s * 1000)
+            defaults: dict[str, Any] = {"enable.idempotence": True, "acks": "all", "message.timeout.ms": timeout_ms}
+            if self.transactional_id is not None:
+                defaults["transaction.timeout.ms"] = max(60_000, timeout_ms)
+            conf = self._config(defaults)
+            if self.transactional_id is not None:
+                conf["transactional.id"] = self.transactional_id
+            producer = Producer(conf)
+            if self.transactional_id is not None:
+                with self._wrapped("initializing transactions"):
+                    producer.init_transactions(self.timeout_s)
+            self._producer = producer
+        return self._producer
+
+    def _get_consumer(self) -> Consumer:
+        """A consumer that only ever uses assign() (its group id is never committed to)."""
+        if self._consumer is None:
+            defaults = {
+                "group.id": f"sparkcat-log-reader-{uuid.uuid4().hex}",
+                "enable.auto.commit": False,
+                "enable.auto.offset.store": False,
+                "enable.partition.eof": True,
+                "auto.offset.reset": "earliest",
+                "isolation.level": "read_committed",
+                "fetch.wait.max.ms": 100,
+            }
+            self._consumer = Consumer(self._config(defaults))
+        return self._consumer
+
+    # -- KeyedLog -----------------------------------------------------------------------
+
+    def append(self, records: list[tuple[str, bytes | None]]) -> None:
+        """Write records in order to partition 0 and wait until all are acknowledged."""
+        if not records:
+            return
+        self.open()
+        producer = self._get_producer()
+        try:
+            if self.transactional_id is None:
+                self._append_idempotent(producer, records)
+            else:
+                self._append_transaction(producer, records)
+        except StorageError as exc:
+            self._producer = None  # a fresh producer next time; a fenced one stays fenced
+            self._fenced = self._fenced or isinstance(exc, FencedError)
+            raise
+        finally:
+            producer.poll(0)  # serve queued callbacks and librdkafka log lines
+
+    def _append_idempotent(self, producer: Producer, records: list[tuple[str, bytes | None]]) -> None:
+        """Produce, flush, and fail if any record was not delivered."""
+        failures: list[KafkaError] = []
+        with self._wrapped("append"):
+            self._produce_all(producer, records, failures)
+            remaining = producer.flush(self.timeout_s + 5)
+        if failures:
+            raise self._error("append", failures[0])
+        if remaining:
+            raise self._error("append", f"{remaining} record(s) not acknowledged within {self.timeout_s}s")
+
+    def _append_transaction(self, producer: Producer, records: list[tuple[str, bytes | None]]) -> None:
+        """Produce all records in one transaction; abort it if the commit fails."""
+        failures: list[KafkaError] = []
+        with self._wrapped("append (transaction)"):
+            producer.begin_transaction()
+            try:
+                self._produce_all(producer, records, failures)
+                producer.commit_transaction(self.timeout_s)
+            except KafkaException as exc:
+                if exc.args and isinstance(exc.args[0], KafkaError) and exc.args[0].txn_requires_abort():
+                    producer.abort_transaction(self.timeout_s)
+                raise
+
+    def _produce_all(
+        self, producer: Producer, records: list[tuple[str, bytes | None]], failures: list[KafkaError]
+    ) -> None:
+        """Queue every record for partition 0; delivery errors land in ``failures``."""
+
+        def on_delivery(err: KafkaError | None, _msg: Message) -> None:
+            if err is not None:
+                failures.append(err)
+
+        for key, value in records:
+            while True:
+                try:
+                    producer.produce(
+                        self.topic, value=value, key=key.encode("utf-8"), partition=0, on_delivery=on_delivery
+                    )
+                    break
+                except BufferError:  # local queue full: let deliveries drain it
+                    producer.poll(0.1)
+
+    def read(self, start: int = 0) -> list[LogRecord]:
+        """Every record from offset ``start`` up to the end of the partition as of now."""
+        self.open()
+        return self._scan(start)[0]
+
+    def end_offset(self) -> int:
+        """The high watermark of partition 0, as the broker's fetch reports it."""
+        self.open()
+        return self._scan(_NO_RECORDS)[1]
+
+    def _scan(self, start: int) -> tuple[list[LogRecord], int]:
+        """Fetch from ``start`` (or the end, if earlier) to end of partition: (records, end)."""
+        consumer = self._get_consumer()
+        partition = TopicPartition(self.topic, 0)
+        with self._wrapped("reading"):
+            _low, high = consumer.get_watermark_offsets(partition, timeout=self.timeout_s)
+            partition.offset = min(start, max(high, 0))  # never past the end: Tansu would hang
+            consumer.assign([partition])
+            try:
+                return self._poll_to_end(consumer, start)
+            finally:
+                consumer.unassign()
+
+    def _poll_to_end(self, consumer: Consumer, start: int) -> tuple[list[LogRecord], int]:
+        """Collect records at or after ``start`` until the end-of-partition event."""
+        records: list[LogRecord] = []
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            msg = consumer.poll(min(1.0, max(0.0, deadline - time.monotonic())))
+            if msg is None:
+                if time.monotonic() > deadline:
+                    raise self._error("reading", f"no progress for {self.timeout_s}s")
+                continue
+            err = msg.error()
+            if err is None:
+                if msg.offset() >= start:
+                    records.append(_to_record(msg))
+                deadline = time.monotonic() + self.timeout_s
+            elif err.code() == KafkaError._PARTITION_EOF:
+                return records, msg.offset()
+            elif err.fatal() or err.code() not in _TRANSIENT_CODES:
+                raise self._error("reading", err)
+
+    def close(self) -> None:
+        """Close the consumer and drop the producer; the next call reopens."""
+        consumer, self._consumer = self._consumer, None
+        if consumer is not None:
+            consumer.close()
+        if self._producer is not None and self.transactional_id is None:
+            self._producer.flush(self.timeout_s)
+        self._producer = None
+        self._opened = False
+
+
+def _to_record(msg: Message) -> LogRecord:
+    """A LogRecord from a fetched message; a missing key reads as ''."""
+    key = msg.key()
+    text = key.decode("utf-8", errors="replace") if key is not None else ""
+    return LogRecord(msg.offset(), text, msg.value())

@@ -1,0 +1,23 @@
+"""Shared pytest fixtures: a real Kafka-protocol broker and unique names."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from tests.broker import TansuBroker
+
+
+@pytest.fixture(scope="session")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TansuBroker]:
+    """One Tansu broker for the whole test session; its log is under the session tmp dir."""
+    with TansuBroker(log_dir=tmp_path_factory.mktemp("tansu")) as running:
+        yield running
+
+
+@pytest.fixture
+def unique_name() -> str:
+    """A fresh name (for a topic, group or connector) no other test uses."""
+    return f"t-{uuid.uuid4().hex[:12]}"

@@ -1,0 +1,172 @@
+"""KafkaLog against a real Kafka-protocol broker (Tansu, in memory)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+
+from sparkcat.errors import FencedError, StorageError
+from sparkcat.storage.kafka.log import KafkaLog
+from sparkcat.storage.log import LogRecord
+from tests.broker import free_port
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+
+
+def _admin(bootstrap: str) -> AdminClient:
+    return AdminClient({"bootstrap.servers": bootstrap})
+
+
+def _topic_config(bootstrap: str, topic: str) -> dict[str, str]:
+    """The topic's configuration as describe_configs reports it."""
+    admin = _admin(bootstrap)  # keep the client alive until its future resolves
+    future = admin.describe_configs([ConfigResource("topic", topic)])
+    entries = next(iter(future.values())).result(timeout=10)
+    return {name: entry.value for name, entry in entries.items()}
+
+
+def _create(bootstrap: str, topic: str, partitions: int) -> None:
+    admin = _admin(bootstrap)  # keep the client alive until its future resolves
+    admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(timeout=10)
+
+
+@pytest.fixture
+def log(broker, unique_name):
+    kafka_log = KafkaLog(broker.bootstrap, unique_name, timeout_s=10)
+    yield kafka_log
+    kafka_log.close()
+
+
+def test_constructor_does_no_network_work():
+    kafka_log = KafkaLog("127.0.0.1:1", "never-opened")
+    assert not kafka_log._opened and kafka_log._producer is None and kafka_log._consumer is None
+    kafka_log.close()
+
+
+def test_creates_compacted_single_partition_topic(broker, log, unique_name):
+    assert log.end_offset() == 0
+    admin = _admin(broker.bootstrap)
+    metadata = admin.list_topics(timeout=10)
+    assert len(metadata.topics[unique_name].partitions) == 1
+    assert _topic_config(broker.bootstrap, unique_name)["cleanup.policy"] == "compact"
+
+
+def test_non_compacted_topic_when_asked(broker, unique_name):
+    kafka_log = KafkaLog(broker.bootstrap, unique_name, compact=False, timeout_s=10)
+    try:
+        kafka_log.open()
+        assert _topic_config(broker.bootstrap, unique_name).get("cleanup.policy") != "compact"
+    finally:
+        kafka_log.close()
+
+
+def test_empty_topic_reads_promptly(log):
+    started = time.monotonic()
+    assert log.read() == []
+    assert log.read(5) == []
+    assert time.monotonic() - started < 5
+
+
+def test_append_then_read_in_order_with_tombstones(log):
+    log.append([("a", b"1"), ("b", b"2"), ("a", None), ("c", b"")])
+    assert log.read() == [
+        LogRecord(0, "a", b"1"),
+        LogRecord(1, "b", b"2"),
+        LogRecord(2, "a", None),
+        LogRecord(3, "c", b""),
+    ]
+
+
+def test_read_from_middle_and_past_end(log):
+    log.append([(f"k{i}", f"v{i}".encode()) for i in range(5)])
+    log.append([("k5", b"v5")])
+    assert [r.offset for r in log.read(3)] == [3, 4, 5]
+    assert log.read(5) == [LogRecord(5, "k5", b"v5")]
+    assert log.read(6) == []
+    assert log.read(100) == []
+
+
+def test_end_offset_grows_with_multi_record_appends(log):
+    assert log.end_offset() == 0
+    log.append([("a", b"1"), ("b", b"2"), ("c", b"3")])
+    assert log.end_offset() == 3
+    log.append([("d", b"4")])
+    log.append([("e", b"5"), ("f", b"6")])
+    assert log.end_offset() == 6
+    assert [r.key for r in log.read(log.end_offset() - 2)] == ["e", "f"]
+
+
+def test_second_client_sees_first_clients_records(broker, log, unique_name):
+    log.append([("x", b"1"), ("y", None)])
+    log.close()
+    other = KafkaLog(broker.bootstrap, unique_name, timeout_s=10)
+    try:
+        assert other.read() == [LogRecord(0, "x", b"1"), LogRecord(1, "y", None)]
+        other.append([("z", b"3")])
+        assert log.read(2) == [LogRecord(2, "z", b"3")]  # reopened after close
+    finally:
+        other.close()
+
+
+def test_existing_multi_partition_topic_is_rejected(broker, unique_name):
+    _create(broker.bootstrap, unique_name, partitions=3)
+    kafka_log = KafkaLog(broker.bootstrap, unique_name, timeout_s=10)
+    with pytest.raises(StorageError, match=f"{unique_name}.*3 partitions"):
+        kafka_log.read()
+    kafka_log.close()
+
+
+def test_multi_partition_log_uses_an_existing_topic_but_never_creates_one(broker, unique_name):
+    missing = KafkaLog(broker.bootstrap, unique_name + "-missing", partitions=3, timeout_s=10)
+    with pytest.raises(StorageError, match="single-partition"):
+        missing.open()
+    _create(broker.bootstrap, unique_name, partitions=3)
+    existing = KafkaLog(broker.bootstrap, unique_name, partitions=3, timeout_s=10)
+    try:
+        existing.append([("a", b"1")])
+        assert existing.read() == [LogRecord(0, "a", b"1")]
+    finally:
+        existing.close()
+        missing.close()
+
+
+def test_unreachable_broker_raises_a_clear_storage_error(unique_name):
+    bootstrap = f"127.0.0.1:{free_port()}"
+    kafka_log = KafkaLog(
+        bootstrap, unique_name, timeout_s=2, client_config={"socket.connection.setup.timeout.ms": 1000}
+    )
+    started = time.monotonic()
+    with pytest.raises(StorageError) as raised:
+        kafka_log.append([("a", b"1")])
+    assert unique_name in str(raised.value) and bootstrap in str(raised.value)
+    assert time.monotonic() - started < 15
+    kafka_log.close()
+
+
+def test_transactional_appends_are_read_back(broker, unique_name):
+    kafka_log = KafkaLog(broker.bootstrap, unique_name, transactional_id=unique_name, timeout_s=10)
+    try:
+        kafka_log.append([("a", b"1"), ("b", None)])
+        kafka_log.append([("c", b"3")])
+        assert [(r.key, r.value) for r in kafka_log.read()] == [("a", b"1"), ("b", None), ("c", b"3")]
+        assert kafka_log.end_offset() > kafka_log.read()[-1].offset  # commit markers take offsets
+    finally:
+        kafka_log.close()
+
+
+def test_newer_transactional_writer_fences_the_older(broker, unique_name):
+    first = KafkaLog(broker.bootstrap, unique_name, transactional_id=unique_name, timeout_s=10)
+    second = KafkaLog(broker.bootstrap, unique_name, transactional_id=unique_name, timeout_s=10)
+    try:
+        first.append([("a", b"1")])
+        second.append([("b", b"2")])
+        with pytest.raises(FencedError, match=unique_name):
+            first.append([("c", b"3")])
+        with pytest.raises(FencedError):
+            first.append([("d", b"4")])
+        assert [r.key for r in second.read()] == ["a", "b"]
+    finally:
+        first.close()
+        second.close()

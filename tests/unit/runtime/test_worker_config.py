@@ -1,0 +1,88 @@
+"""Worker config: conf/worker.yaml parsed into WorkerConfig, then overridden by flags."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sparkcat.errors import ConfigError
+from sparkcat.runtime.worker_config import WorkerConfig, load_worker_config
+
+REPO_CONF = Path(__file__).resolve().parents[3] / "conf" / "worker.yaml"
+
+
+def test_defaults_without_a_file():
+    config = load_worker_config(None)
+    assert config == WorkerConfig()
+    assert (config.state_dir, config.group_id, config.rest_host, config.rest_port) == (
+        "state", "sparkcat-cluster", "127.0.0.1", 8083)
+    assert (config.config_topic, config.offset_topic, config.status_topic) == (
+        "connect-configs", "connect-offsets", "connect-status")
+    assert config.uses_kafka is False and config.kafka == {}
+
+
+def test_shipped_worker_yaml_loads_to_the_defaults():
+    assert load_worker_config(REPO_CONF) == WorkerConfig()
+
+
+def test_file_values_are_read(tmp_path):
+    path = tmp_path / "worker.yaml"
+    path.write_text("state.dir: /var/sparkcat\nbootstrap.servers: broker:9092\ngroup.id: g1\n"
+                    "offset.storage.topic: my-offsets\nrest.port: '9000'\npipelines.dir: specs\n")
+    config = load_worker_config(path)
+    assert config.state_dir == "/var/sparkcat"
+    assert config.bootstrap_servers == "broker:9092" and config.uses_kafka
+    assert config.group_id == "g1"
+    assert config.offset_topic == "my-offsets"
+    assert config.rest_port == 9000
+    assert config.pipelines_dir == "specs"
+    assert config.config_topic == "connect-configs"  # untouched keys keep their defaults
+
+
+def test_empty_bootstrap_servers_means_no_kafka(tmp_path):
+    path = tmp_path / "worker.yaml"
+    path.write_text("bootstrap.servers: ''\n")
+    assert load_worker_config(path).uses_kafka is False
+
+
+def test_unknown_key_error_names_key_and_file(tmp_path):
+    path = tmp_path / "worker.yaml"
+    path.write_text("rest.prot: 8084\n")
+    with pytest.raises(ConfigError) as excinfo:
+        load_worker_config(path)
+    assert "rest.prot" in excinfo.value.message and str(path) in excinfo.value.message
+    assert "rest.prot" in excinfo.value.errors
+
+
+def test_non_numeric_rest_port_names_the_key(tmp_path):
+    path = tmp_path / "worker.yaml"
+    path.write_text("rest.port: eighty\n")
+    with pytest.raises(ConfigError, match="rest.port"):
+        load_worker_config(path)
+
+
+def test_non_mapping_file_is_rejected_naming_the_file(tmp_path):
+    path = tmp_path / "worker.yaml"
+    path.write_text("- state.dir\n")
+    with pytest.raises(ConfigError) as excinfo:
+        load_worker_config(path)
+    assert str(path) in excinfo.value.message
+
+
+def test_overrides_win_over_file_and_none_keeps_file_value(tmp_path):
+    path = tmp_path / "worker.yaml"
+    path.write_text("rest.port: 9000\nstate.dir: from-file\n")
+    config = load_worker_config(path).with_overrides(rest_port=9100, state_dir=None,
+                                                      bootstrap_servers="flag:9092")
+    assert config.rest_port == 9100
+    assert config.state_dir == "from-file"
+    assert config.bootstrap_servers == "flag:9092"
+
+
+def test_kafka_prefixed_keys_are_passed_through_without_prefix(tmp_path):
+    path = tmp_path / "worker.yaml"
+    path.write_text("bootstrap.servers: b:9092\nkafka.security.protocol: SASL_SSL\n"
+                    "kafka.sasl.mechanism: PLAIN\nkafka.socket.timeout.ms: 5000\n")
+    assert load_worker_config(path).kafka == {"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN",
+                                              "socket.timeout.ms": "5000"}
