@@ -39,7 +39,7 @@ def _crash_mid_batch(path: Path, batch_id: int, *values: Any) -> None:
     assert task.begin_batch(batch_id)
     task.put(_records(*values))
     assert task._out is not None
-    task._out.flush()  # the lines reached the file, the commit never happened
+    task._out.close()  # the lines reached the file, the commit never happened
     task._out = None
 
 
@@ -135,7 +135,7 @@ def test_shared_file_is_never_cut_back(tmp_path: Path) -> None:
     assert first.begin_batch(0)
     first.put(_records("from-0"))
     assert first._out is not None
-    first._out.flush()
+    first._out.close()
     first._out = None  # task 0 dies mid-batch
     assert _run_batch(second, 0, "from-1")
     replay = _task(path, "0", "2")

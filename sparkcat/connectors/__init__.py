@@ -1,0 +1,1 @@
+"""Built-in connectors: plugins like any other, named in ``sparkcat.plugins``, one module each."""
