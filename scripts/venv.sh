@@ -23,9 +23,9 @@ sparkcat_need_venv() {
     echo "sparkcat: creating $venv" >&2
     "$py" -m venv "$venv"
   fi
-  local stamp="$venv/.sparkcat-installed"
+  local stamp="$venv/.sparkcat-installed-${sparkcat_extras//,/-}"
   local want
-  want="$(cat "$sparkcat_root/setup.cfg" | sha256sum | cut -c1-16)-$sparkcat_extras"
+  want="$(sha256sum < "$sparkcat_root/setup.cfg" | cut -c1-16)"
   if [ ! -f "$stamp" ] || ! grep -qx -- "$want" "$stamp" 2>/dev/null; then
     echo "sparkcat: installing sparkcat[$sparkcat_extras] into $venv" >&2
     "$venv/bin/python" -m pip install -q --upgrade pip >&2

@@ -45,3 +45,33 @@ def open_stores(worker: WorkerConfig) -> Stores:
 def memory_stores() -> Stores:
     """Throw-away stores for unit tests."""
     return Stores(ConfigLog(MemoryLog()), OffsetStore(MemoryLog()), StatusStore(MemoryLog()))
+
+
+def offsets_store_spec(worker: WorkerConfig) -> dict[str, str]:
+    """Plain data telling another process (a Spark reader) how to open this cluster's offsets store."""
+    if worker.uses_kafka:
+        spec = {"backend": "kafka", "bootstrap.servers": worker.bootstrap_servers, "topic": worker.offset_topic}
+        spec.update({f"kafka.{k}": v for k, v in worker.kafka.items()})
+        return spec
+    return {"backend": "local", "dir": str(Path(worker.state_dir).resolve() / "stores"),
+            "name": worker.offset_topic}
+
+
+def config_log_spec(worker: WorkerConfig) -> dict[str, str]:
+    """Like ``offsets_store_spec``, for the config log (read by the herder's config stream)."""
+    spec = offsets_store_spec(worker)
+    if worker.uses_kafka:
+        spec["topic"] = worker.config_topic
+    else:
+        spec["name"] = worker.config_topic
+    return spec
+
+
+def open_offsets_store(spec: dict[str, str]) -> OffsetStore:
+    """Open the offsets store described by ``offsets_store_spec`` (read side; writes need the lock)."""
+    if spec.get("backend") == "kafka":
+        from sparkcat.storage.kafka.log import KafkaLog
+        client = {k[len("kafka."):]: v for k, v in spec.items() if k.startswith("kafka.")}
+        return OffsetStore(KafkaLog(spec["bootstrap.servers"], spec["topic"], client_config=client))
+    from sparkcat.storage.local.log import LocalLog
+    return OffsetStore(LocalLog(spec["dir"], spec["name"]))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from typing import Any
 
 from sparkcat.storage import json_codec
@@ -27,6 +28,7 @@ class OffsetStore:
 
     def __init__(self, backend: KeyedLog):
         self.backend = backend
+        self._lock = threading.RLock()  # query threads and the herder write concurrently
         self._next = 0
         self._offsets: dict[str, dict[str, tuple[dict, Any]]] = {}
         # Every raw key seen per partition: Connect may write one partition's keys in
@@ -34,6 +36,10 @@ class OffsetStore:
         self._raw_keys: dict[str, dict[str, set[str]]] = {}
 
     def refresh(self) -> None:
+        with self._lock:
+            self._refresh()
+
+    def _refresh(self) -> None:
         """Apply records written since the last refresh, by anyone."""
         for record in self.backend.read(self._next):
             self._apply(record.key, record.value)
@@ -59,6 +65,10 @@ class OffsetStore:
 
     def put(self, connector: str, offsets: list[tuple[dict[str, Any], Any]]) -> None:
         """Write ``(partition, offset)`` pairs in one append; an offset of None resets the partition."""
+        with self._lock:
+            self._put(connector, offsets)
+
+    def _put(self, connector: str, offsets: list[tuple[dict[str, Any], Any]]) -> None:
         self.refresh()
         records = []
         for partition, offset in offsets:

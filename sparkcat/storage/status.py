@@ -7,6 +7,7 @@ generation always wins, so a late write from an old query cannot hide a newer st
 from __future__ import annotations
 
 import logging
+import threading
 
 from sparkcat.runtime.status import State, Status, TopicStatus
 from sparkcat.storage import json_codec
@@ -24,12 +25,17 @@ class StatusStore:
 
     def __init__(self, backend: KeyedLog):
         self.backend = backend
+        self._lock = threading.RLock()  # query threads and the herder write concurrently
         self._next = 0
         self._connectors: dict[str, Status] = {}
         self._tasks: dict[tuple[str, int], Status] = {}
         self._topics: dict[tuple[str, str], TopicStatus] = {}
 
     def refresh(self) -> None:
+        with self._lock:
+            self._refresh()
+
+    def _refresh(self) -> None:
         for record in self.backend.read(self._next):
             self._apply(record.key, record.value)
             self._next = record.offset + 1
@@ -75,6 +81,10 @@ class StatusStore:
 
     def put(self, status: Status) -> bool:
         """Write ``status`` unless a newer generation is already stored; True when written."""
+        with self._lock:
+            return self._put(status)
+
+    def _put(self, status: Status) -> bool:
         self.refresh()
         table = self._connectors if status.task is None else self._tasks
         current = table.get(status.connector if status.task is None else (status.connector, status.task))

@@ -1,0 +1,153 @@
+"""Wires the driver together once: stores, herder, config stream, pipelines, REST.
+
+``jobs/connect.py`` calls ``main``; everything below receives what it needs as
+arguments, so tests can build a ``Driver`` on their own Spark session and worker config.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import shutil
+import signal
+import socket
+import threading
+from pathlib import Path
+
+from sparkcat.runtime.herder import Herder, new_status_reporter
+from sparkcat.runtime.pipelines import PipelineWatcher
+from sparkcat.runtime.query_runner import QueryRunner
+from sparkcat.runtime.reconciler import Reconciler
+from sparkcat.runtime.worker_config import WorkerConfig, load_worker_config
+from sparkcat.storage.factory import Stores, config_log_spec, open_stores
+from sparkcat.storage.log import LogRecord
+
+log = logging.getLogger("sparkcat.driver")
+
+CONFIG_STREAM = "sparkcat-config-log"
+
+
+class Driver:
+    """One sparkcat driver: the herder and everything that feeds it."""
+
+    def __init__(self, spark, worker: WorkerConfig, *, rest: bool = True, watch_pipelines: bool = True):
+        self.spark = spark
+        self.worker = worker
+        self.rest_enabled = rest
+        self.watch_pipelines = watch_pipelines
+        self.driver_id = f"{socket.gethostname()}:{worker.rest_port}"
+        self.stores: Stores | None = None
+        self.herder: Herder | None = None
+        self.reconciler: Reconciler | None = None
+        self._config_query = None
+        self._watcher: PipelineWatcher | None = None
+        self.rest_server = None
+
+    def start(self) -> None:
+        self.stores = open_stores(self.worker)
+        reporter = new_status_reporter(self.stores, self.driver_id)
+        runner = QueryRunner(self.spark, lambda plan, result: self.reconciler.on_batch(plan, result))
+        self.reconciler = Reconciler(self.stores, reporter, runner, self.worker)
+        self.herder = Herder(self.stores, self.reconciler, self.driver_id)
+        self.herder.start()
+        self._config_query = self._start_config_stream()
+        log.info("Driver %s started (stores: %s)", self.driver_id,
+                 self.worker.bootstrap_servers or f"local directory {Path(self.worker.state_dir).resolve()}")
+        if self.rest_enabled:
+            self._start_rest()
+        if not self.herder.wait_ready():
+            log.warning("The config log was not read within the start-up timeout; continuing")
+        if self.watch_pipelines:
+            variables = {"state.dir": str(Path(self.worker.state_dir).resolve())}
+            self._watcher = PipelineWatcher(self.herder, self.worker.pipelines_dir, variables=variables)
+            self._watcher.start()
+
+    def _start_config_stream(self):
+        from sparkcat.spark.config_log_source import ConfigLogSource
+
+        self.spark.dataSource.register(ConfigLogSource)
+        checkpoint = Path(self.worker.state_dir).resolve() / "checkpoints" / f"_{CONFIG_STREAM}"
+        shutil.rmtree(checkpoint, ignore_errors=True)  # state is rebuilt from the log's beginning
+        herder = self.herder
+
+        def apply(batch_df, batch_id: int) -> None:
+            rows = sorted(batch_df.collect(), key=lambda r: r.offset)
+            herder.on_config_records([LogRecord(r.offset, r.key, None if r.value is None else r.value.encode())
+                                      for r in rows])
+
+        return (self.spark.readStream.format("sparkcat-config-log")
+                .option("spec", json.dumps(config_log_spec(self.worker))).load()
+                .writeStream.foreachBatch(apply).queryName(CONFIG_STREAM)
+                .option("checkpointLocation", str(checkpoint))
+                .trigger(processingTime="500 milliseconds").start())
+
+    def _start_rest(self) -> None:
+        try:
+            from sparkcat.rest.server import RestServer
+        except ImportError:
+            log.info("REST API not available in this build")
+            return
+        self.rest_server = RestServer(self, self.worker.rest_host, self.worker.rest_port)
+        self.rest_server.start()
+
+    def stop(self) -> None:
+        """Graceful: pipelines stop, queries finish their batch and stop, stores close."""
+        log.info("Driver %s stopping", self.driver_id)
+        if self._watcher:
+            self._watcher.stop()
+        if self.herder:
+            self.herder.stop()
+        if self._config_query is not None:
+            self._config_query.stop()
+        if self.rest_server is not None:
+            self.rest_server.stop()
+        if self.stores:
+            self.stores.close()
+        log.info("Driver %s stopped", self.driver_id)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="jobs/connect.py", description="The sparkcat driver")
+    p.add_argument("--worker-config", help="worker YAML (default conf/worker.yaml when present)")
+    p.add_argument("--bootstrap-servers", help="Kafka for the stores and records; empty for local stores")
+    p.add_argument("--state-dir", help="checkpoints, local stores and logs")
+    p.add_argument("--pipelines", dest="pipelines_dir", help="directory of YAML connector specs")
+    p.add_argument("--rest-port", type=int)
+    p.add_argument("--rest-host")
+    p.add_argument("--group-id")
+    p.add_argument("--no-rest", action="store_true", help="do not start the REST API")
+    return p.parse_args(argv)
+
+
+def worker_from_args(args: argparse.Namespace) -> WorkerConfig:
+    path = args.worker_config or ("conf/worker.yaml" if Path("conf/worker.yaml").exists() else None)
+    return load_worker_config(path).with_overrides(
+        bootstrap_servers=args.bootstrap_servers, state_dir=args.state_dir, pipelines_dir=args.pipelines_dir,
+        rest_port=args.rest_port, rest_host=args.rest_host, group_id=args.group_id)
+
+
+def configure_logging() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for noisy in ("py4j", "py4j.clientserver", "sparkcat.storage.kafka.client"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def main(argv: list[str] | None = None) -> int:
+    configure_logging()
+    args = parse_args(argv)
+    worker = worker_from_args(args)
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.appName("sparkcat").getOrCreate()
+    driver = Driver(spark, worker, rest=not args.no_rest)
+    stopping = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stopping.set())
+    driver.start()
+    log.info("sparkcat is running; Spark UI at %s; stop with Ctrl-C or SIGTERM", spark.sparkContext.uiWebUrl)
+    while not stopping.wait(1.0):
+        pass
+    driver.stop()
+    spark.stop()
+    return 0

@@ -1,0 +1,37 @@
+"""What the herder knows about one connector it runs: its instance, task configs, query and failures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sparkcat.api.connector import Connector
+from sparkcat.runtime.query_runner import RunningQuery
+
+
+@dataclass
+class ConnectorRuntime:
+    """Driver-side state of one connector; observed state only (targets live in the config log)."""
+
+    name: str
+    config: dict[str, str]
+    instance: Connector | None = None
+    desired_task_configs: list[dict[str, str]] | None = None
+    query: RunningQuery | None = None
+    failed_tasks: dict[int, str] = field(default_factory=dict)
+    failed: str | None = None           # the connector itself failed (trace)
+    task_workers: dict[int, str] = field(default_factory=dict)
+    last_restart_offset: int = -1
+    batches: int = 0
+    records: int = 0
+    last_batch_s: float = 0.0
+    generation: int = 0
+    sink: tuple[str, str, list[dict[str, str]]] | None = None   # embedded sink: class, task class, configs
+    sink_offsets: dict[str, tuple[dict, dict]] = field(default_factory=dict)
+
+    def stop_instance(self) -> None:
+        if self.instance is not None:
+            try:
+                self.instance.stop()
+            finally:
+                self.instance = None
+                self.desired_task_configs = None

@@ -1,0 +1,228 @@
+"""The herder: the only control surface of the cluster, and the loop that makes it so.
+
+REST, CLI and YAML apply call the request methods; each is validated, queued, and
+executed by the herder thread, which is the single writer of the config log. The
+config log comes back through a Spark stream (``on_config_records``) and every
+change is reconciled: connectors started on the driver, task configs committed,
+one streaming query per connector started, paused, stopped or restarted.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+from sparkcat.errors import ConflictError, NotFoundError
+from sparkcat.runtime.config_state import ClusterConfigState, TargetState
+from sparkcat.runtime.reconciler import Reconciler
+from sparkcat.runtime.status_reporter import StatusReporter
+from sparkcat.runtime.validation import validate_connector_config
+from sparkcat.storage.config_log import ConfigStateBuilder
+from sparkcat.storage.factory import Stores
+from sparkcat.storage.log import LogRecord
+
+log = logging.getLogger("sparkcat.herder")
+
+TICK_S = 0.5
+
+
+class Herder:
+    """Owns the cluster: validates requests, writes the config log, reconciles what runs."""
+
+    def __init__(self, stores: Stores, reconciler: Reconciler, driver_id: str):
+        self.stores = stores
+        self.reconciler = reconciler
+        self.driver_id = driver_id
+        self._builder = ConfigStateBuilder()
+        self._state_lock = threading.Lock()
+        self._requests: queue.Queue[tuple[Callable[[], Any], Future]] = queue.Queue()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._start_offset = 0
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Start the herder thread; requests made before the first reconcile wait for it."""
+        self._start_offset = self.stores.config.backend.end_offset()
+        self.reconciler.ignore_restarts_before(self._start_offset)
+        self._thread = threading.Thread(target=self._run, name="sparkcat-herder", daemon=True)
+        self._thread.start()
+
+    def wait_ready(self, timeout_s: float = 120.0) -> bool:
+        """True once the config log was read up to where it stood at start."""
+        return self._ready.wait(timeout_s)
+
+    @property
+    def ready(self) -> bool:
+        return self._ready.is_set()
+
+    def stop(self) -> None:
+        """Stop every query gracefully (batches in flight finish), then the herder thread."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=120)
+        self.reconciler.stop_all()
+
+    def on_config_records(self, records: list[LogRecord]) -> None:
+        """Called from the config log stream's foreachBatch: apply in log order, then reconcile."""
+        with self._state_lock:
+            self._builder.apply_all(records)
+        self._wake.set()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(TICK_S)
+            self._wake.clear()
+            self._drain_requests()
+            state = self.snapshot()
+            if state.offset + 1 >= self._start_offset:
+                self.reconciler.reconcile(state)
+                self._ready.set()
+
+    def _drain_requests(self) -> None:
+        while True:
+            try:
+                fn, future = self._requests.get_nowait()
+            except queue.Empty:
+                return
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn())
+                except BaseException as e:  # handed to the caller, who reports it
+                    future.set_exception(e)
+
+    def _submit(self, fn: Callable[[], Any], timeout_s: float = 60.0) -> Any:
+        """Run ``fn`` on the herder thread (the single writer) and wait for it to be read back."""
+        future: Future = Future()
+        self._requests.put((fn, future))
+        self._wake.set()
+        result = future.result(timeout=timeout_s)
+        self._await_config_offset(self.stores.config.backend.end_offset() - 1, timeout_s)
+        return result
+
+    def _await_config_offset(self, offset: int, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while self.snapshot().offset < offset and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+    # ------------------------------------------------------------------ reads
+
+    def snapshot(self) -> ClusterConfigState:
+        with self._state_lock:
+            return _copy_state(self._builder.state)
+
+    def connectors(self) -> list[str]:
+        return self.snapshot().connectors()
+
+    def connector_config(self, name: str) -> dict[str, str]:
+        config = self.snapshot().connector_config(name)
+        if config is None:
+            raise NotFoundError(f"Connector {name} not found")
+        return dict(config)
+
+    def task_configs(self, name: str) -> list[dict[str, str]]:
+        state = self.snapshot()
+        if not state.contains(name):
+            raise NotFoundError(f"Connector {name} not found")
+        return state.all_task_configs(name)
+
+    def target_state(self, name: str) -> TargetState:
+        state = self.snapshot().target_state(name)
+        if state is None:
+            raise NotFoundError(f"Connector {name} not found")
+        return state
+
+    # ------------------------------------------------------------------ requests
+
+    def put_connector_config(self, name: str, config: dict[str, str], *, allow_replace: bool = True,
+                             initial_state: TargetState | None = None) -> bool:
+        """Create or update a connector; True when created. Invalid configs never reach the log."""
+        config = {**{k: str(v) for k, v in config.items()}, "name": name}
+        validate_connector_config(config).raise_if_invalid(f"connector {name}")
+
+        def write() -> bool:
+            exists = self.snapshot().contains(name)
+            if exists and not allow_replace:
+                raise ConflictError(f"Connector {name} already exists")
+            self.stores.config.put_connector_config(name, config, None if exists else initial_state)
+            log.info("Connector %s %s", name, "updated" if exists else "created")
+            return not exists
+
+        return self._submit(write)
+
+    def delete_connector(self, name: str) -> None:
+        def write() -> None:
+            self._require(name)
+            self.stores.config.remove_connector_config(name)
+            log.info("Connector %s deletion requested", name)
+
+        self._submit(write)
+
+    def set_target_state(self, name: str, target: TargetState) -> None:
+        """Pause, resume or stop (Connect's PUT /pause, /resume, /stop)."""
+        def write() -> None:
+            self._require(name)
+            self.stores.config.put_target_state(name, target)
+            log.info("Connector %s target state set to %s", name, target.value)
+
+        self._submit(write)
+
+    def restart_connector(self, name: str, include_tasks: bool = False, only_failed: bool = False) -> None:
+        def write() -> None:
+            self._require(name)
+            self.stores.config.request_restart(name, include_tasks, only_failed)
+            log.info("Restart of %s requested (include tasks: %s, only failed: %s)",
+                     name, include_tasks, only_failed)
+
+        self._submit(write)
+
+    def restart_task(self, name: str, task: int) -> None:
+        def act() -> None:
+            state = self._require(name)
+            if task not in state.task_ids(name):
+                raise NotFoundError(f"Task {name}-{task} not found")
+            self.reconciler.restart_task(name, task)
+
+        self._submit(act)
+
+    def _require(self, name: str) -> ClusterConfigState:
+        state = self.snapshot()
+        if not state.contains(name):
+            raise NotFoundError(f"Connector {name} not found")
+        return state
+
+
+def _copy_state(state: ClusterConfigState) -> ClusterConfigState:
+    """A snapshot safe to read while the stream keeps applying records."""
+    return ClusterConfigState(
+        offset=state.offset,
+        connector_configs={k: dict(v) for k, v in state.connector_configs.items()},
+        target_states=dict(state.target_states),
+        task_counts=dict(state.task_counts),
+        task_configs={k: dict(v) for k, v in state.task_configs.items()},
+        task_config_generations=dict(state.task_config_generations),
+        task_count_records=dict(state.task_count_records),
+        inconsistent=set(state.inconsistent),
+        restart_requests=dict(state.restart_requests),
+        session_key=state.session_key,
+    )
+
+
+def new_status_reporter(stores: Stores, driver_id: str) -> StatusReporter:
+    """A reporter whose generation is newer than any status already stored (this driver's epoch)."""
+    stores.status.refresh()
+    newest = 0
+    for name in stores.status.connectors():
+        current = stores.status.get(name)
+        newest = max(newest, current.generation if current else 0)
+        newest = max([newest] + [t.generation for t in stores.status.tasks(name)])
+    return StatusReporter(stores.status, driver_id, newest + 1)

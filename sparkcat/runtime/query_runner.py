@@ -1,0 +1,85 @@
+"""Starts and stops connector queries; a graceful stop never cuts a micro-batch in half.
+
+Each query's batch handler runs under the query's gate. A graceful stop takes the
+gate (so the batch in flight finishes and its offsets are recorded), marks the query
+as stopping, and only then stops it; a batch that starts afterwards refuses to write.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sparkcat.spark.plan import BatchResult, QueryPlan
+
+log = logging.getLogger(__name__)
+
+
+class QueryStopping(RuntimeError):
+    """Raised by a batch that begins while its query is being stopped, so it is not committed."""
+
+
+@dataclass
+class RunningQuery:
+    """A started query with its plan and its batch gate."""
+
+    plan: QueryPlan
+    query: object = None
+    gate: threading.Lock = field(default_factory=threading.Lock)
+    stopping: bool = False
+    started_at: float = field(default_factory=time.time)
+
+    def is_active(self) -> bool:
+        return bool(self.query is not None and self.query.isActive)
+
+    def failure(self) -> str | None:
+        """The exception text if the query terminated with an error (not by our stop)."""
+        if self.query is None or self.query.isActive or self.stopping:
+            return None
+        error = self.query.exception()
+        return None if error is None else str(error)
+
+
+class QueryRunner:
+    """The herder's handle on Spark: one streaming query per connector."""
+
+    def __init__(self, spark, on_batch: Callable[[QueryPlan, BatchResult], None]):
+        self.spark = spark
+        self.on_batch = on_batch
+        self._registered = False
+
+    def start(self, plan: QueryPlan) -> RunningQuery:
+        from sparkcat.spark import queries
+
+        if not self._registered:
+            queries.register_sources(self.spark)
+            self._registered = True
+        running = RunningQuery(plan)
+
+        def gated(batch_plan: QueryPlan, run_batch: Callable[[], BatchResult | None]) -> None:
+            with running.gate:
+                if running.stopping:
+                    raise QueryStopping(f"query of {plan.connector} is stopping; batch left for replay")
+                result = run_batch()
+                if result is not None:
+                    self.on_batch(batch_plan, result)
+
+        running.query = queries.start_query(self.spark, plan, gated)
+        return running
+
+    def stop(self, running: RunningQuery, timeout_s: float = 60.0) -> None:
+        """Let the batch in flight finish, then stop the query."""
+        acquired = running.gate.acquire(timeout=timeout_s)
+        try:
+            running.stopping = True
+        finally:
+            if acquired:
+                running.gate.release()
+        if running.query is not None:
+            try:
+                running.query.stop()
+            except Exception as e:  # a query that failed meanwhile raises here; it is stopped either way
+                log.debug("stopping query %s: %s", running.plan.connector, e)

@@ -1,0 +1,313 @@
+"""Makes what runs match what the config log asks for, one connector at a time.
+
+Runs on the herder thread only (``on_batch`` is the exception: it runs on a query's
+thread and touches only statuses, offsets and counters).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shutil
+from pathlib import Path
+
+from sparkcat import plugins
+from sparkcat.runtime.config_state import ClusterConfigState, TargetState
+from sparkcat.runtime.connector_runtime import ConnectorRuntime
+from sparkcat.runtime.query_runner import QueryRunner
+from sparkcat.runtime.status import State
+from sparkcat.runtime.status_reporter import StatusReporter, format_trace
+from sparkcat.runtime.validation import embedded_sink_config, validate_connector_config
+from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.spark.plan import TASK_FAILURE_MARK, BatchResult, QueryPlan
+from sparkcat.storage.factory import Stores, offsets_store_spec
+
+log = logging.getLogger("sparkcat.herder")
+
+
+def class_path(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def failed_task_ids(connector: str, error_text: str) -> list[int]:
+    """Task ids named by ``task_failure_message`` in a query's exception text."""
+    pattern = re.escape(TASK_FAILURE_MARK) + r"\s+" + re.escape(connector) + r"-(\d+):"
+    return sorted({int(m) for m in re.findall(pattern, error_text)})
+
+
+class Reconciler:
+    """Starts, pauses, stops and restarts connectors and their queries to match the target state."""
+
+    def __init__(self, stores: Stores, reporter: StatusReporter, runner: QueryRunner, worker: WorkerConfig):
+        self.stores = stores
+        self.reporter = reporter
+        self.runner = runner
+        self.worker = worker
+        self.runtimes: dict[str, ConnectorRuntime] = {}
+        self._restart_floor = 0
+        self._pending_task_writes: dict[str, int] = {}
+
+    def ignore_restarts_before(self, offset: int) -> None:
+        """Restart requests already in the log at start-up were handled by an earlier driver (Connect's rule)."""
+        self._restart_floor = offset
+
+    # ------------------------------------------------------------------ the loop
+
+    def reconcile(self, state: ClusterConfigState) -> None:
+        self._check_queries()
+        for name in state.connectors():
+            try:
+                self._reconcile_one(state, name)
+            except Exception as e:  # one connector's trouble must not stop the others
+                log.exception("Reconciling connector %s failed", name)
+                self.reporter.connector(name, State.FAILED, format_trace(e))
+        for name in [n for n in self.runtimes if not state.contains(n)]:
+            self._remove(name)
+
+    def _reconcile_one(self, state: ClusterConfigState, name: str) -> None:
+        rt = self._runtime(state, name)
+        self._handle_restart(state, rt)
+        target = state.target_state(name)
+        if target == TargetState.STOPPED:
+            self._stopped(state, rt)
+            return
+        if rt.instance is None and rt.failed is None:
+            self._start_instance(rt)
+        if rt.failed is not None:
+            self._stop_query(rt)
+            self.reporter.connector(name, State.FAILED, rt.failed)
+            return
+        if not self._task_configs_current(state, rt):
+            return
+        if target == TargetState.PAUSED:
+            self._paused(state, rt)
+        else:
+            self._running(state, rt)
+
+    def _runtime(self, state: ClusterConfigState, name: str) -> ConnectorRuntime:
+        config = state.connector_config(name)
+        rt = self.runtimes.get(name)
+        if rt is not None and rt.config == config:
+            return rt
+        if rt is not None:
+            log.info("Connector %s config changed; restarting it", name)
+            self._stop_query(rt)
+            rt.stop_instance()
+        floor = rt.last_restart_offset if rt else self._restart_floor - 1
+        rt = ConnectorRuntime(name, dict(config), last_restart_offset=floor)
+        self.runtimes[name] = rt
+        return rt
+
+    # ------------------------------------------------------------------ connector instance
+
+    def _start_instance(self, rt: ConnectorRuntime) -> None:
+        try:
+            validate_connector_config(rt.config).raise_if_invalid(f"connector {rt.name}")
+            cls = plugins.connector_class(rt.config["connector.class"])
+            instance = cls()
+            instance.start(dict(rt.config))
+            max_tasks = int(rt.config.get("tasks.max", "1"))
+            rt.desired_task_configs = [dict(c) for c in instance.task_configs(max_tasks)][:max_tasks]
+            rt.instance = instance
+            self._start_sink_instance(rt)
+            self._check_output(rt)
+        except Exception as e:
+            rt.failed = format_trace(e)
+            rt.stop_instance()
+            return
+        self.reporter.connector(rt.name, State.RUNNING)
+        log.info("Connector %s started on the driver with %d task config(s)", rt.name,
+                 len(rt.desired_task_configs))
+
+    def _start_sink_instance(self, rt: ConnectorRuntime) -> None:
+        """For a source with ``sink.*`` keys: the embedded sink's task configs, generated once."""
+        sink_config = embedded_sink_config(rt.config)
+        if sink_config is None:
+            rt.sink = None
+            return
+        cls = plugins.connector_class(sink_config["connector.class"])
+        sink = cls()
+        sink.start(sink_config)
+        configs = sink.task_configs(max(1, len(rt.desired_task_configs)))
+        rt.sink = (class_path(cls), class_path(sink.task_class()), [dict(c) for c in configs])
+        sink.stop()
+
+    def _check_output(self, rt: ConnectorRuntime) -> None:
+        if plugins.connector_type(type(rt.instance)) == "source" and rt.sink is None \
+                and not self.worker.uses_kafka:
+            raise RuntimeError(f"connector {rt.name} writes to Kafka but no bootstrap.servers is configured; "
+                               f"set bootstrap.servers or name a sink with sink.connector.class")
+
+    # ------------------------------------------------------------------ task configs
+
+    def _task_configs_current(self, state: ClusterConfigState, rt: ConnectorRuntime) -> bool:
+        """True when the committed task configs are the ones the connector generated; else write them."""
+        desired = rt.desired_task_configs or []
+        if rt.name not in state.inconsistent and state.all_task_configs(rt.name) == desired \
+                and state.task_counts.get(rt.name) == len(desired):
+            self._pending_task_writes.pop(rt.name, None)
+            return True
+        self._write_task_configs(state, rt.name, desired)
+        return False
+
+    def _write_task_configs(self, state: ClusterConfigState, name: str, configs: list[dict[str, str]]) -> None:
+        pending = self._pending_task_writes.get(name)
+        if pending is not None and state.offset < pending:
+            return  # our last write has not come back through the stream yet
+        self.stores.config.put_task_configs(name, configs)
+        self._pending_task_writes[name] = self.stores.config.backend.end_offset() - 1
+        log.info("Connector %s: committed %d task config(s)", name, len(configs))
+
+    # ------------------------------------------------------------------ target states
+
+    def _running(self, state: ClusterConfigState, rt: ConnectorRuntime) -> None:
+        plan = self._plan(state, rt)
+        task_ids = state.task_ids(rt.name)
+        if rt.query is not None and rt.query.is_active() and rt.query.plan == plan:
+            return
+        self._stop_query(rt)
+        self.reporter.connector(rt.name, State.RUNNING)
+        live = [t for t in task_ids if t not in rt.failed_tasks]
+        if live:
+            rt.query = self.runner.start(plan)
+            log.info("Connector %s: query %r started with %d task(s) (checkpoint %s)",
+                     rt.name, plan.query_name, len(live), plan.checkpoint_dir)
+        for t in task_ids:
+            if t in rt.failed_tasks:
+                self.reporter.task(rt.name, t, State.FAILED, trace=rt.failed_tasks[t])
+            else:
+                self.reporter.task(rt.name, t, State.RUNNING, rt.task_workers.get(t))
+        self.reporter.remove_tasks_from(rt.name, len(task_ids))
+
+    def _paused(self, state: ClusterConfigState, rt: ConnectorRuntime) -> None:
+        self._stop_query(rt)
+        self.reporter.connector(rt.name, State.PAUSED)
+        for t in state.task_ids(rt.name):
+            self.reporter.task(rt.name, t, State.PAUSED)
+
+    def _stopped(self, state: ClusterConfigState, rt: ConnectorRuntime) -> None:
+        """Connect's STOPPED: no query, no connector instance, and an empty set of task configs."""
+        self._stop_query(rt)
+        rt.stop_instance()
+        rt.failed = None
+        rt.failed_tasks.clear()
+        if state.task_counts.get(rt.name, 0) > 0 or rt.name in state.inconsistent:
+            self._write_task_configs(state, rt.name, [])
+        self.reporter.connector(rt.name, State.STOPPED)
+        self.reporter.remove_tasks_from(rt.name, 0)
+
+    def _remove(self, name: str) -> None:
+        rt = self.runtimes.pop(name)
+        self._stop_query(rt)
+        rt.stop_instance()
+        self.reporter.remove(name)
+        shutil.rmtree(self._checkpoint_dir(name), ignore_errors=True)
+
+    # ------------------------------------------------------------------ restarts and failures
+
+    def _handle_restart(self, state: ClusterConfigState, rt: ConnectorRuntime) -> None:
+        request = state.restart_requests.get(rt.name)
+        if request is None or request.offset <= rt.last_restart_offset:
+            return
+        rt.last_restart_offset = request.offset
+        if not request.only_failed or rt.failed is not None:
+            self.reporter.connector(rt.name, State.RESTARTING)
+            rt.stop_instance()
+            rt.failed = None
+        if request.include_tasks:
+            tasks = sorted(rt.failed_tasks) if request.only_failed else state.task_ids(rt.name)
+            for t in tasks:
+                self.reporter.task(rt.name, t, State.RESTARTING)
+                rt.failed_tasks.pop(t, None)
+            if not request.only_failed:
+                self._stop_query(rt)
+
+    def restart_task(self, name: str, task: int) -> None:
+        """POST /connectors/NAME/tasks/N/restart: clear its failure and restart the query."""
+        rt = self.runtimes.get(name)
+        if rt is None:
+            return
+        self.reporter.task(name, task, State.RESTARTING)
+        rt.failed_tasks.pop(task, None)
+        self._stop_query(rt)
+
+    def _check_queries(self) -> None:
+        for rt in self.runtimes.values():
+            if rt.query is None or rt.query.is_active():
+                continue
+            failure = rt.query.failure()
+            rt.query = None
+            if failure is None:
+                continue
+            ids = failed_task_ids(rt.name, failure) or list(range(len(rt.desired_task_configs or [])))
+            for t in ids:
+                rt.failed_tasks[t] = failure
+                self.reporter.task(rt.name, t, State.FAILED, trace=failure)
+
+    def _stop_query(self, rt: ConnectorRuntime) -> None:
+        if rt.query is not None:
+            self.runner.stop(rt.query)
+            log.info("Connector %s: query stopped", rt.name)
+            rt.query = None
+
+    def stop_all(self) -> None:
+        """Driver shutdown: queries stop after their batch; statuses say nobody runs them now."""
+        for rt in self.runtimes.values():
+            running = rt.query is not None
+            tasks = [t for t in range(len(rt.desired_task_configs or [])) if t not in rt.failed_tasks]
+            self._stop_query(rt)
+            rt.stop_instance()
+            if running:
+                self.reporter.connector(rt.name, State.UNASSIGNED)
+                for t in tasks:
+                    self.reporter.task(rt.name, t, State.UNASSIGNED)
+
+    # ------------------------------------------------------------------ plans and batches
+
+    def _checkpoint_dir(self, name: str) -> str:
+        return str(Path(self.worker.state_dir).resolve() / "checkpoints" / name)
+
+    def _plan(self, state: ClusterConfigState, rt: ConnectorRuntime) -> QueryPlan:
+        cls = type(rt.instance)
+        sink_class, sink_task_class, sink_task_configs = rt.sink or (None, None, [])
+        return QueryPlan(
+            connector=rt.name,
+            connector_type=plugins.connector_type(cls),
+            connector_class=class_path(cls),
+            task_class=class_path(rt.instance.task_class()),
+            connector_config=dict(rt.config),
+            task_configs=state.all_task_configs(rt.name),
+            checkpoint_dir=self._checkpoint_dir(rt.name),
+            bootstrap_servers=self.worker.bootstrap_servers,
+            kafka_config=dict(self.worker.kafka),
+            offsets_store=offsets_store_spec(self.worker),
+            sink_class=sink_class,
+            sink_task_class=sink_task_class,
+            sink_task_configs=sink_task_configs,
+            excluded_tasks=sorted(rt.failed_tasks),
+            trigger_interval_ms=int(rt.config.get("trigger.interval.ms", "1000")),
+            batch_max_records=int(rt.config.get("batch.max.records", "100000")),
+        )
+
+    def on_batch(self, plan: QueryPlan, result: BatchResult) -> None:
+        """A batch was written by the sink: record offsets, executors and counters (query thread)."""
+        rt = self.runtimes.get(plan.connector)
+        offsets = [o for t in result.tasks.values() for o in t.offsets]
+        if plan.connector_type == "source" and offsets:
+            self.stores.offsets.put(plan.connector, offsets)
+        if rt is not None:
+            rt.batches += 1
+            rt.records += result.records
+            rt.last_batch_s = result.duration_s
+            if plan.connector_type == "sink":
+                rt.sink_offsets.update({_tp_key(p): (p, o) for p, o in offsets})
+        for t in result.tasks.values():
+            if rt is not None and rt.task_workers.get(t.task) != t.worker_id:
+                rt.task_workers[t.task] = t.worker_id
+                self.reporter.task(plan.connector, t.task, State.RUNNING, t.worker_id)
+        log.info("Connector %s: batch %d committed with %d record(s) in %.2f s", plan.connector,
+                 result.batch_id, result.records, result.duration_s)
+
+
+def _tp_key(partition: dict) -> str:
+    return f"{partition.get('kafka_topic')}:{partition.get('kafka_partition')}"

@@ -1,0 +1,64 @@
+"""Writes observed state to the status store, one log line per change (what a user follows)."""
+
+from __future__ import annotations
+
+import logging
+import traceback
+
+from sparkcat.runtime.status import State, Status
+from sparkcat.storage.status import StatusStore
+
+log = logging.getLogger("sparkcat.status")
+
+
+def format_trace(error: BaseException | str) -> str:
+    """A Connect-style trace: the exception text with its stack, as one string."""
+    if isinstance(error, str):
+        return error
+    return "".join(traceback.format_exception(type(error), error, error.__traceback__))
+
+
+class StatusReporter:
+    """Status writes of one driver; ``generation`` orders them against other drivers' writes."""
+
+    def __init__(self, store: StatusStore, driver_id: str, generation: int):
+        self.store = store
+        self.driver_id = driver_id
+        self.generation = generation
+
+    def connector(self, name: str, state: State, trace: str | None = None) -> None:
+        current = self.store.get(name)
+        if current and current.state == state and current.trace == trace and current.generation == self.generation:
+            return
+        self.store.put(Status(name, None, state, self.driver_id, self.generation, trace))
+        log.info("Connector %s is %s%s", name, state.value, f": {_first_line(trace)}" if trace else "")
+
+    def task(self, name: str, task: int, state: State, worker_id: str | None = None,
+             trace: str | None = None) -> None:
+        current = self.store.get_task(name, task)
+        worker = worker_id or (current.worker_id if current and current.worker_id else self.driver_id)
+        if (current and current.state == state and current.worker_id == worker and current.trace == trace
+                and current.generation == self.generation):
+            return
+        self.store.put(Status(name, task, state, worker, self.generation, trace))
+        where = f" on {worker}" if state == State.RUNNING else ""
+        log.info("Task %s-%d is %s%s%s", name, task, state.value, where,
+                 f": {_first_line(trace)}" if trace else "")
+
+    def remove_tasks_from(self, name: str, first_unused: int) -> None:
+        """Tombstone statuses of tasks that no longer exist (after tasks.max shrank or STOPPED)."""
+        stale = [s for s in self.store.tasks(name) if s.task >= first_unused]
+        if stale:
+            self.store.backend.append([(s.key, None) for s in stale])
+
+    def remove(self, name: str) -> None:
+        self.store.delete(name)
+        log.info("Connector %s deleted; its status was removed", name)
+
+
+def _first_line(trace: str | None) -> str:
+    lines = [ln for ln in (trace or "").strip().splitlines() if ln.strip()]
+    for line in lines:
+        if "sparkcat task failed:" in line:
+            return line.strip()
+    return lines[-1].strip() if lines else ""

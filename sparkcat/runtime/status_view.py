@@ -1,0 +1,48 @@
+"""Connector status in Kafka Connect's JSON shape, built from the stores (shared by REST and CLI)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sparkcat import plugins
+from sparkcat.errors import NotFoundError, SparkcatError
+from sparkcat.runtime.config_state import ClusterConfigState
+from sparkcat.runtime.status import Status
+from sparkcat.storage.offsets import OffsetStore
+from sparkcat.storage.status import StatusStore
+
+
+def connector_type(config: dict[str, str]) -> str:
+    """``source``/``sink`` of a config's connector class, ``unknown`` if it cannot be loaded."""
+    try:
+        return plugins.connector_type(plugins.connector_class(config.get("connector.class")))
+    except SparkcatError:
+        return "unknown"
+
+
+def _state_json(status: Status | None) -> dict[str, Any]:
+    if status is None:
+        return {"state": "UNASSIGNED", "worker_id": ""}
+    out: dict[str, Any] = {"state": status.state.value, "worker_id": status.worker_id}
+    if status.trace:
+        out["trace"] = status.trace
+    return out
+
+
+def task_status(name: str, task: int, store: StatusStore) -> dict[str, Any]:
+    return {"id": task, **_state_json(store.get_task(name, task))}
+
+
+def connector_status(name: str, state: ClusterConfigState, store: StatusStore) -> dict[str, Any]:
+    """``GET /connectors/NAME/status``: connector state plus one entry per committed task."""
+    config = state.connector_config(name)
+    if config is None:
+        raise NotFoundError(f"Connector {name} not found")
+    tasks = [task_status(name, t, store) for t in state.task_ids(name)]
+    return {"name": name, "connector": _state_json(store.get(name)), "tasks": tasks,
+            "type": connector_type(config)}
+
+
+def connector_offsets(name: str, offsets: OffsetStore) -> list[dict[str, Any]]:
+    """``{"partition", "offset"}`` pairs as Connect's offsets API lists them."""
+    return [{"partition": p, "offset": o} for p, o in offsets.partitions(name)]

@@ -1,0 +1,89 @@
+"""What the herder hands to Spark to run one connector, and what each micro-batch reports back.
+
+These dataclasses cross from the herder (driver, main Python process) into the query
+builder; ``QueryPlan`` is also serialised into data source options (JSON), so every
+field is plain data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class QueryPlan:
+    """Everything needed to (re)start the streaming query of one connector.
+
+    ``task_configs[i]`` is task i; ``excluded_tasks`` are FAILED tasks whose
+    partitions must not advance until the task is restarted (the other tasks keep
+    running). For a source connector with ``sink.*`` keys, ``sink_class`` and
+    ``sink_task_configs`` name the sink its records go to instead of Kafka.
+    """
+
+    connector: str
+    connector_type: str                      # "source" or "sink"
+    connector_class: str                     # module:Class of the connector
+    task_class: str                          # module:Class of its task
+    connector_config: dict[str, str]
+    task_configs: list[dict[str, str]]
+    checkpoint_dir: str
+    bootstrap_servers: str = ""              # Kafka for records (sources' output, sinks' input)
+    kafka_config: dict[str, str] = field(default_factory=dict)
+    offsets_store: dict[str, str] = field(default_factory=dict)   # how executors/readers open the offsets store
+    sink_class: str | None = None
+    sink_task_class: str | None = None
+    sink_task_configs: list[dict[str, str]] = field(default_factory=list)
+    excluded_tasks: list[int] = field(default_factory=list)
+    trigger_interval_ms: int = 1000
+    batch_max_records: int = 100000
+    generation: int = 0
+
+    @property
+    def query_name(self) -> str:
+        """The Spark UI shows the query under the connector's name."""
+        return self.connector
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> QueryPlan:
+        return cls(**json.loads(text))
+
+
+@dataclass
+class TaskBatchResult:
+    """What one task did in one micro-batch, reported from its executor."""
+
+    task: int
+    worker_id: str
+    records: int
+    # (source partition, last offset written) for source connectors; for sink
+    # connectors the partition is {"kafka_topic", "kafka_partition"} and the offset
+    # {"kafka_offset": next offset to read}, as Connect's offsets API shows them.
+    offsets: list[tuple[dict[str, Any], Any]] = field(default_factory=list)
+
+
+@dataclass
+class BatchResult:
+    """One committed micro-batch of a connector's query."""
+
+    connector: str
+    batch_id: int
+    tasks: dict[int, TaskBatchResult]
+    duration_s: float
+
+    @property
+    def records(self) -> int:
+        return sum(t.records for t in self.tasks.values())
+
+
+TASK_FAILURE_MARK = "sparkcat task failed:"
+
+
+def task_failure_message(connector: str, task: int, error: BaseException) -> str:
+    """The text a failing task raises with; the herder finds the task id in the query's exception."""
+    return f"{TASK_FAILURE_MARK} {connector}-{task}: {type(error).__name__}: {error}"

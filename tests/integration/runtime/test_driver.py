@@ -1,0 +1,177 @@
+"""The driver end to end on a real Spark session: herder, config log stream, connector queries."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from sparkcat.bootstrap import Driver
+from sparkcat.runtime.config_state import TargetState
+from sparkcat.runtime.worker_config import WorkerConfig
+from tests.kafka_helpers import create_topic, produce, read_json_values, read_topic, wait_until
+
+pytestmark = pytest.mark.integration
+
+JSON_NO_SCHEMA = {"value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                  "value.converter.schemas.enable": "false"}
+
+
+def kafka_worker(broker, tmp_path: Path, name: str) -> WorkerConfig:
+    return WorkerConfig(state_dir=str(tmp_path / "state"), bootstrap_servers=broker.bootstrap,
+                        config_topic=f"{name}-configs", offset_topic=f"{name}-offsets",
+                        status_topic=f"{name}-status")
+
+
+def local_worker(tmp_path: Path) -> WorkerConfig:
+    return WorkerConfig(state_dir=str(tmp_path / "state"))
+
+
+def start_driver(spark, worker: WorkerConfig) -> Driver:
+    driver = Driver(spark, worker, rest=False, watch_pipelines=False)
+    driver.start()
+    return driver
+
+
+def status_of(driver: Driver, name: str) -> dict:
+    from sparkcat.runtime.status_view import connector_status
+    return connector_status(name, driver.herder.snapshot(), driver.stores.status)
+
+
+def states(driver: Driver, name: str) -> tuple[str, list[str]]:
+    s = status_of(driver, name)
+    return s["connector"]["state"], [t["state"] for t in s["tasks"]]
+
+
+def file_lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_increment_tutorial_continues_exactly_after_tasks_max_change(spark, broker, tmp_path, unique_name):
+    worker = kafka_worker(broker, tmp_path, unique_name)
+    prefix = f"{unique_name}-seq_"
+    config = {"connector.class": "increment", "increments": "1,100", "tasks.max": "1",
+              "topic.prefix": prefix, "records.per.poll": "40", "trigger.interval.ms": "300", **JSON_NO_SCHEMA}
+    driver = start_driver(spark, worker)
+    try:
+        driver.herder.put_connector_config("inc", config)
+        wait_until(lambda: len(read_json_values(broker.bootstrap, prefix + "100")) >= 80, message="seq_100")
+        assert states(driver, "inc") == ("RUNNING", ["RUNNING"])
+    finally:
+        driver.stop()
+    before = {k: read_json_values(broker.bootstrap, f"{prefix}{k}") for k in (1, 100)}
+
+    driver = start_driver(spark, worker)
+    try:
+        driver.herder.put_connector_config("inc", {**config, "tasks.max": "2"})
+        for k in (1, 100):
+            wait_until(lambda k=k: len(read_json_values(broker.bootstrap, f"{prefix}{k}")) >= len(before[k]) + 80,
+                       message=f"seq_{k} to continue")
+        status = status_of(driver, "inc")
+        assert [t["state"] for t in status["tasks"]] == ["RUNNING", "RUNNING"]
+        assert all(t["worker_id"] for t in status["tasks"])
+        assert len(driver.herder.task_configs("inc")) == 2
+    finally:
+        driver.stop()
+    for k in (1, 100):
+        values = read_json_values(broker.bootstrap, f"{prefix}{k}")
+        positions = [v["position"] for v in values]
+        assert positions == list(range(1, len(values) + 1)), f"gap or duplicate in seq_{k}"
+        assert all(v["value"] == v["position"] * k for v in values)
+        assert values[: len(before[k])] == before[k]
+
+
+def test_pause_resume_stop_and_delete_show_in_status_and_data(spark, tmp_path):
+    driver = start_driver(spark, local_worker(tmp_path))
+    out = tmp_path / "out.jsonl"
+    config = {"connector.class": "increment", "increments": "1", "records.per.poll": "5",
+              "trigger.interval.ms": "200", "sink.connector.class": "file-sink", "sink.file": str(out)}
+    herder = driver.herder
+    try:
+        herder.put_connector_config("pausable", config)
+        wait_until(lambda: len(file_lines(out)) >= 10, message="first records")
+
+        herder.set_target_state("pausable", TargetState.PAUSED)
+        wait_until(lambda: states(driver, "pausable") == ("PAUSED", ["PAUSED"]), message="PAUSED status")
+        paused_count = len(file_lines(out))
+        time.sleep(2.0)  # several trigger intervals: nothing may arrive while paused
+        assert len(file_lines(out)) == paused_count
+
+        herder.set_target_state("pausable", TargetState.STARTED)
+        wait_until(lambda: len(file_lines(out)) > paused_count + 5, message="records after resume")
+        assert states(driver, "pausable") == ("RUNNING", ["RUNNING"])
+
+        herder.set_target_state("pausable", TargetState.STOPPED)
+        wait_until(lambda: states(driver, "pausable") == ("STOPPED", []), message="STOPPED status")
+        assert herder.task_configs("pausable") == []  # Connect empties task configs on stop
+        stopped_count = len(file_lines(out))
+        time.sleep(1.5)
+        assert len(file_lines(out)) == stopped_count
+
+        herder.set_target_state("pausable", TargetState.STARTED)
+        wait_until(lambda: len(file_lines(out)) > stopped_count + 5, message="records after restart")
+
+        herder.delete_connector("pausable")
+        wait_until(lambda: "pausable" not in [q.name for q in spark.streams.active], message="query gone")
+        assert driver.stores.status.get("pausable") is None
+        assert driver.stores.status.tasks("pausable") == []
+    finally:
+        driver.stop()
+    positions = [json.loads(line)["position"] for line in file_lines(out)]
+    assert positions == list(range(1, len(positions) + 1))
+
+
+def test_failing_task_is_failed_with_trace_while_others_keep_running(spark, broker, tmp_path, unique_name):
+    worker = kafka_worker(broker, tmp_path, unique_name)
+    failing_topic = f"{unique_name}-failing"
+    prefix = f"{unique_name}-ok_"
+    driver = start_driver(spark, worker)
+    try:
+        driver.herder.put_connector_config("failing", {
+            "connector.class": "tests.integration.runtime.failing_connector:FailingSourceConnector",
+            "topic": failing_topic, "fail.after": "20", "trigger.interval.ms": "300",
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter"})
+        driver.herder.put_connector_config("healthy", {
+            "connector.class": "increment", "increments": "1", "topic.prefix": prefix,
+            "records.per.poll": "10", "trigger.interval.ms": "300", **JSON_NO_SCHEMA})
+        wait_until(lambda: states(driver, "failing")[1] == ["RUNNING", "FAILED"], message="task 1 FAILED")
+        status = status_of(driver, "failing")
+        assert "cannot go past 20" in status["tasks"][1]["trace"]
+        assert "trace" not in status["tasks"][0]
+        assert status["connector"]["state"] == "RUNNING"
+        # Task 0 and the other connector keep producing after the failure.
+        healthy_before = len(read_json_values(broker.bootstrap, prefix + "1"))
+        task0_before = [v for p, _, _, v in read_topic(broker.bootstrap, failing_topic)]
+        wait_until(lambda: len(read_json_values(broker.bootstrap, prefix + "1")) > healthy_before + 20,
+                   message="healthy connector to keep producing")
+        wait_until(lambda: len(read_topic(broker.bootstrap, failing_topic)) > len(task0_before) + 10,
+                   message="task 0 to keep producing")
+        assert states(driver, "healthy") == ("RUNNING", ["RUNNING"])
+    finally:
+        driver.stop()
+
+
+def test_file_source_to_kafka_to_file_sink_is_line_for_line_identical(spark, broker, tmp_path, unique_name):
+    worker = kafka_worker(broker, tmp_path, unique_name)
+    topic = f"{unique_name}-lines"
+    create_topic(broker.bootstrap, topic)
+    source_file, sink_file = tmp_path / "in.txt", tmp_path / "out.txt"
+    lines = [f"line {i}: {'x' * (i % 17)} ünïcödé" for i in range(500)] + ["", "last line"]
+    source_file.write_text("\n".join(lines) + "\n")
+    string = "org.apache.kafka.connect.storage.StringConverter"
+    driver = start_driver(spark, worker)
+    try:
+        driver.herder.put_connector_config("lines-in", {
+            "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+            "file": str(source_file), "topic": topic, "value.converter": string, "trigger.interval.ms": "300"})
+        driver.herder.put_connector_config("lines-out", {
+            "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
+            "file": str(sink_file), "topics": topic, "value.converter": string, "trigger.interval.ms": "300"})
+        wait_until(lambda: file_lines(sink_file) == lines, timeout_s=120, message="sink file to match")
+        with source_file.open("a") as f:
+            f.write("appended later\n")
+        wait_until(lambda: file_lines(sink_file) == lines + ["appended later"], message="appended line")
+    finally:
+        driver.stop()
