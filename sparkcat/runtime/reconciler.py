@@ -85,7 +85,7 @@ class Reconciler:
             self._running(state, rt)
 
     def _runtime(self, state: ClusterConfigState, name: str) -> ConnectorRuntime:
-        config = state.connector_config(name)
+        config = {**state.connector_config(name), "name": name}  # Connect configs always carry their name
         rt = self.runtimes.get(name)
         if rt is not None and rt.config == config:
             return rt

@@ -1,0 +1,172 @@
+"""Reconciler state machine with memory stores and a fake query runner (pure logic, no Spark)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sparkcat.runtime.config_state import TargetState
+from sparkcat.runtime.reconciler import Reconciler, failed_task_ids
+from sparkcat.runtime.status_reporter import StatusReporter
+from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.spark.plan import BatchResult, QueryPlan, TaskBatchResult, task_failure_message
+from sparkcat.storage.factory import memory_stores
+
+INC = {"connector.class": "increment", "increments": "1,100", "tasks.max": "2",
+       "sink.connector.class": "file-sink", "sink.file": "/tmp/never-written"}
+
+
+@dataclass
+class FakeQuery:
+    plan: QueryPlan
+    active: bool = True
+    error: str | None = None
+    stopping: bool = False
+
+    def is_active(self) -> bool:
+        return self.active
+
+    def failure(self) -> str | None:
+        return None if self.active or self.stopping else self.error
+
+
+@dataclass
+class FakeRunner:
+    started: list[QueryPlan] = field(default_factory=list)
+    stopped: list[QueryPlan] = field(default_factory=list)
+
+    def start(self, plan: QueryPlan) -> FakeQuery:
+        self.started.append(plan)
+        return FakeQuery(plan)
+
+    def stop(self, query: FakeQuery) -> None:
+        query.stopping, query.active = True, False
+        self.stopped.append(query.plan)
+
+
+def setup(tmp_path):
+    stores = memory_stores()
+    runner = FakeRunner()
+    reconciler = Reconciler(stores, StatusReporter(stores.status, "driver:8083", 1), runner,
+                            WorkerConfig(state_dir=str(tmp_path)))
+    return stores, runner, reconciler
+
+
+def settle(stores, reconciler, rounds: int = 4):
+    """Reconcile until the config log stops changing (our own task-config writes come back)."""
+    for _ in range(rounds):
+        reconciler.reconcile(stores.config.snapshot())
+
+
+def status(stores, name):
+    c = stores.status.get(name)
+    return (c.state.value if c else None), [t.state.value for t in stores.status.tasks(name)]
+
+
+def test_started_connector_commits_task_configs_then_starts_one_query(tmp_path):
+    stores, runner, reconciler = setup(tmp_path)
+    stores.config.put_connector_config("inc", INC)
+    settle(stores, reconciler)
+    state = stores.config.snapshot()
+    assert [c["increments"] for c in state.all_task_configs("inc")] == ["1", "100"]
+    assert len(runner.started) == 1 and runner.started[0].query_name == "inc"
+    assert runner.started[0].sink_task_class.endswith("FileStreamSinkTask")
+    assert status(stores, "inc") == ("RUNNING", ["RUNNING", "RUNNING"])
+
+
+def test_pause_stops_query_and_resume_restarts_it(tmp_path):
+    stores, runner, reconciler = setup(tmp_path)
+    stores.config.put_connector_config("inc", INC)
+    settle(stores, reconciler)
+    stores.config.put_target_state("inc", TargetState.PAUSED)
+    settle(stores, reconciler)
+    assert len(runner.stopped) == 1
+    assert status(stores, "inc") == ("PAUSED", ["PAUSED", "PAUSED"])
+    stores.config.put_target_state("inc", TargetState.STARTED)
+    settle(stores, reconciler)
+    assert len(runner.started) == 2
+    assert status(stores, "inc") == ("RUNNING", ["RUNNING", "RUNNING"])
+
+
+def test_stop_empties_task_configs_and_task_statuses(tmp_path):
+    stores, runner, reconciler = setup(tmp_path)
+    stores.config.put_connector_config("inc", INC)
+    settle(stores, reconciler)
+    stores.config.put_target_state("inc", TargetState.STOPPED)
+    settle(stores, reconciler)
+    assert stores.config.snapshot().task_ids("inc") == []
+    assert status(stores, "inc") == ("STOPPED", [])
+
+
+def test_failed_task_is_excluded_and_others_keep_running_until_restart(tmp_path):
+    stores, runner, reconciler = setup(tmp_path)
+    stores.config.put_connector_config("inc", INC)
+    settle(stores, reconciler)
+    query = reconciler.runtimes["inc"].query
+    query.active, query.error = False, "Traceback...\nRuntimeError: " + task_failure_message(
+        "inc", 1, ValueError("bad record at position 7"))
+    settle(stores, reconciler)
+    assert status(stores, "inc") == ("RUNNING", ["RUNNING", "FAILED"])
+    assert "bad record at position 7" in stores.status.get_task("inc", 1).trace
+    assert runner.started[-1].excluded_tasks == [1]
+    stores.config.request_restart("inc", include_tasks=True, only_failed=True)
+    settle(stores, reconciler)
+    assert runner.started[-1].excluded_tasks == []
+    assert status(stores, "inc") == ("RUNNING", ["RUNNING", "RUNNING"])
+
+
+def test_config_change_regenerates_task_configs_and_restarts_query(tmp_path):
+    stores, runner, reconciler = setup(tmp_path)
+    stores.config.put_connector_config("inc", INC)
+    settle(stores, reconciler)
+    stores.config.put_connector_config("inc", {**INC, "tasks.max": "1"})
+    settle(stores, reconciler)
+    assert [c["increments"] for c in stores.config.snapshot().all_task_configs("inc")] == ["1,100"]
+    assert len(runner.started[-1].task_configs) == 1
+    assert status(stores, "inc") == ("RUNNING", ["RUNNING"])
+
+
+def test_deletion_stops_query_and_clears_status(tmp_path):
+    stores, runner, reconciler = setup(tmp_path)
+    stores.config.put_connector_config("inc", INC)
+    settle(stores, reconciler)
+    stores.config.remove_connector_config("inc")
+    settle(stores, reconciler)
+    assert "inc" not in reconciler.runtimes and runner.stopped
+    assert status(stores, "inc") == (None, [])
+
+
+def test_connector_that_cannot_start_is_failed_with_its_reason(tmp_path):
+    stores, runner, reconciler = setup(tmp_path)
+    stores.config.put_connector_config("to-kafka", {"connector.class": "increment", "increments": "1"})
+    settle(stores, reconciler)
+    c = stores.status.get("to-kafka")
+    assert c.state.value == "FAILED" and "no bootstrap.servers" in c.trace
+    assert runner.started == []
+
+
+def test_restart_requests_from_before_start_are_ignored(tmp_path):
+    stores, runner, reconciler = setup(tmp_path)
+    stores.config.put_connector_config("inc", INC)
+    stores.config.request_restart("inc", include_tasks=True, only_failed=False)
+    reconciler.ignore_restarts_before(stores.config.backend.end_offset())
+    settle(stores, reconciler)
+    assert len(runner.started) == 1 and runner.stopped == []
+
+
+def test_batches_record_offsets_and_executor_of_each_task(tmp_path):
+    stores, runner, reconciler = setup(tmp_path)
+    stores.config.put_connector_config("inc", INC)
+    settle(stores, reconciler)
+    plan = runner.started[-1]
+    reconciler.on_batch(plan, BatchResult("inc", 0, {
+        0: TaskBatchResult(0, "host-a:1", 3, [({"increment": 1}, {"position": 3})]),
+        1: TaskBatchResult(1, "host-b:2", 3, [({"increment": 100}, {"position": 3})])}, 0.2))
+    assert stores.offsets.get("inc") == {'{"increment":1}': {"position": 3}, '{"increment":100}': {"position": 3}}
+    assert [t.worker_id for t in stores.status.tasks("inc")] == ["host-a:1", "host-b:2"]
+
+
+def test_failed_task_ids_are_found_in_spark_exception_text():
+    text = ("[STREAM_FAILED] ... PythonException: Traceback ...\nRuntimeError: sparkcat task failed: "
+            "my-conn-2-10: ValueError: boom\n ... sparkcat task failed: other-1: x")
+    assert failed_task_ids("my-conn-2", text) == [10]
+    assert failed_task_ids("my-conn", text) == []
