@@ -1,0 +1,73 @@
+"""Config log, offsets and status stores on real Kafka topics (Tansu), as a restarted driver sees them."""
+
+from __future__ import annotations
+
+import pytest
+
+from sparkcat.runtime.config_state import TargetState
+from sparkcat.runtime.status import State, Status
+from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.storage.factory import open_stores
+from sparkcat.storage.kafka.log import KafkaLog
+
+pytestmark = pytest.mark.integration
+
+
+def worker(broker, name: str) -> WorkerConfig:
+    return WorkerConfig(bootstrap_servers=broker.bootstrap, config_topic=f"{name}-configs",
+                        offset_topic=f"{name}-offsets", status_topic=f"{name}-status")
+
+
+def test_stores_survive_a_restart_on_kafka_topics(broker, unique_name):
+    stores = open_stores(worker(broker, unique_name))
+    stores.config.put_connector_config("inc", {"connector.class": "increment", "increments": "1"},
+                                       TargetState.PAUSED)
+    stores.config.put_task_configs("inc", [{"increments": "1"}])
+    stores.offsets.put("inc", [({"increment": 1}, {"position": 3471})])
+    stores.status.put(Status("inc", 0, State.RUNNING, "host:1", 5))
+    stores.close()
+
+    again = open_stores(worker(broker, unique_name))
+    try:
+        state = again.config.snapshot()
+        assert state.connectors() == ["inc"]
+        assert state.target_state("inc") == TargetState.PAUSED
+        assert state.all_task_configs("inc") == [{"increments": "1"}]
+        assert again.offsets.get("inc") == {'{"increment":1}': {"position": 3471}}
+        assert again.status.get_task("inc", 0).worker_id == "host:1"
+        # A late write from an older generation does not win.
+        assert again.status.put(Status("inc", 0, State.FAILED, "old:1", 4)) is False
+        assert again.status.get_task("inc", 0).state == State.RUNNING
+    finally:
+        again.close()
+
+
+def test_config_topic_written_as_kafka_connect_writes_it(broker, unique_name):
+    topic = f"{unique_name}-configs"
+    raw = KafkaLog(broker.bootstrap, topic)
+    raw.append([
+        ("connector-local-file-source", b'{"properties":{"connector.class":"FileStreamSource","tasks.max":"1",'
+                                        b'"file":"test.txt","topic":"connect-test","name":"local-file-source"}}'),
+        ("task-local-file-source-0", b'{"properties":{"file":"test.txt","topic":"connect-test",'
+                                     b'"task.class":"org.apache.kafka.connect.file.FileStreamSourceTask"}}'),
+        ("commit-local-file-source", b'{"tasks":1}'),
+        ("target-state-local-file-source", b'{"state":"PAUSED","state.v2":"PAUSED"}'),
+    ])
+    raw.close()
+    stores = open_stores(worker(broker, unique_name))
+    try:
+        state = stores.config.snapshot()
+        assert state.connector_config("local-file-source")["file"] == "test.txt"
+        assert state.task_ids("local-file-source") == [0]
+        assert state.target_state("local-file-source") == TargetState.PAUSED
+    finally:
+        stores.close()
+
+
+def test_offsets_topic_records_are_byte_compatible_with_connect(broker, unique_name):
+    stores = open_stores(worker(broker, unique_name))
+    stores.offsets.put("kafka-connect-increment", [({"increment": 1}, {"position": 3471})])
+    stores.close()
+    records = KafkaLog(broker.bootstrap, f"{unique_name}-offsets").read()
+    assert [(r.key, r.value) for r in records] == [
+        ('["kafka-connect-increment",{"increment":1}]', b'{"position":3471}')]
