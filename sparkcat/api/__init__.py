@@ -3,9 +3,6 @@
 Nothing here imports the runtime.
 """
 
-import json
-from typing import Any
-
 from sparkcat.api.config import (
     NO_DEFAULT,
     ConfigDef,
@@ -22,12 +19,7 @@ from sparkcat.api.config import (
 )
 from sparkcat.api.connector import Connector, SinkConnector, SinkTask, SourceConnector, SourceTask, Task
 from sparkcat.api.records import SinkRecord, SourceRecord
-from sparkcat.api.util import group_partitions
-
-
-def partition_key(partition: dict[str, Any]) -> str:
-    """The canonical JSON text of a source partition, used as a dict key for offsets."""
-    return json.dumps(partition, sort_keys=True, separators=(",", ":"))
+from sparkcat.api.util import group_partitions, partition_key
 
 
 __all__ = [

@@ -33,3 +33,14 @@ def group_partitions(items: Sequence[T], num_groups: int) -> list[list[T]]:
         result.append(list(items[start : start + size]))
         start += size
     return result
+
+
+def partition_key(partition: dict) -> str:
+    """The canonical JSON text of a source partition (sorted keys, compact), used as a dict key for offsets.
+
+    >>> partition_key({"b": 1, "a": "x"})
+    '{"a":"x","b":1}'
+    """
+    import json
+
+    return json.dumps(partition, sort_keys=True, separators=(",", ":"))

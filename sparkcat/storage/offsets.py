@@ -12,15 +12,11 @@ import logging
 import threading
 from typing import Any
 
+from sparkcat.api.util import partition_key
 from sparkcat.storage import json_codec
 from sparkcat.storage.log import KeyedLog
 
 log = logging.getLogger(__name__)
-
-
-def partition_key(partition: dict[str, Any]) -> str:
-    """Canonical JSON of a source partition; equal partitions get equal keys whatever their key order."""
-    return json.dumps(partition, sort_keys=True, separators=(",", ":"))
 
 
 class OffsetStore:
