@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-__all__ = ["group_partitions"]
+__all__ = ["group_partitions", "partition_key"]
 
 T = TypeVar("T")
 
