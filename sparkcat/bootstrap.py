@@ -129,8 +129,11 @@ def worker_from_args(args: argparse.Namespace) -> WorkerConfig:
 
 def configure_logging() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    for noisy in ("py4j", "py4j.clientserver", "sparkcat.storage.kafka.client"):
+    for noisy in ("py4j", "sparkcat.storage.kafka.client"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    # py4j logs every exception raised in foreachBatch, including the deliberate QueryStopping
+    # of a graceful stop; real failures reach us through the query's exception instead.
+    logging.getLogger("py4j.clientserver").setLevel(logging.CRITICAL)
 
 
 def main(argv: list[str] | None = None) -> int:

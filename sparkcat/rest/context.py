@@ -1,0 +1,47 @@
+"""What the REST handlers reach on the driver: the herder (writes, config reads) and the read-only views."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sparkcat.rest.cluster import ClusterInfo
+from sparkcat.rest.errors import ServiceUnavailableError
+from sparkcat.rest.loggers import LoggerLevels
+
+#: How long a request waits for the herder to finish reading the config log at start-up.
+READY_TIMEOUT_S = 30.0
+
+
+@dataclass
+class RestContext:
+    """The driver as the API sees it; ``driver`` needs ``herder``, ``stores``, ``reconciler`` and ``worker``."""
+
+    driver: Any
+    cluster: ClusterInfo = field(init=False)
+    loggers: LoggerLevels = field(default_factory=LoggerLevels)
+
+    def __post_init__(self) -> None:
+        self.cluster = ClusterInfo(self.driver.worker)
+
+    @property
+    def herder(self):
+        """The herder once it has read the config log up to where it stood at start (503 otherwise)."""
+        herder = self.driver.herder
+        if herder is None or not herder.wait_ready(READY_TIMEOUT_S):
+            raise ServiceUnavailableError("Worker is still starting up.")
+        return herder
+
+    @property
+    def status_store(self):
+        return self.driver.stores.status
+
+    @property
+    def ready(self) -> bool:
+        herder = self.driver.herder
+        return herder is not None and herder.ready
+
+    def runtimes(self) -> list[tuple[str, Any]]:
+        """(name, ConnectorRuntime) of every connector this driver runs, copied for reading."""
+        reconciler = self.driver.reconciler
+        return sorted(list(reconciler.runtimes.items())) if reconciler is not None else []

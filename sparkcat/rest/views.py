@@ -1,0 +1,93 @@
+"""Connect's response entities built from the herder's snapshot (connector info, tasks, plugins).
+
+Statuses come from ``sparkcat.runtime.status_view`` (shared with the CLI); this module
+adds only what the REST API shows and the CLI does not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sparkcat import plugins
+from sparkcat.api.config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
+from sparkcat.api.connector import SinkConnector
+from sparkcat.errors import NotFoundError, SparkcatError
+from sparkcat.runtime.config_state import ClusterConfigState
+from sparkcat.runtime.status_view import connector_type
+
+CONNECTOR_TYPES = ("source", "sink")
+
+
+def connector_info(name: str, state: ClusterConfigState) -> dict[str, Any]:
+    """``GET /connectors/NAME``: Connect's ``ConnectorInfo``."""
+    config = state.connector_config(name)
+    if config is None:
+        raise NotFoundError(f"Connector {name} not found")
+    return {"name": name, "config": dict(config),
+            "tasks": [{"connector": name, "task": t} for t in state.task_ids(name)],
+            "type": connector_type(config)}
+
+
+def task_infos(name: str, state: ClusterConfigState) -> list[dict[str, Any]]:
+    """``GET /connectors/NAME/tasks``: Connect's ``TaskInfo`` list."""
+    if not state.contains(name):
+        raise NotFoundError(f"Connector {name} not found")
+    return [{"id": {"connector": name, "task": t}, "config": dict(state.task_config(name, t) or {})}
+            for t in state.task_ids(name)]
+
+
+def restart_plan(status: dict[str, Any], include_tasks: bool, only_failed: bool) -> dict[str, Any]:
+    """The 202 body of ``POST /connectors/NAME/restart``: what restarts shows RESTARTING.
+
+    Connect's ``RestartRequest``: the connector restarts unless ``onlyFailed`` and it is
+    not FAILED; a task restarts when ``includeTasks`` and (not ``onlyFailed`` or it FAILED).
+    """
+    def restarting(entry: dict[str, Any], chosen: bool) -> dict[str, Any]:
+        return {**entry, "state": "RESTARTING"} if chosen else dict(entry)
+
+    connector = status["connector"]
+    restart_connector = not only_failed or connector["state"] == "FAILED"
+    tasks = [restarting(t, include_tasks and (not only_failed or t["state"] == "FAILED")) for t in status["tasks"]]
+    return {**status, "connector": restarting(connector, restart_connector), "tasks": tasks}
+
+
+def plugin_infos() -> list[dict[str, Any]]:
+    """``GET /connector-plugins``: Connect's ``PluginInfo`` of each connector plugin."""
+    out = []
+    for class_name, cls in plugins.builtin_plugins():
+        out.append({"class": class_name, "type": plugins.connector_type(cls), "version": cls().version()})
+    return out
+
+
+def plugin_config(plugin: str) -> list[dict[str, Any]]:
+    """``GET /connector-plugins/PLUGIN/config``: the plugin's keys, then the framework's (Connect's order)."""
+    try:
+        cls = plugins.connector_class(plugin)
+    except SparkcatError:
+        raise NotFoundError(f"Unknown plugin {plugin}.") from None
+    own = cls().config_def().key_infos()
+    base = (SINK_CONNECTOR_CONFIG if issubclass(cls, SinkConnector) else SOURCE_CONNECTOR_CONFIG).key_infos()
+    names = {k["name"] for k in own}
+    return own + [k for k in base if k["name"] not in names]
+
+
+def plugin_matches(included: str, requested: str) -> bool:
+    """Connect's check that a validate request's ``connector.class`` is the path's plugin.
+
+    Connect compares names with a trailing ``Connector`` removed (so simple names match
+    fully qualified ones); sparkcat also accepts two aliases of the same class.
+
+    >>> plugin_matches("org.apache.kafka.connect.file.FileStreamSinkConnector", "FileStreamSink")
+    True
+    >>> plugin_matches("file-sink", "org.apache.kafka.connect.file.FileStreamSinkConnector")
+    True
+    >>> plugin_matches("increment", "file-sink")
+    False
+    """
+    def normalized(name: str) -> str:
+        suffix = "Connector"
+        return name[: -len(suffix)] if name.endswith(suffix) and len(name) > len(suffix) else name
+
+    if normalized(included).endswith(normalized(requested)):
+        return True
+    return plugins.class_path_of(included) == plugins.class_path_of(requested)

@@ -1,0 +1,310 @@
+"""Kafka Connect's converters: record keys and values to Kafka bytes and back.
+
+A connector picks them with Connect's keys ``key.converter`` / ``value.converter``
+(and their ``key.converter.*`` / ``value.converter.*`` settings), by Connect's Java
+class name, a short alias or a ``module:Class`` path:
+
+- ``org.apache.kafka.connect.json.JsonConverter`` (``json``, the default): JSON; with
+  ``schemas.enable`` (default true, as in Connect) wrapped in Connect's envelope
+  ``{"schema": ..., "payload": ...}`` whose schema is derived from the Spark type.
+- ``org.apache.kafka.connect.storage.StringConverter`` (``string``): UTF-8 text
+  (``encoding`` setting as in Connect).
+- ``org.apache.kafka.connect.converters.ByteArrayConverter`` (``bytearray``): bytes as they are.
+
+``to_bytes`` runs on executors for every record, so the schema JSON of a Spark type
+is computed once per type object and payloads are only walked when the type holds
+something JSON cannot carry as is (binary, decimal, date, timestamp, map).
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import decimal
+import json
+from abc import ABC, abstractmethod
+from typing import Any
+
+from pyspark.sql import types as T
+
+__all__ = ["Converter", "JsonConverter", "StringConverter", "ByteArrayConverter", "converter_for",
+           "connect_schema", "JSON_CONVERTER", "STRING_CONVERTER", "BYTE_ARRAY_CONVERTER"]
+
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
+BYTE_ARRAY_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
+
+_EPOCH_DATE = dt.date(1970, 1, 1)
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_DECIMAL = "org.apache.kafka.connect.data.Decimal"
+_DATE = "org.apache.kafka.connect.data.Date"
+_TIMESTAMP = "org.apache.kafka.connect.data.Timestamp"
+_TIME = "org.apache.kafka.connect.data.Time"
+_PRIMITIVES: dict[type, str] = {
+    T.ByteType: "int8", T.ShortType: "int16", T.IntegerType: "int32", T.LongType: "int64",
+    T.FloatType: "float", T.DoubleType: "double", T.BooleanType: "boolean", T.StringType: "string",
+    T.BinaryType: "bytes",
+}
+
+
+def _truthy(value: Any, default: bool) -> bool:
+    """A Connect boolean setting ("true"/"false", any case)."""
+    if value is None:
+        return default
+    return str(value).strip().lower() == "true"
+
+
+_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+"""Compact JSON text, as Jackson writes it."""
+
+
+class Converter(ABC):
+    """Turns one key or value into Kafka bytes and back; configured like Connect's ``Converter``."""
+
+    def configure(self, settings: dict[str, str], is_key: bool) -> None:
+        """Receive the ``key.converter.*`` / ``value.converter.*`` settings (prefix removed)."""
+
+    @abstractmethod
+    def to_bytes(self, value: Any, spark_type: T.DataType | None) -> bytes | None:
+        """Serialise ``value`` of Spark type ``spark_type`` (None when unknown, e.g. keys)."""
+
+    @abstractmethod
+    def from_bytes(self, data: bytes | None) -> Any:
+        """Deserialise Kafka bytes (None for a null key or a tombstone) into a Python value."""
+
+
+# ---------------------------------------------------------------- Connect schemas of Spark types
+
+
+def connect_schema(spark_type: T.DataType, optional: bool = False) -> dict[str, Any]:
+    """Connect's JSON schema for a Spark type, with Connect's key order (type, ..., optional, name)."""
+    if isinstance(spark_type, T.StructType):
+        fields = [{**connect_schema(f.dataType, f.nullable), "field": f.name} for f in spark_type.fields]
+        return {"type": "struct", "fields": fields, "optional": optional}
+    if isinstance(spark_type, T.ArrayType):
+        return {"type": "array", "items": connect_schema(spark_type.elementType, spark_type.containsNull),
+                "optional": optional}
+    if isinstance(spark_type, T.MapType):
+        return {"type": "map", "keys": connect_schema(spark_type.keyType, False),
+                "values": connect_schema(spark_type.valueType, spark_type.valueContainsNull), "optional": optional}
+    if isinstance(spark_type, T.DecimalType):
+        return {"type": "bytes", "optional": optional, "name": _DECIMAL, "version": 1,
+                "parameters": {"scale": str(spark_type.scale)}}
+    if isinstance(spark_type, T.DateType):
+        return {"type": "int32", "optional": optional, "name": _DATE, "version": 1}
+    if isinstance(spark_type, (T.TimestampType, T.TimestampNTZType)):
+        return {"type": "int64", "optional": optional, "name": _TIMESTAMP, "version": 1}
+    name = _PRIMITIVES.get(type(spark_type))
+    if name is None:
+        raise TypeError(f"no Kafka Connect schema for Spark type {spark_type.simpleString()}")
+    return {"type": name, "optional": optional}
+
+
+def _needs_walk(spark_type: T.DataType | None) -> bool:
+    """Whether values of this type hold something JSON cannot carry unchanged."""
+    if spark_type is None:
+        return True
+    if isinstance(spark_type, T.StructType):
+        return any(_needs_walk(f.dataType) for f in spark_type.fields)
+    if isinstance(spark_type, T.ArrayType):
+        return _needs_walk(spark_type.elementType)
+    return isinstance(spark_type, (T.MapType, T.BinaryType, T.DecimalType, T.DateType, T.TimestampType,
+                                   T.TimestampNTZType))
+
+
+def _unscaled_bytes(value: decimal.Decimal, scale: int) -> bytes:
+    """Connect's Decimal: the unscaled value as big-endian two's complement bytes."""
+    unscaled = int(value.scaleb(scale).to_integral_value(rounding=decimal.ROUND_HALF_UP))
+    length = max(1, (unscaled + (unscaled < 0)).bit_length() // 8 + 1)
+    return unscaled.to_bytes(length, "big", signed=True)
+
+
+def _timestamp_ms(value: dt.datetime) -> int:
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.timezone.utc)
+    return (value - _EPOCH) // dt.timedelta(milliseconds=1)
+
+
+def _payload(value: Any, spark_type: T.DataType | None, numeric_decimal: bool) -> Any:
+    """A Python value as Connect's JsonConverter writes its payload."""
+    if value is None:
+        return None
+    if hasattr(value, "asDict"):  # a Spark Row
+        value = value.asDict(recursive=True)
+    if isinstance(spark_type, T.StructType):
+        return {f.name: _payload(value.get(f.name), f.dataType, numeric_decimal) for f in spark_type.fields}
+    if isinstance(spark_type, T.ArrayType):
+        return [_payload(v, spark_type.elementType, numeric_decimal) for v in value]
+    if isinstance(spark_type, T.MapType):
+        items = value.items() if isinstance(value, dict) else value
+        if isinstance(spark_type.keyType, T.StringType):
+            return {k: _payload(v, spark_type.valueType, numeric_decimal) for k, v in items}
+        return [[_payload(k, spark_type.keyType, numeric_decimal), _payload(v, spark_type.valueType, numeric_decimal)]
+                for k, v in items]
+    if isinstance(spark_type, T.DecimalType):
+        if numeric_decimal:
+            return float(value) if spark_type.scale else int(value)
+        return base64.b64encode(_unscaled_bytes(decimal.Decimal(value), spark_type.scale)).decode("ascii")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, dt.datetime):
+        return _timestamp_ms(value)
+    if isinstance(value, dt.date):
+        return (value - _EPOCH_DATE).days
+    if isinstance(value, dict):
+        return {k: _payload(v, None, numeric_decimal) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_payload(v, None, numeric_decimal) for v in value]
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    return value
+
+
+def _from_payload(schema: dict[str, Any] | None, payload: Any) -> Any:
+    """Undo the JSON encodings of Connect's schema types (bytes, Decimal, Date, Timestamp, maps)."""
+    if schema is None or payload is None:
+        return payload
+    kind, name = schema.get("type"), schema.get("name")
+    if kind == "struct":
+        fields = {f.get("field"): f for f in schema.get("fields", [])}
+        return {k: _from_payload(fields.get(k), v) for k, v in payload.items()}
+    if kind == "array":
+        return [_from_payload(schema.get("items"), v) for v in payload]
+    if kind == "map":
+        keys, values = schema.get("keys"), schema.get("values")
+        pairs = payload.items() if isinstance(payload, dict) else payload
+        return {_from_payload(keys, k): _from_payload(values, v) for k, v in pairs}
+    if kind == "bytes" and isinstance(payload, str):
+        data = base64.b64decode(payload)
+        if name == _DECIMAL:
+            scale = int(schema.get("parameters", {}).get("scale", "0"))
+            return decimal.Decimal(int.from_bytes(data, "big", signed=True)).scaleb(-scale)
+        return data
+    if name == _DATE and isinstance(payload, int):
+        return _EPOCH_DATE + dt.timedelta(days=payload)
+    if name == _TIMESTAMP and isinstance(payload, int):
+        return _EPOCH + dt.timedelta(milliseconds=payload)
+    return payload
+
+
+# ---------------------------------------------------------------- converters
+
+
+class JsonConverter(Converter):
+    """Connect's JsonConverter: ``schemas.enable`` (default true), ``decimal.format`` BASE64 or NUMERIC."""
+
+    def __init__(self) -> None:
+        self.schemas_enable = True
+        self.numeric_decimal = False
+        self._schema_type: T.DataType | None = None
+        self._schema_text = "null"
+        self._walk = True
+
+    def configure(self, settings: dict[str, str], is_key: bool) -> None:
+        self.schemas_enable = _truthy(settings.get("schemas.enable"), True)
+        self.numeric_decimal = str(settings.get("decimal.format", "BASE64")).strip().upper() == "NUMERIC"
+
+    def _prepare(self, spark_type: T.DataType | None) -> None:
+        """Cache the schema text and walk decision for the type of the last call."""
+        if spark_type is self._schema_type and spark_type is not None:
+            return
+        self._schema_type = spark_type
+        self._schema_text = "null" if spark_type is None else _compact(connect_schema(spark_type))
+        self._walk = _needs_walk(spark_type)
+
+    def to_bytes(self, value: Any, spark_type: T.DataType | None) -> bytes | None:
+        if value is None:
+            return None
+        self._prepare(spark_type)
+        payload = _payload(value, spark_type, self.numeric_decimal) if self._walk else value
+        text = _compact(payload)
+        if self.schemas_enable:
+            text = '{"schema":' + self._schema_text + ',"payload":' + text + "}"
+        return text.encode("utf-8")
+
+    def from_bytes(self, data: bytes | None) -> Any:
+        if data is None:
+            return None
+        try:
+            parsed = json.loads(bytes(data))
+        except ValueError as e:
+            raise ValueError(f"Converting byte[] to Kafka Connect data failed due to serialization error: {e}") from e
+        if not self.schemas_enable:
+            return parsed
+        if not (isinstance(parsed, dict) and len(parsed) == 2 and "schema" in parsed and "payload" in parsed):
+            raise ValueError('JsonConverter with schemas.enable requires "schema" and "payload" fields and may not '
+                             'contain additional fields. If you are trying to deserialize plain JSON data, set '
+                             'schemas.enable=false in your converter configuration.')
+        return _from_payload(parsed["schema"], parsed["payload"])
+
+
+class StringConverter(Converter):
+    """Connect's StringConverter: text in ``encoding`` (default UTF-8); dicts and lists as compact JSON."""
+
+    def __init__(self) -> None:
+        self.encoding = "utf-8"
+
+    def configure(self, settings: dict[str, str], is_key: bool) -> None:
+        self.encoding = settings.get("encoding") or settings.get("converter.encoding") or "utf-8"
+
+    def to_bytes(self, value: Any, spark_type: T.DataType | None) -> bytes | None:
+        if value is None:
+            return None
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return bytes(value)
+        if isinstance(value, str):
+            return value.encode(self.encoding)
+        if isinstance(value, bool):
+            return b"true" if value else b"false"
+        if hasattr(value, "asDict"):
+            value = value.asDict(recursive=True)
+        if isinstance(value, (dict, list, tuple)):
+            return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str).encode(self.encoding)
+        return str(value).encode(self.encoding)
+
+    def from_bytes(self, data: bytes | None) -> Any:
+        return None if data is None else bytes(data).decode(self.encoding)
+
+
+class ByteArrayConverter(Converter):
+    """Connect's ByteArrayConverter: values must already be bytes."""
+
+    def to_bytes(self, value: Any, spark_type: T.DataType | None) -> bytes | None:
+        if value is None:
+            return None
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return bytes(value)
+        raise TypeError(f"ByteArrayConverter is not compatible with objects of type {type(value).__name__}")
+
+    def from_bytes(self, data: bytes | None) -> Any:
+        return None if data is None else bytes(data)
+
+
+_ALIASES: dict[str, type[Converter]] = {
+    JSON_CONVERTER: JsonConverter, "JsonConverter": JsonConverter, "json": JsonConverter,
+    STRING_CONVERTER: StringConverter, "StringConverter": StringConverter, "string": StringConverter,
+    BYTE_ARRAY_CONVERTER: ByteArrayConverter, "ByteArrayConverter": ByteArrayConverter,
+    "bytearray": ByteArrayConverter, "bytes": ByteArrayConverter,
+}
+
+
+def _converter_class(name: str) -> type[Converter]:
+    """A converter class by Java name, alias or ``module:Class`` path."""
+    cls = _ALIASES.get(name) or _ALIASES.get(name.lower())
+    if cls is not None:
+        return cls
+    from sparkcat.plugins import load_class
+    loaded = load_class(name)
+    if not (isinstance(loaded, type) and issubclass(loaded, Converter)):
+        raise TypeError(f"{name} is not a converter (subclass sparkcat.spark.converters.Converter)")
+    return loaded
+
+
+def converter_for(config: dict[str, str], is_key: bool) -> Converter:
+    """The configured key or value converter of a connector config (JsonConverter when unset)."""
+    prefix = "key.converter" if is_key else "value.converter"
+    name = (config.get(prefix) or JSON_CONVERTER).strip()
+    settings = {k[len(prefix) + 1:]: v for k, v in config.items() if k.startswith(prefix + ".")}
+    converter = _converter_class(name)()
+    converter.configure(settings, is_key)
+    return converter

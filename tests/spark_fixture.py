@@ -1,0 +1,36 @@
+"""A small local Spark session for integration tests (import ``make_spark`` from a fixture)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _python_env() -> None:
+    """Executors and data source workers use this interpreter and can import ``sparkcat`` and ``tests``."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if str(REPO) not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO), *paths])
+
+
+def make_spark():
+    """local[2] SparkSession without UI, 2 shuffle partitions; the same session on every call."""
+    _python_env()
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master("local[2]").appName("sparkcat-tests")
+             .config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.shuffle.partitions", "2")
+             .config("spark.driver.host", "127.0.0.1")
+             .config("spark.python.worker.reuse", "true")
+             .config("spark.sql.streaming.stopTimeout", "60s")
+             .config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark

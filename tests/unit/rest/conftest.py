@@ -1,0 +1,71 @@
+"""A driver without Spark for REST tests: the real herder, reconciler and stores (in memory).
+
+The config log reaches the herder through a thread standing in for the driver's Spark
+stream; no query can start, so tests keep connectors PAUSED or STOPPED.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from sparkcat.rest.app import create_app
+from sparkcat.runtime.herder import Herder, new_status_reporter
+from sparkcat.runtime.query_runner import QueryRunner
+from sparkcat.runtime.reconciler import Reconciler
+from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.storage.factory import memory_stores
+
+
+class SparklessDriver:
+    """What ``create_app`` needs from a driver: herder, stores, reconciler, worker."""
+
+    def __init__(self, state_dir: Path):
+        self.worker = WorkerConfig(state_dir=str(state_dir), group_id="rest-unit")
+        self.driver_id = "test-driver:8083"
+        self.stores = memory_stores()
+        reporter = new_status_reporter(self.stores, self.driver_id)
+        runner = QueryRunner(None, lambda plan, result: self.reconciler.on_batch(plan, result))
+        self.reconciler = Reconciler(self.stores, reporter, runner, self.worker)
+        self.herder = Herder(self.stores, self.reconciler, self.driver_id)
+        self._stop = threading.Event()
+        self._feeder = threading.Thread(target=self._feed, daemon=True)
+
+    def _feed(self) -> None:
+        next_offset = 0
+        while not self._stop.wait(0.02):
+            records = self.stores.config.backend.read(next_offset)
+            if records:
+                self.herder.on_config_records(records)
+                next_offset = records[-1].offset + 1
+
+    def start(self) -> None:
+        self.herder.start()
+        self._feeder.start()
+        assert self.herder.wait_ready(30)
+
+    def stop(self) -> None:
+        self.herder.stop()
+        self._stop.set()
+        self._feeder.join(5)
+
+    def config_log_end(self) -> int:
+        return self.stores.config.backend.end_offset()
+
+
+@pytest.fixture
+def driver(tmp_path: Path) -> Iterator[SparklessDriver]:
+    d = SparklessDriver(tmp_path / "state")
+    d.start()
+    yield d
+    d.stop()
+
+
+@pytest.fixture
+def client(driver: SparklessDriver) -> Iterator[TestClient]:
+    with TestClient(create_app(driver), raise_server_exceptions=False) as c:
+        yield c

@@ -1,0 +1,82 @@
+"""Pieces of the REST layer on their own: restart plans, error messages, metrics text, the server."""
+
+from __future__ import annotations
+
+import logging
+import socket
+from types import SimpleNamespace
+
+import httpx
+import pytest
+
+from sparkcat.errors import SparkcatError
+from sparkcat.rest import metrics
+from sparkcat.rest.errors import validation_message
+from sparkcat.rest.loggers import level_name, parse_level
+from sparkcat.rest.server import RestServer
+from sparkcat.rest.views import restart_plan
+
+STATUS = {"name": "c", "type": "source", "connector": {"state": "RUNNING", "worker_id": "d:1"},
+          "tasks": [{"id": 0, "state": "FAILED", "worker_id": "e:1", "trace": "boom"},
+                    {"id": 1, "state": "RUNNING", "worker_id": "e:2"}]}
+
+
+def states(plan: dict) -> tuple[str, list[str]]:
+    return plan["connector"]["state"], [t["state"] for t in plan["tasks"]]
+
+
+@pytest.mark.parametrize("include_tasks,only_failed,expected", [
+    (False, False, ("RESTARTING", ["FAILED", "RUNNING"])),
+    (True, False, ("RESTARTING", ["RESTARTING", "RESTARTING"])),
+    (True, True, ("RUNNING", ["RESTARTING", "RUNNING"])),
+    (False, True, ("RUNNING", ["FAILED", "RUNNING"])),
+])
+def test_restart_plan_follows_connects_restart_request(include_tasks, only_failed, expected):
+    plan = restart_plan(STATUS, include_tasks, only_failed)
+    assert states(plan) == expected
+    assert plan["tasks"][0]["worker_id"] == "e:1" and plan["name"] == "c"
+    assert STATUS["tasks"][0]["state"] == "FAILED"  # the input is not changed
+
+
+def test_validation_messages_name_the_field_and_never_echo_values():
+    status, message = validation_message([
+        {"type": "string_type", "loc": ("body", "config", "k", "str"), "msg": "Input should be a valid string",
+         "input": {"secret": "s3cr3t"}},
+        {"type": "int_type", "loc": ("body", "config", "k", "int"), "msg": "Input should be a valid integer",
+         "input": {"secret": "s3cr3t"}}])
+    assert status == 400 and "config.k" in message and "s3cr3t" not in message
+    assert validation_message([{"type": "int_parsing", "loc": ("path", "task"), "msg": "x"}])[0] == 404
+    assert "not valid JSON" in validation_message([{"type": "json_invalid", "loc": ("body", 3), "msg": "JSON decode error",
+                                                    "ctx": {"error": "Expecting value"}}])[1]
+
+
+def test_metrics_text_escapes_label_values():
+    rt = SimpleNamespace(records=12, batches=3, last_batch_s=0.25)
+    status = {"name": 'we"ird\\name', "connector": {"state": "RUNNING", "worker_id": "d"},
+              "tasks": [{"id": 0, "state": "FAILED", "worker_id": "e"}]}
+    text = metrics.render([('we"ird\\name', rt)], [status])
+    assert 'sparkcat_connector_records_total{connector="we\\"ird\\\\name"} 12' in text
+    assert 'sparkcat_connector_last_batch_duration_seconds{connector="we\\"ird\\\\name"} 0.25' in text
+    assert 'sparkcat_task_failed{connector="we\\"ird\\\\name",task="0"} 1' in text
+    assert text.endswith("\n") and "# TYPE sparkcat_connector_batches_total counter" in text
+
+
+def test_log_levels_map_to_connects_names():
+    assert parse_level("warn") == logging.WARNING and parse_level("FATAL") == logging.CRITICAL
+    assert level_name(parse_level("OFF")) == "OFF" and level_name(parse_level("TRACE")) == "TRACE"
+
+
+def test_server_listens_on_a_chosen_port_and_stops(driver):
+    server = RestServer(driver, "127.0.0.1", 0)
+    server.start()
+    try:
+        assert server.port > 0
+        assert httpx.get(server.url + "/health").json()["status"] == "healthy"
+        with pytest.raises(SparkcatError, match="cannot listen"):
+            RestServer(driver, "127.0.0.1", server.port).start()
+    finally:
+        server.stop()
+    with pytest.raises(httpx.TransportError):
+        httpx.get(f"http://127.0.0.1:{server.port}/health", timeout=2)
+    with socket.socket() as s:  # the port is free again
+        s.bind(("127.0.0.1", server.port))
