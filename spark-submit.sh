@@ -45,5 +45,25 @@ case "$master" in
     ;;
 esac
 
-exec spark-submit --master "$master" --properties-file conf/spark-defaults.conf \
-  --name sparkcat "${ship[@]}" "${spark_args[@]}" jobs/connect.py "${app_args[@]}"
+# The JVM that spark-submit starts would answer SIGTERM/Ctrl-C by killing the Python driver
+# mid-batch. So spark-submit runs in its own session, and signals go to the Python driver
+# (which writes its pid to SPARKCAT_PID_FILE): it finishes its batches, then exits.
+export SPARKCAT_PID_FILE
+SPARKCAT_PID_FILE="$(mktemp -t sparkcat-driver.XXXXXX)"
+setsid spark-submit --master "$master" --properties-file conf/spark-defaults.conf \
+  --name sparkcat "${ship[@]}" "${spark_args[@]}" jobs/connect.py "${app_args[@]}" &
+child=$!
+forward() {
+  local pid
+  pid="$(cat "$SPARKCAT_PID_FILE" 2>/dev/null || true)"
+  if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null || true; else kill -TERM "$child" 2>/dev/null || true; fi
+}
+trap forward TERM INT
+status=0
+while true; do
+  wait "$child" && status=0 || status=$?
+  # wait returns early (status > 128) when a trapped signal arrives; keep waiting for the driver.
+  if ! kill -0 "$child" 2>/dev/null; then break; fi
+done
+rm -f "$SPARKCAT_PID_FILE"
+exit "$status"

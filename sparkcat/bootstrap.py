@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import shutil
 import signal
 import socket
@@ -147,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     stopping = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stopping.set())
+    pid_file = os.environ.get("SPARKCAT_PID_FILE")
+    if pid_file:  # spark-submit.sh forwards SIGTERM/Ctrl-C here instead of to the JVM
+        Path(pid_file).write_text(str(os.getpid()))
     driver.start()
     log.info("sparkcat is running; Spark UI at %s; stop with Ctrl-C or SIGTERM", spark.sparkContext.uiWebUrl)
     while not stopping.wait(1.0):

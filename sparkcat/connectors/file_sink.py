@@ -165,6 +165,9 @@ class FileStreamSinkTask(SinkTask):
         self._task_id = str(config.get(TASK_ID_CONFIG, "0")).strip() or "0"
         self._sole_writer = str(config.get(TASK_COUNT_CONFIG, "1")).strip() == "1"
         try:
+            # Unlike Connect we create missing parent directories: executors start in
+            # directories the user does not choose, so a relative layout is the common case.
+            os.makedirs(os.path.dirname(os.path.abspath(self._filename)), exist_ok=True)
             self._out = open(self._filename, "ab")
         except OSError as e:
             raise ConnectorError(f"Couldn't find or create file '{self._filename}' for FileStreamSinkTask: {e}") from e

@@ -293,7 +293,11 @@ class Reconciler:
         """A batch was written by the sink: record offsets, executors and counters (query thread)."""
         rt = self.runtimes.get(plan.connector)
         offsets = [o for t in result.tasks.values() for o in t.offsets]
-        if plan.connector_type == "source" and offsets:
+        if offsets:
+            # Written before returning: the batch is not committed by Spark until then, and a
+            # reader planning around a failed task reads these. Sink connectors' positions go
+            # here too ({"kafka_topic","kafka_partition"} -> {"kafka_offset"}), so the offsets
+            # API and a fresh checkpoint both see them after a driver restart.
             self.stores.offsets.put(plan.connector, offsets)
         if rt is not None:
             rt.batches += 1

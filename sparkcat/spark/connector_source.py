@@ -208,13 +208,16 @@ class ConnectorStreamReader(DataSourceStreamReader):
         current: dict[str, Any] = dict(start.get(OFFSETS, {}))
         out = dict(current)
         keys = self._all_keys()
-        pinned = {k for t, _, k in keys if t in self.excluded or k not in current}
-        if pinned:
+        new = {k for _, _, k in keys if k not in current}
+        frozen = {k for t, _, k in keys if t in self.excluded and k in current}
+        if new or frozen:
             # New partitions (a changed task config under the same checkpoint) join at their stored
-            # offset; excluded (failed) tasks stay at theirs, which is where their last good batch
-            # ended: a replayed batch that was planned before the exclusion skips their ranges.
+            # offset; excluded (failed) tasks go back to theirs, which is where their last good batch
+            # ended: a replayed batch that was planned before the exclusion skipped their ranges.
             stored = self._stored()
-            out.update({k: stored.get(k) for k in pinned})
+            out.update({k: stored.get(k) for k in new})
+            out.update({k: stored.get(k, current[k]) for k in frozen})
+        pinned = new | frozen
         budget = limit.max_rows if isinstance(limit, ReadMaxRows) else None
         latest_seen: dict[str, Any] = {}
         for t in range(len(self.plan.task_configs)):

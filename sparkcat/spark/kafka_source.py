@@ -254,7 +254,7 @@ def plan_end_offsets(
     if budget_per_task is not None:
         for owned in assign_tasks(begin, tasks):
             takes = spread_budget([stop[tp] - begin[tp] for tp in owned], budget_per_task)
-            for tp, take in zip(owned, takes):
+            for tp, take in zip(owned, takes, strict=True):
                 result[tp] = begin[tp] + take
     return {offset_key(*tp): result[tp] for tp in sorted(result)}
 
@@ -383,14 +383,18 @@ class KafkaSourceOptions:
         return f"{FORMAT} source{who} at {self.bootstrap_servers}"
 
 
-def _consumer_config(bootstrap: str, client_config: Mapping[str, Any], extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Reading-consumer defaults, overridden by ``client_config``; our bootstrap servers always win."""
+def _consumer_config(
+    bootstrap: str, client_config: Mapping[str, Any], extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Reading-consumer defaults, overridden by ``client_config``, except what the reading logic needs."""
     return {
         "logger": _CLIENT_LOG,
         **_CONSUMER_DEFAULTS,
         **(extra or {}),
         **client_config,
         "bootstrap.servers": bootstrap,
+        "enable.partition.eof": True,   # the end of a partition is an event, not a guess
+        "enable.auto.commit": False,    # positions live in Spark's checkpoint, never in a group
     }
 
 
@@ -418,7 +422,11 @@ class _Ends:
 def _list_offsets(
     consumer: Consumer, tps: Sequence[TopicPartitionKey], latest: bool, timeout_s: float, servers: str
 ) -> dict[TopicPartitionKey, int]:
-    """ListOffsets for all partitions in one request per broker (earliest or latest)."""
+    """ListOffsets for all partitions in one request per broker (earliest or latest).
+
+    A partition the broker answers with an error (a topic created a moment ago has no leader yet)
+    is left out: ListOffsets only gives hints here, and the fetch that follows reports lasting errors.
+    """
     if not tps:
         return {}
     special = -1 if latest else -2  # ListOffsets' LATEST / EARLIEST timestamps
@@ -433,7 +441,8 @@ def _list_offsets(
     for answer in answers:
         tp = (answer.topic, answer.partition)
         if answer.error is not None:
-            raise KafkaSourceError(f"Kafka at {servers}: partition {tp[0]}:{tp[1]}: {answer.error.str()}")
+            log.debug("Kafka at %s: ListOffsets of %s:%d: %s", servers, tp[0], tp[1], answer.error.str())
+            continue
         result[tp] = max(0, answer.offset)
     return result
 
@@ -505,7 +514,7 @@ def _find_ends(
     known = known or {}
     lows = _list_offsets(consumer, tps, latest=False, timeout_s=timeout_s, servers=servers)
     hints = _list_offsets(consumer, tps, latest=True, timeout_s=timeout_s, servers=servers) if use_hints else {}
-    verified = {tp: max(lows[tp], known.get(tp, 0)) for tp in tps}
+    verified = {tp: max(lows.get(tp, 0), known.get(tp, 0)) for tp in tps}
     positions = {tp: max(verified[tp], hints.get(tp, 0)) for tp in tps}
     result = _Ends(ends={}, exact=set(), lows=lows)
     deadline = time.monotonic() + timeout_s
@@ -567,7 +576,10 @@ def end_offsets(
     before today's end) to fetch less. Raises ``KafkaSourceError`` when an end cannot be found
     within ``timeout_s`` (broker down, unknown partition).
     """
-    tps = [(tp.topic, tp.partition) if isinstance(tp, TopicPartition) else (tp[0], int(tp[1])) for tp in topic_partitions]
+    tps = [
+        (tp.topic, tp.partition) if isinstance(tp, TopicPartition) else (tp[0], int(tp[1]))
+        for tp in topic_partitions
+    ]
     found = _find_ends(consumer, tps, known, require_exact=True, timeout_s=timeout_s, scan_s=min(timeout_s, 2.0))
     return dict(found.ends)
 
@@ -603,6 +615,7 @@ class KafkaSource(DataSource):
     """The ``sparkcat-kafka`` streaming source (see the module documentation for its options)."""
 
     SCHEMA = SCHEMA
+    SCHEMA_STRUCT = SCHEMA_STRUCT
 
     @classmethod
     def name(cls) -> str:
@@ -720,7 +733,9 @@ class KafkaStreamReader(DataSourceStreamReader):
         end = plan_end_offsets(
             start, found.ends, self.opts.tasks, self._budget(limit), found.lows, found.exact, carry
         )
-        log.debug("%s: latestOffset took %.3fs", self.opts.describe(), time.monotonic() - t0)
+        elapsed = time.monotonic() - t0
+        log.log(logging.INFO if elapsed > 1.0 else logging.DEBUG, "%s: latestOffset over %d partition(s) took %.3fs",
+                self.opts.describe(), len(tps), elapsed)
         return end
 
     def reportLatestOffset(self) -> dict[str, int]:
@@ -834,7 +849,7 @@ def _read_ranges(part: KafkaInputPartition) -> Iterator[pa.RecordBatch]:
                     raise KafkaSourceError(
                         f"Kafka at {servers}: task {task} read nothing from {_names(pending)} for "
                         f"{part.timeout_s:g}s; still expecting offsets "
-                        + ", ".join(f"{t}:{p} [{next_offset[(t, p)]}, {pending[(t, p)][1]})" for t, p in list(pending)[:5])
+                        + ", ".join(f"{t}:{p} [{next_offset[t, p]}, {pending[t, p][1]})" for t, p in list(pending)[:5])
                         + cause
                     )
                 continue
@@ -916,7 +931,41 @@ def _to_arrow(columns: tuple[list, ...], task: int) -> pa.RecordBatch:
 
 # -- Kafka Connect's sink consumer group ------------------------------------------------------
 
-_COMMIT_CONSUMERS: dict[tuple[str, str, tuple[tuple[str, str], ...]], Consumer] = {}
+class _GroupCommitter:
+    """A consumer of group ``group_id`` that only commits; one commit at a time, with a deadline.
+
+    ``commit(asynchronous=False)`` waits for the group coordinator without a bound (45 s and more
+    with the broker down), so commits are asynchronous and ``poll`` serves their callback.
+    """
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.lock = threading.Lock()
+        self._answer: tuple[KafkaError | None, list[TopicPartition]] | None = None
+        self.consumer = Consumer({**config, "on_commit": self._on_commit})
+
+    def _on_commit(self, err: KafkaError | None, partitions: list[TopicPartition]) -> None:
+        self._answer = (err, partitions)
+
+    def commit(self, offsets: list[TopicPartition], timeout_s: float) -> tuple[KafkaError | None, list[TopicPartition]]:
+        with self.lock:
+            self._answer = None
+            self.consumer.commit(offsets=offsets, asynchronous=True)
+            deadline = time.monotonic() + timeout_s
+            while self._answer is None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"no answer from the group coordinator within {timeout_s:g}s")
+                self.consumer.poll(min(0.1, left))
+            return self._answer
+
+    def close(self) -> None:
+        try:
+            self.consumer.close()
+        except (KafkaException, RuntimeError):
+            pass
+
+
+_COMMITTERS: dict[tuple[str, str, tuple[tuple[str, str], ...]], _GroupCommitter] = {}
 
 
 def sink_group_id(connector: str) -> str:
@@ -936,53 +985,49 @@ def commit_group_offsets(
     A simple (non-member) commit, as ``kafka-consumer-groups --reset-offsets`` does: the group is
     never joined, so this takes milliseconds, and Connect tooling (lag monitors, a Kafka Connect
     cluster taking over) sees the sink's progress. A real broker refuses it while the group has
-    active members. Consumers are cached per (servers, group, config); ``close_cached_clients``
-    releases them.
+    active members. Raises ``KafkaSourceError`` on a refusal or after ``timeout_s``. Consumers
+    are cached per (servers, group, config); ``close_cached_clients`` releases them.
     """
     if not offsets:
         return
     config = {str(k): str(v) for k, v in (client_config or {}).items()}
     key = (bootstrap, group_id, tuple(sorted(config.items())))
     with _CACHE_LOCK:
-        consumer = _COMMIT_CONSUMERS.get(key)
-        if consumer is None:
-            consumer = Consumer(
-                {
-                    "logger": _CLIENT_LOG,
-                    **config,
-                    "bootstrap.servers": bootstrap,
-                    "group.id": group_id,
-                    "enable.auto.commit": False,
-                    "socket.timeout.ms": int(timeout_s * 1000),
-                }
+        committer = _COMMITTERS.get(key)
+        if committer is None:
+            committer = _GroupCommitter(
+                {"logger": _CLIENT_LOG, **config, "bootstrap.servers": bootstrap, "group.id": group_id,
+                 "enable.auto.commit": False}
             )
-            _COMMIT_CONSUMERS[key] = consumer
+            _COMMITTERS[key] = committer
     wanted = [TopicPartition(t, int(p), int(o)) for (t, p), o in sorted(offsets.items())]
+    what = f"Kafka at {bootstrap}: committing offsets of {_names(offsets)} to group {group_id!r} failed"
     try:
-        answers = consumer.commit(offsets=wanted, asynchronous=False)
-    except KafkaException as exc:
+        err, answers = committer.commit(wanted, timeout_s)
+    except (KafkaException, TimeoutError) as exc:
         with _CACHE_LOCK:
-            _COMMIT_CONSUMERS.pop(key, None)
-        raise KafkaSourceError(
-            f"Kafka at {bootstrap}: committing offsets of {_names(offsets)} to group {group_id!r} failed: "
-            f"{_error_text(exc)}"
-        ) from exc
+            if _COMMITTERS.get(key) is committer:
+                del _COMMITTERS[key]
+        # closing waits for the coordinator too: do not hold up the caller for it
+        threading.Thread(target=committer.close, name="sparkcat-commit-close", daemon=True).start()
+        raise KafkaSourceError(f"{what}: {_error_text(exc)}") from exc
     failed = [a for a in answers or [] if a.error is not None]
+    if err is not None and not failed:
+        raise KafkaSourceError(f"{what}: {err.str()}")
     if failed:
-        raise KafkaSourceError(
-            f"Kafka at {bootstrap}: committing offsets to group {group_id!r} failed for "
-            + ", ".join(f"{a.topic}:{a.partition}: {a.error.str()}" for a in failed)
-        )
+        raise KafkaSourceError(f"{what}: " + ", ".join(f"{a.topic}:{a.partition}: {a.error.str()}" for a in failed))
 
 
 def close_cached_clients() -> None:
     """Close the cached consumers of this process (executor readers and group committers)."""
     with _CACHE_LOCK:
         readers = [c for pid, c in _CONSUMER_CACHE.values() if pid == os.getpid()]
-        committers = list(_COMMIT_CONSUMERS.values())
+        committers = list(_COMMITTERS.values())
         _CONSUMER_CACHE.clear()
-        _COMMIT_CONSUMERS.clear()
-    for consumer in readers + committers:
+        _COMMITTERS.clear()
+    for committer in committers:
+        committer.close()
+    for consumer in readers:
         try:
             consumer.close()
         except (KafkaException, RuntimeError):

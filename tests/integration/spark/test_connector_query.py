@@ -22,7 +22,6 @@ from sparkcat.spark.plan import BatchResult, QueryPlan
 from sparkcat.spark.queries import register_sources, start_query
 from sparkcat.storage.local.log import LocalLog
 from sparkcat.storage.offsets import OffsetStore
-from tests.spark_fixture import make_spark
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -32,11 +31,10 @@ WAIT_S = 120.0
 
 
 @pytest.fixture(scope="module")
-def spark():
-    """The shared local session with sparkcat's data sources registered (not stopped: others reuse it)."""
-    session = make_spark()
-    register_sources(session)
-    return session
+def spark(spark):
+    """conftest's shared local session, with sparkcat's data sources registered."""
+    register_sources(spark)
+    return spark
 
 
 # ---------------------------------------------------------------- helpers

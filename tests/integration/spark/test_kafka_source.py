@@ -42,8 +42,6 @@ from tests.broker import free_port
 
 
 def test_schema_ddl_struct_and_arrow_agree():
-    from pyspark.sql.types import _parse_datatype_string  # noqa: PLC2701 - the DDL parser Spark uses
-
     assert KafkaSource.SCHEMA == SCHEMA
     assert KafkaSource.name() == FORMAT == "sparkcat-kafka"
     assert [f.name for f in SCHEMA_STRUCT.fields] == ARROW_SCHEMA.names
@@ -69,7 +67,7 @@ def test_spread_budget_is_fair_and_never_exceeds():
         for budget in range(0, 60, 7):
             takes = spread_budget(available, budget)
             assert sum(takes) == min(budget, sum(available))
-            assert all(0 <= t <= a for t, a in zip(takes, available))
+            assert all(0 <= t <= a for t, a in zip(takes, available, strict=True))
 
 
 def test_plan_end_offsets_caps_each_task_and_starts_new_partitions_at_the_low_watermark():
@@ -472,10 +470,10 @@ def test_read_partition_reads_exactly_the_range(broker, unique_name):
 def test_end_offsets_despite_tansus_list_offsets(broker, unique_name):
     _create_topic(broker.bootstrap, unique_name, partitions=2)
     producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 50})
-    for i in range(500):
+    for _ in range(500):
         producer.produce(unique_name, value=b"x", partition=0)
     producer.flush(30)
-    for i in range(3):  # one more record batch of three records
+    for _ in range(3):  # one more record batch of three records
         producer.produce(unique_name, value=b"y", partition=0)
     producer.flush(30)
     consumer = Consumer(_consumer_config(broker.bootstrap, {}, {"group.id": f"g-{uuid.uuid4().hex}"}))
