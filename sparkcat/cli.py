@@ -22,10 +22,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from sparkcat.client.plan import CHANGED, CREATED, SpecPlan, plan_apply, plan_prune
+from sparkcat.client.plan import CHANGED, CREATED, UNCHANGED, SpecPlan, plan_apply, plan_prune
 from sparkcat.client.render import FORMATS, compact, last_line, render, table
 from sparkcat.client.rest import ApiError, RestClient, UnreachableError, resolve_url, worker_config_path
 from sparkcat.errors import ConfigError, SparkcatError
+from sparkcat.runtime.validation import SINK_PREFIX
 from sparkcat.specs import ConnectorSpec, load_file, load_specs, spec_files
 
 # -- shared helpers -------------------------------------------------------------------------------
@@ -243,7 +244,12 @@ def _apply(args: argparse.Namespace) -> int:
     plans = plan_apply({s.name: s.config for s in specs}, running)
     doomed = plan_prune([s.name for s in specs], running) if args.prune else []
     if args.dry_run:
-        _print_dry_run(plans, doomed, {s.name: s.initial_state for s in specs})
+        for spec, plan in zip(specs, plans):
+            print(_outcome(plan, spec.initial_state) + " (dry run)")
+            _print_changes(client, spec, plan)
+        for name in doomed:
+            print(f"{name}: would be deleted (not in the files)")
+        print("dry run: nothing was changed")
         return 0
     failures = sum(not _apply_one(client, spec, plan) for spec, plan in zip(specs, plans))
     failures += sum(not _delete_one(client, name) for name in doomed)
@@ -267,14 +273,24 @@ def _worker_state_dir(worker_config: str | None) -> str:
     return load_worker_config(worker_config_path(worker_config)).state_dir
 
 
-def _print_dry_run(plans: list[SpecPlan], doomed: list[str], initial: dict[str, str | None]) -> None:
-    for plan in plans:
-        print(_outcome(plan, initial.get(plan.name)) + " (dry run)")
-        for change in plan.changes:
-            print("  " + change.line())
-    for name in doomed:
-        print(f"{name}: would be deleted (not in the files)")
-    print("dry run: nothing was changed")
+def _print_changes(client: RestClient, spec: ConnectorSpec, plan: SpecPlan) -> None:
+    """The key-level diff, with values of the plugins' PASSWORD keys shown as ``[hidden]``."""
+    secrets = _secret_keys(client, spec.config) if plan.changes else set()
+    for change in plan.changes:
+        print("  " + change.line(change.key in secrets))
+
+
+def _secret_keys(client: RestClient, config: dict[str, str]) -> set[str]:
+    """PASSWORD-typed keys of the connector's plugin, and of its embedded sink (under ``sink.``)."""
+    keys: set[str] = set()
+    for prefix in ("", SINK_PREFIX):
+        plugin = config.get(prefix + "connector.class")
+        try:
+            definitions = client.plugin_config(plugin) if plugin else []
+        except ApiError:
+            continue  # an unknown plugin: the write reports it
+        keys |= {prefix + d["name"] for d in definitions if d.get("type") == "PASSWORD"}
+    return keys
 
 
 def _outcome(plan: SpecPlan, initial_state: str | None) -> str:
@@ -287,15 +303,14 @@ def _apply_one(client: RestClient, spec: ConnectorSpec, plan: SpecPlan) -> bool:
     try:
         if plan.outcome == CREATED and spec.initial_state:
             client.create(spec.name, spec.config, spec.initial_state)
-        elif plan.outcome != "unchanged":
+        elif plan.outcome != UNCHANGED:
             client.put_config(spec.name, spec.config)
     except ApiError as e:
         print(f"error: {spec.name}: {e.message}", file=sys.stderr)
         return False
     print(_outcome(plan, spec.initial_state))
     if plan.outcome == CHANGED:
-        for change in plan.changes:
-            print("  " + change.line())
+        _print_changes(client, spec, plan)
     return True
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 CREATED, UNCHANGED, CHANGED = "created", "unchanged", "changed"
+HIDDEN = "[hidden]"
 
 
 @dataclass(frozen=True)
@@ -27,11 +28,12 @@ class KeyChange:
     def sign(self) -> str:
         return "+" if self.old is None else "-" if self.new is None else "~"
 
-    def line(self) -> str:
-        """``+ key: new``, ``- key: old`` or ``~ key: old -> new``."""
+    def line(self, hidden: bool = False) -> str:
+        """``+ key: new``, ``- key: old`` or ``~ key: old -> new``; values ``[hidden]`` for a password."""
+        old, new = (HIDDEN, HIDDEN) if hidden else (self.old, self.new)
         if self.sign == "~":
-            return f"~ {self.key}: {self.old} -> {self.new}"
-        return f"{self.sign} {self.key}: {self.new if self.old is None else self.old}"
+            return f"~ {self.key}: {old} -> {new}"
+        return f"{self.sign} {self.key}: {new if self.old is None else old}"
 
 
 @dataclass(frozen=True)

@@ -145,6 +145,10 @@ class RestClient:
     def plugins(self) -> list[dict[str, Any]]:
         return self.request("GET", "/connector-plugins")
 
+    def plugin_config(self, plugin: str) -> list[dict[str, Any]]:
+        """``GET /connector-plugins/PLUGIN/config``: the plugin's key definitions (name, type, ...)."""
+        return self.request("GET", f"/connector-plugins/{_quote(plugin)}/config")
+
     def validate(self, plugin: str, config: dict[str, str]) -> dict[str, Any]:
         """``PUT /connector-plugins/PLUGIN/config/validate``: every error, per key."""
         return self.request("PUT", f"/connector-plugins/{_quote(plugin)}/config/validate", config)

@@ -154,6 +154,23 @@ def test_apply_dry_run_prints_the_diff_and_leaves_the_running_config_alone(cli, 
     assert names(http) == ["extra", "seq"]
 
 
+def test_apply_diffs_show_password_values_as_hidden(cli, http, specs, tmp_path):
+    def vault(password: str, **extra: Any) -> dict[str, Any]:
+        return {"connector.class": "tests.unit.rest.secret_connector:SecretSourceConnector",
+                "db.password": password, **extra,
+                "sink": {"connector.class": "file-sink", "file": str(tmp_path / "vault.jsonl")}}
+
+    write_spec(specs, "vault", vault("s3cret"), initial_state="STOPPED")
+    code, out, err = cli("apply", str(specs))
+    assert code == 0 and out == "vault: created, initial state STOPPED\n", err
+    write_spec(specs, "vault", vault("n3w", **{"db.port": 6543}))
+    for argv in (("apply", str(specs), "--dry-run"), ("apply", str(specs))):
+        code, out, _ = cli(*argv)
+        assert {"  ~ db.password: [hidden] -> [hidden]", "  + db.port: 6543"} <= set(out.splitlines())
+        assert "s3cret" not in out and "n3w" not in out
+    assert http.get("/connectors/vault/config").json()["db.password"] == "n3w"
+
+
 def test_apply_prune_deletes_exactly_the_connectors_absent_from_the_files(cli, http, specs, tmp_path):
     for name in ("keep", "old-a", "old-b"):
         config = {"connector.class": "increment", "increments": "1", "sink.connector.class": "file-sink",

@@ -54,3 +54,9 @@ def test_prune_deletes_exactly_the_running_connectors_no_spec_names():
 def test_prune_deletes_nothing_when_every_running_connector_is_specified():
     assert plan_prune(["a", "b", "extra"], ["a", "b"]) == []
     assert plan_prune([], []) == []
+
+
+def test_hidden_lines_never_show_a_password_value():
+    assert KeyChange("db.password", "old", "new").line(hidden=True) == "~ db.password: [hidden] -> [hidden]"
+    assert KeyChange("db.password", None, "s3cret").line(hidden=True) == "+ db.password: [hidden]"
+    assert KeyChange("db.password", "s3cret", None).line(hidden=True) == "- db.password: [hidden]"
