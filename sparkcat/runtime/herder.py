@@ -11,20 +11,23 @@ from __future__ import annotations
 
 import logging
 import queue
+import shutil
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-from sparkcat.errors import ConflictError, NotFoundError
+from sparkcat.errors import BadRequestError, ConflictError, NotFoundError
 from sparkcat.runtime.config_state import ClusterConfigState, TargetState
 from sparkcat.runtime.reconciler import Reconciler
 from sparkcat.runtime.status_reporter import StatusReporter
+from sparkcat.runtime.status_view import connector_type
 from sparkcat.runtime.validation import validate_connector_config
 from sparkcat.storage.config_log import ConfigStateBuilder
 from sparkcat.storage.factory import Stores
 from sparkcat.storage.log import LogRecord
+from sparkcat.storage.offsets import partition_key
 
 log = logging.getLogger("sparkcat.herder")
 
@@ -205,8 +208,7 @@ class Herder:
     # offsets in the offsets store; sink connectors' positions use Connect's shape
     # (partition {"kafka_topic", "kafka_partition"}, offset {"kafka_offset"}) in the same
     # store. Altering or resetting drops the query's checkpoint, so the next start reads
-    # its starting positions from the offsets store. Imports are local to keep this
-    # section self-contained.
+    # its starting positions from the offsets store.
 
     def connector_offsets(self, name: str) -> list[tuple[dict[str, Any], Any]]:
         """``(partition, offset)`` pairs of ``name``, as ``GET /connectors/NAME/offsets`` lists them.
@@ -214,8 +216,6 @@ class Herder:
         For a sink connector: positions its query committed while this driver ran, over
         the positions an offsets request stored (NotFoundError for an unknown connector).
         """
-        from sparkcat.storage.offsets import partition_key
-
         state = self._require(name)
         stored = self.stores.offsets.partitions(name)
         if not self._offsets_of_sink(state, name):
@@ -233,8 +233,6 @@ class Herder:
         (Connect's messages), NotFoundError when it does not exist. When the connector is
         resumed its query starts from these offsets.
         """
-        from sparkcat.errors import BadRequestError
-
         if not offsets:
             raise BadRequestError("Partitions / offsets need to be provided for an alter offsets request")
 
@@ -284,13 +282,9 @@ class Herder:
         self.stores.status.delete_topics(name)
 
     def _offsets_of_sink(self, state: ClusterConfigState, name: str) -> bool:
-        from sparkcat.runtime.status_view import connector_type
-
         return connector_type(state.connector_config(name) or {}) == "sink"
 
     def _stopped_for_offsets(self, name: str) -> ClusterConfigState:
-        from sparkcat.errors import BadRequestError
-
         state = self._require(name)
         if state.target_state(name) != TargetState.STOPPED:
             raise BadRequestError(
@@ -309,15 +303,11 @@ class Herder:
         return rt
 
     def _drop_checkpoint(self, name: str) -> None:
-        import shutil
-
-        shutil.rmtree(self.reconciler._checkpoint_dir(name), ignore_errors=True)
+        shutil.rmtree(self.reconciler.checkpoint_dir(name), ignore_errors=True)
 
     @staticmethod
     def _check_offset_fields(fields: dict[str, Any]) -> None:
         """Connect's ``OffsetUtils.validateFormat``: string keys and primitive values only."""
-        from sparkcat.errors import BadRequestError
-
         for key, value in fields.items():
             if value is not None and not isinstance(value, (str, int, float, bool)):
                 kind = "STRUCT" if isinstance(value, dict) else "ARRAY" if isinstance(value, list) else \
@@ -327,8 +317,6 @@ class Herder:
 
     @classmethod
     def _parse_source_offsets(cls, offsets: list[tuple[Any, Any]]) -> list[tuple[dict[str, Any], Any]]:
-        from sparkcat.errors import BadRequestError
-
         parsed = []
         for partition, offset in offsets:
             if not isinstance(partition, dict):
@@ -343,8 +331,6 @@ class Herder:
     @staticmethod
     def _parse_sink_offsets(offsets: list[tuple[Any, Any]]) -> list[tuple[dict[str, Any], Any]]:
         """Connect's ``SinkUtils.parseSinkConnectorOffsets``, with its messages."""
-        from sparkcat.errors import BadRequestError
-
         parsed = []
         for partition, offset in offsets:
             if partition is None:

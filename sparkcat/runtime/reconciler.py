@@ -201,7 +201,7 @@ class Reconciler:
         self._stop_query(rt)
         rt.stop_instance()
         self.reporter.remove(name)
-        shutil.rmtree(self._checkpoint_dir(name), ignore_errors=True)
+        shutil.rmtree(self.checkpoint_dir(name), ignore_errors=True)
 
     # ------------------------------------------------------------------ restarts and failures
 
@@ -264,7 +264,7 @@ class Reconciler:
 
     # ------------------------------------------------------------------ plans and batches
 
-    def _checkpoint_dir(self, name: str) -> str:
+    def checkpoint_dir(self, name: str) -> str:
         return str(Path(self.worker.state_dir).resolve() / "checkpoints" / name)
 
     def _plan(self, state: ClusterConfigState, rt: ConnectorRuntime) -> QueryPlan:
@@ -277,7 +277,7 @@ class Reconciler:
             task_class=class_path(rt.instance.task_class()),
             connector_config=dict(rt.config),
             task_configs=state.all_task_configs(rt.name),
-            checkpoint_dir=self._checkpoint_dir(rt.name),
+            checkpoint_dir=self.checkpoint_dir(rt.name),
             bootstrap_servers=self.worker.bootstrap_servers,
             kafka_config=dict(self.worker.kafka),
             offsets_store=offsets_store_spec(self.worker),
