@@ -181,12 +181,24 @@ def test_transforms_errors_and_override_prefixes_are_accepted(tmp_path, unique_n
             regex: (.*)
             replacement: copy-$1
         errors:
-          tolerance: all
+          log.enable: true
           some.future.setting: x
         producer.override:
           compression.type: lz4
     """)
     assert main(["validate", str(path)]) == 0, capsys.readouterr().err
+
+
+def test_features_not_supported_yet_are_refused_not_silently_ignored(tmp_path, unique_name, capsys):
+    path = _increment(tmp_path, unique_name, """
+        transforms: route
+        transforms.route.type: org.apache.kafka.connect.transforms.RegexRouter
+        errors.tolerance: all
+    """)
+    assert main(["validate", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "transforms: Single Message Transforms are not supported" in err
+    assert "errors.tolerance: errors.tolerance=all is not supported" in err
 
 
 def test_console_script_exit_codes(tmp_path, unique_name):
