@@ -29,6 +29,8 @@ BUILTINS: tuple[PluginInfo, ...] = (
     PluginInfo("sparkcat.connectors.file_sink:FileStreamSinkConnector",
                ("file-sink", "org.apache.kafka.connect.file.FileStreamSinkConnector",
                 "FileStreamSinkConnector", "FileStreamSink")),
+    PluginInfo("sparkcat.connectors.kafka_sink:KafkaSinkConnector",
+               ("kafka", "kafka-sink", "KafkaSinkConnector", "KafkaSink")),
 )
 
 

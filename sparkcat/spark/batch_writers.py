@@ -8,7 +8,15 @@ result row per task (``RESULT_SCHEMA``) that the handler collects and merges.
 - ``to_kafka``: a source connector's records to Kafka (the default, as in Connect).
 - ``to_sink_task``: a source connector's records straight into the sink named by
   its ``sink.*`` keys, skipping Kafka.
-- ``from_kafka_to_sink_task``: a sink connector's Kafka records into its tasks.
+- ``from_kafka_to_sink_task``: a sink connector's Kafka records into its tasks (``put``).
+- ``from_kafka_arrow_to_sink_task``: the same for sink tasks that implement ``put_arrow(batch)``
+  (the built-in ``kafka`` sink): the Kafka source's Arrow batches go to the task as they are, with
+  no ``SinkRecord`` per record; tallies are computed with Arrow compute functions.
+
+Sink tasks that define ``initialize(context)`` get a ``SinkTaskContext`` (the worker's Kafka)
+before ``start``, as Connect's ``SinkTask.initialize``. A sink task class with
+``wants_raw_bytes = True`` gets keys and values as the bytes in Kafka, whatever converters the
+connector config names.
 
 Sink tasks get ``sink_batch_id(...)``, not Spark's raw batch id: Spark restarts
 batch ids at 0 with a fresh checkpoint, and a sink that remembers the last batch
@@ -24,6 +32,7 @@ import logging
 import socket
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -32,12 +41,13 @@ from pyspark.sql.types import DataType
 
 from sparkcat.api.records import SinkRecord
 from sparkcat.plugins import load_class
-from sparkcat.spark.converters import converter_for
+from sparkcat.spark.converters import ByteArrayConverter, converter_for
 from sparkcat.spark.plan import TASK_FAILURE_MARK, BatchResult, QueryPlan, TaskBatchResult, task_failure_message
 from sparkcat.storage.offsets import partition_key
 
 __all__ = ["Handler", "RESULT_SCHEMA", "handler_for", "to_kafka", "to_sink_task", "from_kafka_to_sink_task",
-           "sink_batch_id", "worker_id", "producer_config", "_PRODUCER_CACHE"]
+           "from_kafka_arrow_to_sink_task", "uses_arrow_path", "SinkTaskContext", "sink_batch_id", "worker_id",
+           "producer_config", "_PRODUCER_CACHE"]
 
 log = logging.getLogger(__name__)
 _CLIENT_LOG = logging.getLogger("sparkcat.spark.kafka.client")  # librdkafka's own messages, served by poll()
@@ -163,7 +173,11 @@ def _lz4_available() -> bool:
 
 def producer_config(plan: QueryPlan) -> dict[str, str]:
     """Producer settings: sparkcat defaults < worker kafka settings (``producer.*`` unprefixed) < ``producer.override.*``."""
-    conf = {"enable.idempotence": "true", "linger.ms": "5", "acks": "all", "message.timeout.ms": "120000"}
+    # Every micro-batch ends with flush(), which sends at once what lingers, so linger.ms only sets how
+    # full batches get while a micro-batch is being produced, never how late its end is.
+    conf = {"enable.idempotence": "true", "linger.ms": "50", "acks": "all", "message.timeout.ms": "120000",
+            "batch.size": "1000000", "queue.buffering.max.messages": "1000000",
+            "queue.buffering.max.kbytes": "1048576"}
     if _lz4_available():
         conf["compression.type"] = "lz4"
     for key, value in plan.kafka_config.items():
@@ -183,7 +197,9 @@ def _producer(conf: dict[str, str]) -> Any:
     key = (conf["bootstrap.servers"], tuple(sorted(conf.items())))
     producer = _PRODUCER_CACHE.get(key)
     if producer is None:
-        producer = _PRODUCER_CACHE[key] = Producer({**conf, "logger": _CLIENT_LOG})
+        # Delivery callbacks for failures only: a Python call per delivered record costs as much as producing it.
+        producer = _PRODUCER_CACHE[key] = Producer({**conf, "logger": _CLIENT_LOG,
+                                                    "delivery.report.only.error": True})
     return producer
 
 
@@ -225,7 +241,7 @@ def _produce(producer: Any, topic: str, key: bytes | None, value: bytes | None, 
 
 def _produce_rows(producer: Any, cols: dict[str, list[Any]], convs: tuple[Any, Any], value_type: DataType,
                   deliveries: _Deliveries, tallies: _Tallies) -> None:
-    """Queue the rows of one Arrow batch (as columns) and count them per task."""
+    """Queue the rows of one Arrow batch (as columns) and count them per task (the general path)."""
     key_conv, value_conv = convs
     for i, task in enumerate(cols["_task"]):
         tally = tallies.of(task)
@@ -241,6 +257,135 @@ def _produce_rows(producer: Any, cols: dict[str, list[Any]], convs: tuple[Any, A
         raise RuntimeError(f"delivery to Kafka failed: {deliveries.error}")
 
 
+# ---- vectorised serialisation: whole Arrow columns to Kafka bytes, byte for byte what the converters write
+
+_JSON_STRING_NEEDS_ESCAPE = r'["\\\x00-\x1f]'
+_INTEGER_TYPES = ("ByteType", "ShortType", "IntegerType", "LongType")
+
+
+def _json_field_texts(column: Any, spark_type: DataType) -> Any | None:
+    """JSON texts of a primitive column as an Arrow string array (nulls as ``null``), or None if unsupported."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    kind = type(spark_type).__name__
+    if kind in _INTEGER_TYPES or kind == "BooleanType":
+        texts = pc.cast(column, pa.string())  # decimal digits, "true"/"false": what json.dumps writes
+    elif kind == "StringType":
+        if len(column) and pc.any(pc.match_substring_regex(column, _JSON_STRING_NEEDS_ESCAPE)).as_py():
+            return None  # escaping needed somewhere: leave it to the json module
+        texts = pc.binary_join_element_wise('"', column, '"', "")
+    else:
+        return None
+    return pc.fill_null(texts, "null")
+
+
+def _flat_json_values(column: Any, value_type: DataType, conv: Any) -> list[Any] | None:
+    """JsonConverter bytes of a struct column with primitive fields, built column-wise; None if not applicable."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyspark.sql.types import StructType
+
+    from sparkcat.spark.converters import JsonConverter
+    if type(conv) is not JsonConverter or not isinstance(value_type, StructType) or not value_type.fields:
+        return None
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    pieces: list[Any] = []
+    for i, f in enumerate(value_type.fields):
+        texts = _json_field_texts(pc.struct_field(column, [i]), f.dataType)
+        if texts is None:
+            return None
+        pieces += [("{" if i == 0 else ",") + json.dumps(f.name, ensure_ascii=False) + ":", texts]
+    pieces.append("}")
+    joined = pc.binary_join_element_wise(*pieces, "")
+    if conv.schemas_enable:
+        conv._prepare(value_type)
+        joined = pc.binary_join_element_wise('{"schema":' + conv._schema_text + ',"payload":', joined, "}", "")
+    if column.null_count:
+        joined = pc.if_else(pc.is_valid(column), joined, pa.scalar(None, pa.string()))
+    return pc.cast(joined, pa.binary()).to_pylist()
+
+
+def _column_bytes(column: Any, spark_type: DataType | None, conv: Any, json_keys: bool = False) -> list[Any]:
+    """A column's values as Kafka bytes through ``conv`` (None stays None), vectorised where it can be.
+
+    ``json_keys``: the column holds keys as JSON text (the connector source's ``key`` column).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from sparkcat.spark.converters import ByteArrayConverter, StringConverter
+    n = len(column)
+    if column.null_count == n:
+        return [None] * n
+    kind = type(spark_type).__name__ if spark_type is not None else None
+    if not json_keys:
+        fast = _flat_json_values(column, spark_type, conv)
+        if fast is not None:
+            return fast
+        if kind == "StringType" and type(conv) is StringConverter and conv.encoding.lower().replace("_", "-") \
+                in ("utf-8", "utf8"):
+            return pc.cast(column, pa.binary()).to_pylist()
+        if kind == "BinaryType" and type(conv) in (ByteArrayConverter, StringConverter):
+            return column.to_pylist()
+        return [conv.to_bytes(v, spark_type) for v in column.to_pylist(maps_as_pydicts="lossy")]
+    loads, to_bytes = json.loads, conv.to_bytes
+    return [None if k is None else to_bytes(loads(k), None) for k in column.to_pylist()]
+
+
+def _produce_arrow_rows(producer: Any, batch: Any, convs: tuple[Any, Any], value_type: DataType,
+                        deliveries: _Deliveries, tallies: _Tallies) -> None:
+    """Queue one Arrow batch of connector-source rows: columns converted whole, one ``produce`` per row.
+
+    Same records, keys, values and tallies as ``_produce_rows``, without a Python dict per row.
+    """
+    import pyarrow.compute as pc
+    n = batch.num_rows
+    if n == 0:
+        return
+    col = batch.column
+    index = batch.schema.get_field_index
+    task_col = col(index("_task"))
+    tasks = task_col.to_pylist()
+    first_task = tasks[0]
+    tallies.of(first_task)
+    topics_col = col(index("topic"))
+    if topics_col.null_count or pc.any(pc.equal(pc.utf8_length(topics_col), 0)).as_py():
+        raise ValueError("a record without a topic cannot be written to Kafka")
+    key_conv, value_conv = convs
+    values = _column_bytes(col(index("value")), value_type, value_conv)
+    keys = _column_bytes(col(index("key")), None, key_conv, json_keys=True)
+    stamps = pc.fill_null(col(index("timestamp_ms")), 0).to_pylist()  # 0: the producer's "now"
+    single_topic = pc.count_distinct(topics_col).as_py() == 1
+    topics = None if single_topic else topics_col.to_pylist()
+    topic = topics_col[0].as_py()
+    produce, on_delivery = producer.produce, deliveries
+    i = 0
+    while i < n:
+        try:
+            if topics is None:
+                for i in range(i, n):
+                    produce(topic, values[i], keys[i], on_delivery=on_delivery, timestamp=stamps[i])
+            else:
+                for i in range(i, n):
+                    produce(topics[i], values[i], keys[i], on_delivery=on_delivery, timestamp=stamps[i])
+            i = n
+        except BufferError:
+            producer.poll(0.05)
+    partitions, offsets = col(index("_partition")).to_pylist(), col(index("_offset")).to_pylist()
+    if tasks.count(first_task) == n:
+        tally = tallies.of(first_task)
+        tally.records += n
+        for pkey, offset in dict(zip(partitions, offsets)).items():  # the last offset of each source partition
+            tally.offsets[pkey] = (pkey, offset)
+    else:
+        for task, pkey, offset in zip(tasks, partitions, offsets):
+            tallies.of(task).add(pkey, pkey, offset)
+    producer.poll(0)
+    if deliveries.error is not None:
+        raise RuntimeError(f"delivery to Kafka failed: {deliveries.error}")
+
+
 def _produce_partition(plan: QueryPlan, conf: dict[str, str], value_type: DataType,
                        batches: Iterator[Any]) -> Iterator[Any]:
     """Executor: produce every row of one Spark partition to Kafka, flush, report per task."""
@@ -250,7 +395,7 @@ def _produce_partition(plan: QueryPlan, conf: dict[str, str], value_type: DataTy
     try:
         for batch in batches:
             producer = producer or _producer(conf)
-            _produce_rows(producer, _columns(batch), convs, value_type, deliveries, tallies)
+            _produce_arrow_rows(producer, batch, convs, value_type, deliveries, tallies)
         if producer is not None:
             producer.flush()
             if deliveries.error is not None:
@@ -282,11 +427,32 @@ def to_kafka(plan: QueryPlan) -> Handler:
 # ---------------------------------------------------------------- sink tasks
 
 
+@dataclass(frozen=True)
+class SinkTaskContext:
+    """What a sink task may learn about its worker (Connect's ``SinkTaskContext``), via ``initialize``.
+
+    ``bootstrap_servers`` and ``kafka_config`` (the worker's ``kafka.*`` settings, prefixes such as
+    ``producer.`` kept) describe the Kafka cluster the connector's records come from.
+    """
+
+    connector: str
+    task_id: int
+    bootstrap_servers: str = ""
+    kafka_config: dict[str, str] = field(default_factory=dict)
+
+
+def _context_factory(plan: QueryPlan) -> Callable[[int], SinkTaskContext]:
+    servers, kafka = plan.bootstrap_servers, dict(plan.kafka_config)
+    return lambda task_id: SinkTaskContext(plan.connector, task_id, servers, kafka)
+
+
 class _SinkTasks:
     """The sink tasks one Spark partition drives in one micro-batch, started on their first record."""
 
-    def __init__(self, connector: str, task_class: str, configs: list[dict[str, str]], batch_id: int) -> None:
+    def __init__(self, connector: str, task_class: str, configs: list[dict[str, str]], batch_id: int,
+                 context_of: Callable[[int], SinkTaskContext] | None = None) -> None:
         self.connector, self.task_class, self.configs, self.batch_id = connector, task_class, configs, batch_id
+        self.context_of = context_of
         self.tasks: dict[int, Any] = {}
         self.active: dict[int, bool] = {}
         self.blame: dict[int, int] = {}  # sink task -> the (source) task whose rows it took first
@@ -301,9 +467,22 @@ class _SinkTasks:
         except Exception as e:
             _raise_task_error(self.connector, blame, e)
 
+    def put_arrow(self, sink_id: int, blame: int, batch: Any) -> None:
+        """As ``put``, with one Arrow batch of Kafka source rows for a task implementing ``put_arrow``."""
+        try:
+            if sink_id not in self.tasks:
+                self._start(sink_id, blame)
+            if self.active[sink_id]:
+                self.tasks[sink_id].put_arrow(batch)
+        except Exception as e:
+            _raise_task_error(self.connector, blame, e)
+
     def _start(self, sink_id: int, blame: int) -> None:
         self.blame[sink_id] = blame
         task = load_class(self.task_class)()
+        initialize = getattr(task, "initialize", None)
+        if initialize is not None and self.context_of is not None:
+            initialize(self.context_of(sink_id))
         task.start(self.configs[sink_id])
         self.tasks[sink_id] = task
         self.active[sink_id] = False  # until begin_batch says otherwise
@@ -370,6 +549,7 @@ def to_sink_task(plan: QueryPlan) -> Handler:
         raise ValueError(f"connector {plan.connector} names a sink but the plan has no sink task configs")
     n_sink, n_source = len(plan.sink_task_configs), len(plan.task_configs)
     created: list[int | None] = []
+    contexts = _context_factory(plan)
 
     def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
         started = time.monotonic()
@@ -381,7 +561,8 @@ def to_sink_task(plan: QueryPlan) -> Handler:
             df = batch_df.repartition(n_sink, F.pmod(F.col("_task"), F.lit(n_sink)))
 
         def write(batches: Iterator[Any]) -> Iterator[Any]:
-            sinks = _SinkTasks(plan.connector, str(plan.sink_task_class), plan.sink_task_configs, sink_batch)
+            sinks = _SinkTasks(plan.connector, str(plan.sink_task_class), plan.sink_task_configs, sink_batch,
+                               contexts)
             return _drive_sinks(plan.connector, sinks, batches, _source_records(plan.connector),
                                 lambda task: task % n_sink, decode=True)
 
@@ -391,9 +572,15 @@ def to_sink_task(plan: QueryPlan) -> Handler:
     return handler
 
 
-def _kafka_records(config: dict[str, str]) -> RecordsOf:
-    """SinkRecords from the Kafka source's rows, key and value through the connector's converters."""
-    key_conv, value_conv = converter_for(config, True), converter_for(config, False)
+def _kafka_records(config: dict[str, str], raw: bool = False) -> RecordsOf:
+    """SinkRecords from the Kafka source's rows, key and value through the connector's converters.
+
+    ``raw``: keys and values stay the bytes they are in Kafka (ByteArrayConverter), whatever the config says.
+    """
+    if raw:
+        key_conv, value_conv = ByteArrayConverter(), ByteArrayConverter()
+    else:
+        key_conv, value_conv = converter_for(config, True), converter_for(config, False)
 
     def records_of(cols: dict[str, list[Any]], tallies: _Tallies) -> dict[int, list[SinkRecord]]:
         groups: dict[int, list[SinkRecord]] = {}
@@ -411,6 +598,11 @@ def _kafka_records(config: dict[str, str]) -> RecordsOf:
 def from_kafka_to_sink_task(plan: QueryPlan) -> Handler:
     """Handler for sink connectors: rows of the Kafka source (one Spark partition per task) into SinkTasks."""
     created: list[int | None] = []
+    contexts = _context_factory(plan)
+    try:
+        raw = bool(getattr(load_class(plan.task_class), "wants_raw_bytes", False))
+    except Exception:  # an unloadable task class fails on the executors, blamed on its task
+        raw = False
 
     def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
         started = time.monotonic()
@@ -419,9 +611,94 @@ def from_kafka_to_sink_task(plan: QueryPlan) -> Handler:
         sink_batch = sink_batch_id(created[0], batch_id)
 
         def write(batches: Iterator[Any]) -> Iterator[Any]:
-            sinks = _SinkTasks(plan.connector, plan.task_class, plan.task_configs, sink_batch)
-            return _drive_sinks(plan.connector, sinks, batches, _kafka_records(plan.connector_config),
+            sinks = _SinkTasks(plan.connector, plan.task_class, plan.task_configs, sink_batch, contexts)
+            return _drive_sinks(plan.connector, sinks, batches, _kafka_records(plan.connector_config, raw),
                                 lambda task: task, decode=False)
+
+        rows = batch_df.mapInArrow(write, RESULT_SCHEMA).collect()
+        return _batch_result(plan.connector, batch_id, rows, started)
+
+    return handler
+
+
+# ---------------------------------------------------------------- Arrow fast path for sink tasks
+
+
+def uses_arrow_path(plan: QueryPlan) -> bool:
+    """Whether a sink connector's task takes the Kafka source's Arrow batches (``put_arrow``)."""
+    if plan.connector_type != "sink":
+        return False
+    try:
+        return callable(getattr(load_class(plan.task_class), "put_arrow", None))
+    except Exception:  # an unloadable task class fails in the put() path with its own error
+        return False
+
+
+def _tally_arrow(tallies: _Tallies, task: int, batch: Any) -> None:
+    """Count a batch's rows for ``task`` and keep the next offset of each (topic, partition) it holds.
+
+    A handful of vector operations per batch (a task owns few partitions), no per-row Python.
+    """
+    import pyarrow.compute as pc
+    tally = tallies.of(task)
+    tally.records += batch.num_rows
+    topics = batch.column(batch.schema.get_field_index("topic"))
+    parts = batch.column(batch.schema.get_field_index("partition"))
+    offsets = batch.column(batch.schema.get_field_index("offset"))
+    for topic in pc.unique(topics).to_pylist():
+        in_topic = None if topics.null_count == 0 and len(topics) and pc.all(pc.equal(topics, topic)).as_py() \
+            else pc.equal(topics, topic)
+        t_parts = parts if in_topic is None else pc.filter(parts, in_topic)
+        t_offsets = offsets if in_topic is None else pc.filter(offsets, in_topic)
+        for kp in pc.unique(t_parts).to_pylist():
+            last = pc.max(pc.filter(t_offsets, pc.equal(t_parts, kp))).as_py()
+            key = f"{topic}:{kp}"
+            previous = tally.offsets.get(key)
+            if previous is None or previous[1]["kafka_offset"] < last + 1:
+                tally.offsets[key] = ({"kafka_topic": topic, "kafka_partition": kp}, {"kafka_offset": last + 1})
+
+
+def _drive_arrow_sinks(connector: str, sinks: _SinkTasks, batches: Iterator[Any]) -> Iterator[Any]:
+    """Executor: hand each Arrow batch (split by ``_task`` if it mixes tasks) to its task's ``put_arrow``."""
+    import pyarrow.compute as pc
+    tallies = _Tallies()
+    try:
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            task_col = batch.column(batch.schema.get_field_index("_task"))
+            first, last = task_col[0].as_py(), task_col[-1].as_py()
+            if first == last and pc.all(pc.equal(task_col, first)).as_py():
+                parts = [(first, batch)]
+            else:
+                parts = [(t, batch.filter(pc.equal(task_col, t))) for t in pc.unique(task_col).to_pylist()]
+            for task, part in parts:
+                tallies.of(task)
+                sinks.put_arrow(task, task, part)
+                _tally_arrow(tallies, task, part)
+        sinks.flush()
+    except Exception as e:
+        _raise_task_error(connector, tallies.current, e)
+    finally:
+        sinks.stop()
+    if tallies:
+        yield _result_batch(tallies)
+
+
+def from_kafka_arrow_to_sink_task(plan: QueryPlan) -> Handler:
+    """Handler for sink connectors whose task implements ``put_arrow``: Arrow batches, no SinkRecords."""
+    created: list[int | None] = []
+    contexts = _context_factory(plan)
+
+    def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
+        started = time.monotonic()
+        if not created:
+            created.append(_checkpoint_created_ms(batch_df.sparkSession, plan.checkpoint_dir))
+        sink_batch = sink_batch_id(created[0], batch_id)
+
+        def write(batches: Iterator[Any]) -> Iterator[Any]:
+            sinks = _SinkTasks(plan.connector, plan.task_class, plan.task_configs, sink_batch, contexts)
+            return _drive_arrow_sinks(plan.connector, sinks, batches)
 
         rows = batch_df.mapInArrow(write, RESULT_SCHEMA).collect()
         return _batch_result(plan.connector, batch_id, rows, started)
@@ -432,6 +709,8 @@ def from_kafka_to_sink_task(plan: QueryPlan) -> Handler:
 def handler_for(plan: QueryPlan) -> Handler:
     """The handler a plan needs: Kafka sink connector, source with a ``sink.*`` sink, or source to Kafka."""
     if plan.connector_type == "sink":
+        if uses_arrow_path(plan):
+            return from_kafka_arrow_to_sink_task(plan)
         return from_kafka_to_sink_task(plan)
     if plan.sink_class:
         return to_sink_task(plan)

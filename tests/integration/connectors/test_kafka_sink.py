@@ -1,0 +1,189 @@
+"""The ``kafka`` sink connector on a real broker and Spark, through a Driver with Kafka stores.
+
+Every test runs twice: through the runtime's Arrow fast path (``put_arrow``) and through the plain
+SinkTask ``put(records)`` path, which must copy exactly the same records.
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Producer
+
+from sparkcat.bootstrap import Driver
+from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.spark.batch_writers import uses_arrow_path
+from sparkcat.spark.plan import QueryPlan
+from tests.broker import TansuBroker
+from tests.kafka_helpers import create_topic, read_topic, wait_until
+
+pytestmark = pytest.mark.integration
+
+FAST = "kafka"
+PUT_ONLY = "tests.integration.connectors.put_only_kafka_sink:PutOnlyKafkaSinkConnector"
+PATHS = pytest.mark.parametrize("connector_class", [FAST, PUT_ONLY], ids=["arrow-path", "put-path"])
+TS0 = 1_700_000_000_000
+
+
+def kafka_worker(broker, tmp_path: Path, name: str) -> WorkerConfig:
+    return WorkerConfig(state_dir=str(tmp_path / "state"), bootstrap_servers=broker.bootstrap,
+                        config_topic=f"{name}-configs", offset_topic=f"{name}-offsets",
+                        status_topic=f"{name}-status")
+
+
+def start_driver(spark, worker: WorkerConfig) -> Driver:
+    driver = Driver(spark, worker, rest=False, watch_pipelines=False)
+    driver.start()
+    return driver
+
+
+def status_of(driver: Driver, name: str) -> dict:
+    from sparkcat.runtime.status_view import connector_status
+    return connector_status(name, driver.herder.snapshot(), driver.stores.status)
+
+
+def produce_records(bootstrap: str, topic: str, partitions: int, count: int, start: int = 0) -> list[tuple]:
+    """``count`` records spread over ``partitions`` with keys (some null), values (some tombstones), timestamps."""
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    sent = []
+    for i in range(start, start + count):
+        part = i % partitions
+        key = None if i % 11 == 0 else f"key-{i % 37}".encode()
+        value = None if i % 13 == 0 else bytes([i % 256]) * (i % 50) + f"|value-{i}".encode()
+        p.produce(topic, value=value, key=key, partition=part, timestamp=TS0 + i)
+        sent.append((part, key, value, TS0 + i))
+    assert p.flush(30) == 0
+    return sent
+
+
+def by_partition(records) -> dict[int, list[tuple]]:
+    """(partition, key, value, timestamp) records as {partition: [(key, value, timestamp), ...]} in order."""
+    out: dict[int, list[tuple]] = collections.defaultdict(list)
+    for part, key, value, ts in records:
+        out[part].append((key, value, ts))
+    return dict(out)
+
+
+def read_with_ts(bootstrap: str, topic: str) -> list[tuple]:
+    """Every record of ``topic`` as (partition, key, value, timestamp), in offset order per partition."""
+    from confluent_kafka import Consumer, KafkaError, TopicPartition
+    import uuid
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"t-{uuid.uuid4().hex}", "enable.partition.eof": True,
+                  "enable.auto.commit": False})
+    try:
+        md = c.list_topics(topic, timeout=10).topics[topic]
+        c.assign([TopicPartition(topic, p, 0) for p in md.partitions])
+        pending, out = set(md.partitions), []
+        deadline = time.monotonic() + 30
+        while pending and time.monotonic() < deadline:
+            msg = c.poll(0.5)
+            if msg is None:
+                continue
+            if msg.error():
+                if msg.error().code() == KafkaError._PARTITION_EOF:
+                    pending.discard(msg.partition())
+                    continue
+                raise RuntimeError(str(msg.error()))
+            out.append((msg.partition(), msg.offset(), msg.key(), msg.value(), msg.timestamp()[1]))
+        out.sort(key=lambda r: (r[0], r[1]))
+        return [(p, k, v, ts) for p, _o, k, v, ts in out]
+    finally:
+        c.close()
+
+
+def count_of(bootstrap: str, topic: str) -> int:
+    return len(read_topic(bootstrap, topic))
+
+
+@PATHS
+def test_copy_keeps_keys_values_timestamps_and_partitions_without_loss(spark, broker, tmp_path, unique_name,
+                                                                       connector_class):
+    src = f"{unique_name}-orders"
+    create_topic(broker.bootstrap, src, partitions=3)
+    sent = produce_records(broker.bootstrap, src, 3, 1500)
+    driver = start_driver(spark, kafka_worker(broker, tmp_path, unique_name))
+    try:
+        driver.herder.put_connector_config("copy", {
+            "connector.class": connector_class, "topics": src, "tasks.max": "2",
+            "trigger.interval.ms": "300", "batch.max.records": "400"})
+        target = f"{src}.copy"
+        wait_until(lambda: count_of(broker.bootstrap, target) >= len(sent), timeout_s=120, message="first copy")
+        # Records arriving while the query runs are copied too, in later micro-batches.
+        sent += produce_records(broker.bootstrap, src, 3, 700, start=1500)
+        wait_until(lambda: count_of(broker.bootstrap, target) >= len(sent), timeout_s=120, message="second copy")
+        status = status_of(driver, "copy")
+        assert status["connector"]["state"] == "RUNNING"
+        assert [t["state"] for t in status["tasks"]] == ["RUNNING", "RUNNING"]
+        time.sleep(1.0)  # a further batch would show duplicates
+    finally:
+        driver.stop()
+    copied = read_with_ts(broker.bootstrap, target)
+    assert len(copied) == len(sent)  # no loss, no duplicates
+    assert by_partition(copied) == by_partition(sent)  # same partition, same order, same bytes and timestamps
+    offsets = {(p["kafka_topic"], p["kafka_partition"]): o["kafka_offset"]
+               for p, o in driver.stores.offsets.partitions("copy")}
+    assert offsets == {(src, p): len(by_partition(sent)[p]) for p in range(3)}
+
+
+@PATHS
+def test_regex_subscription_target_with_fewer_partitions_and_other_cluster(spark, broker, tmp_path, unique_name,
+                                                                           connector_class):
+    """topics.regex over two topics, a format without .copy, a target cluster of its own with a 1-partition topic."""
+    a, b = f"{unique_name}-a", f"{unique_name}-b"
+    create_topic(broker.bootstrap, a, partitions=2)
+    create_topic(broker.bootstrap, b, partitions=4)
+    sent_a = produce_records(broker.bootstrap, a, 2, 300)
+    sent_b = produce_records(broker.bootstrap, b, 4, 500)
+    with TansuBroker(log_dir=tmp_path) as target_broker:
+        create_topic(target_broker.bootstrap, f"mirror.{b}", partitions=1)  # fewer partitions than the source
+        driver = start_driver(spark, kafka_worker(broker, tmp_path, unique_name))
+        try:
+            driver.herder.put_connector_config("mirror", {
+                "connector.class": connector_class, "topics.regex": f"{unique_name}-[ab]", "tasks.max": "3",
+                "target.topic.format": "mirror.${topic}", "target.bootstrap.servers": target_broker.bootstrap,
+                "trigger.interval.ms": "300"})
+            wait_until(lambda: count_of(target_broker.bootstrap, f"mirror.{a}") >= 300
+                       and count_of(target_broker.bootstrap, f"mirror.{b}") >= 500,
+                       timeout_s=120, message="both topics mirrored")
+            time.sleep(1.0)
+        finally:
+            driver.stop()
+        copied_a = read_with_ts(target_broker.bootstrap, f"mirror.{a}")
+        copied_b = read_with_ts(target_broker.bootstrap, f"mirror.{b}")
+    assert by_partition(copied_a) == by_partition(sent_a)  # created by the sink with the source's 2 partitions
+    assert len(copied_b) == len(sent_b)
+    assert {p for p, *_ in copied_b} == {0}
+    # All of b landed in partition 0; each source partition's records keep their order within it.
+    for part in range(4):
+        ours = [(k, v, ts) for k, v, ts in by_partition(copied_b)[0] if (ts - TS0) % 4 == part]
+        assert ours == by_partition(sent_b)[part]
+    assert count_of(broker.bootstrap, f"mirror.{a}") == 0  # nothing went to the source cluster
+
+
+def test_a_target_inside_the_subscription_fails_the_task_with_a_clear_trace(spark, broker, tmp_path, unique_name):
+    src = f"{unique_name}-loop"
+    create_topic(broker.bootstrap, src, partitions=1)
+    produce_records(broker.bootstrap, src, 1, 10)
+    driver = start_driver(spark, kafka_worker(broker, tmp_path, unique_name))
+    try:
+        driver.herder.put_connector_config("loop", {
+            "connector.class": "kafka-sink", "topics.regex": f"{unique_name}-loop.*", "trigger.interval.ms": "300"})
+        wait_until(lambda: [t["state"] for t in status_of(driver, "loop")["tasks"]] == ["FAILED"],
+                   timeout_s=90, message="task FAILED")
+        assert "would feed itself" in status_of(driver, "loop")["tasks"][0]["trace"]
+    finally:
+        driver.stop()
+    assert count_of(broker.bootstrap, f"{src}.copy") == 0
+
+
+def test_the_kafka_sink_takes_the_arrow_path_and_others_do_not():
+    def plan(task_class: str, kind: str = "sink") -> QueryPlan:
+        return QueryPlan("c", kind, "x:Y", task_class, {}, [{}], "/tmp/none")
+
+    assert uses_arrow_path(plan("sparkcat.connectors.kafka_sink:KafkaSinkTask"))
+    assert not uses_arrow_path(plan("tests.integration.connectors.put_only_kafka_sink:PutOnlyKafkaSinkTask"))
+    assert not uses_arrow_path(plan("sparkcat.connectors.file_sink:FileStreamSinkTask"))
+    assert not uses_arrow_path(plan("sparkcat.connectors.kafka_sink:KafkaSinkTask", kind="source"))
