@@ -375,6 +375,7 @@ class KafkaSinkTask(SinkTask):
         self._create = True
         self._replication = -1
         self._targets: dict[str, tuple[str, int]] = {}
+        self._unflushed = False
 
     def version(self) -> str:
         return __version__
@@ -398,6 +399,7 @@ class KafkaSinkTask(SinkTask):
         self._create = bool(parsed[TARGET_TOPIC_CREATE_CONFIG])
         self._replication = int(parsed[TARGET_REPLICATION_CONFIG])
         self._targets = {}
+        self._unflushed = False
         self._cached = _cached_producer(self._conf)
         self._cached.errors.reset()
 
@@ -421,6 +423,7 @@ class KafkaSinkTask(SinkTask):
         """Queue each record (key and value must be bytes, or None) for its target topic."""
         cached = self._require()
         producer = cached.producer
+        self._unflushed = True
         try:
             for r in records:
                 target, count = self._target(r.topic)
@@ -439,6 +442,7 @@ class KafkaSinkTask(SinkTask):
         import pyarrow.compute as pc
         cached = self._require()
         producer = cached.producer
+        self._unflushed = True
         try:
             if batch.num_rows == 0:
                 return
@@ -504,12 +508,16 @@ class KafkaSinkTask(SinkTask):
             if remaining:
                 raise ConnectorError(f"{remaining} record(s) not delivered to {self._conf['bootstrap.servers']} "
                                      f"within {timeout_s:g}s")
+            self._unflushed = False
         except Exception:
             self._fail()
             raise
 
     def stop(self) -> None:
-        """The producer stays cached for the next micro-batch of this process (flush already emptied it)."""
+        """Keep the producer for the next micro-batch of this process; after records that were never
+        flushed (the batch failed elsewhere) drop it with them, so a replay does not follow stale copies."""
+        if self._unflushed and self._cached is not None:
+            self._fail()
         self._cached = None
 
     # ---- helpers
