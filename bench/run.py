@@ -50,7 +50,7 @@ REPO = Path(__file__).resolve().parent.parent
 BENCH = REPO / "bench"
 CLIENTS = BENCH / "clients.py"
 SCENARIOS = ("copy", "source", "apply", "e2e", "scale")
-# The built-in kafka sink without its put_arrow fast path (a test helper), to show what the fast path buys.
+# The built-in kafka sink without its direct path (a test helper that hides put_messages), to show what it buys.
 PUT_ONLY_SINK = "tests.integration.connectors.put_only_kafka_sink:PutOnlyKafkaSinkConnector"
 log = logging.getLogger("bench")
 
@@ -335,11 +335,19 @@ class Bench:
         return None if rt is None or rt.query is None else rt.query.query
 
     def progress(self, name: str) -> list[dict]:
+        """The query's recent progress; ``records`` counts records (the direct sink path's rows are tasks:
+        its observed metric ``sparkcat.records`` has the records)."""
         q = self.query(name)
         if q is None:
             return []
         try:
-            return list(q.recentProgress)
+            out = []
+            for p in q.recentProgress:
+                observed = p.observedMetrics or {}
+                records = observed["sparkcat"]["records"] if "sparkcat" in observed else p.numInputRows
+                out.append({"timestamp": p.timestamp, "durationMs": dict(p.durationMs), "records": int(records),
+                            "numInputRows": p.numInputRows})
+            return out
         except Exception:
             return []
 
@@ -418,7 +426,7 @@ class Bench:
             put = self._sparkcat_copy(src, n, "put", connector_class=PUT_ONLY_SINK)
             self.figures["copy_put_path_records_per_s"] = stats([put["records_per_s"]], "records/s",
                                                                 "the same through SinkTask.put(SinkRecords) "
-                                                                "instead of the Arrow fast path")
+                                                                "instead of the direct path")
         if not self.quick and self.args.copy_tasks != 4:
             four = self._sparkcat_copy(src, n, "t4", tasks=4)
             self.figures["copy_tasks4_records_per_s"] = stats([four["records_per_s"]], "records/s",
@@ -440,14 +448,14 @@ class Bench:
         self.figures["read_ceiling_records_per_s"] = stats(ceilings, "records/s",
                                                            "consume only, no produce: the source topic read by 1 "
                                                            "consumer (4 partitions) and by 2 in parallel (2 each)")
-        self.details["copy_batches"] = [{"records": b["numInputRows"], **b["durationMs"]} for b in batch_rows]
+        self.details["copy_batches"] = [{"records": b["records"], **b["durationMs"]} for b in batch_rows]
         self.figures["copy_startup_s"] = stats(startups, "s", "put_connector_config -> first micro-batch starts")
         self.figures["copy_first_batch_commit_s"] = stats(firsts, "s", "put_connector_config -> first batch committed")
         for key in ("triggerExecution", "addBatch", "latestOffset", "queryPlanning", "walCommit", "commitOffsets"):
             vals = [b["durationMs"].get(key) for b in batch_rows if b["durationMs"].get(key) is not None]
             if vals:
                 self.figures[f"copy_batch_{key}_ms"] = stats(vals, "ms", "per micro-batch, all repeats")
-        self.figures["copy_batch_records"] = stats([b["numInputRows"] for b in batch_rows], "records",
+        self.figures["copy_batch_records"] = stats([b["records"] for b in batch_rows], "records",
                                                    "records per micro-batch")
         self.details["copy"] = {"records": n, "repeats": repeats, "tasks_max": a.copy_tasks,
                                 "batch_max_records": a.copy_batch, "trigger_interval_ms": 0,
@@ -478,8 +486,8 @@ class Bench:
         self.herder.put_connector_config(name, config)
         wait_for(lambda: self.committed_records(name) >= n, 600, 0.05, f"{name} to copy {n} records")
         t_done = time.time()
-        rows = wait_for(lambda: (lambda p: p if sum(b["numInputRows"] for b in p) >= n else None)(
-            [b for b in self.progress(name) if b["numInputRows"] > 0]), 60, 0.1, "progress of every batch")
+        rows = wait_for(lambda: (lambda p: p if sum(b["records"] for b in p) >= n else None)(
+            [b for b in self.progress(name) if b["records"] > 0]), 60, 0.1, "progress of every batch")
         def end_of(b: dict) -> float:
             return parse_ts(b["timestamp"]) + b["durationMs"]["triggerExecution"] / 1000
 
@@ -488,16 +496,16 @@ class Bench:
         # and JIT of the new query's classes, target topic creation, Kafka clients of new Python workers).
         steady = rows[1:] if len(rows) > 1 else rows
         steady_start = first_end if len(rows) > 1 else first_start
-        steady_records = sum(b["numInputRows"] for b in steady)
+        steady_records = sum(b["records"] for b in steady)
         self.delete(name)
         counts = client("count", "--bootstrap", self.broker.bootstrap, "--topic", target) if verify else {"records": n}
         if counts["records"] != n:
             raise AssertionError(f"sparkcat copy {i}: {counts['records']} records in {target}, expected {n}")
         return {"records_per_s": steady_records / (last_end - steady_start), "startup_s": first_start - t0,
                 "first_batch_s": first_end - t0, "wall_s": t_done - t0,
-                "first_batch_records_per_s": rows[0]["numInputRows"] / (first_end - first_start),
+                "first_batch_records_per_s": rows[0]["records"] / (first_end - first_start),
                 "query_records_per_s": n / (last_end - first_start),
-                "batches": [{"numInputRows": b["numInputRows"], "durationMs": b["durationMs"]} for b in rows]}
+                "batches": [{"records": b["records"], "durationMs": b["durationMs"]} for b in rows]}
 
     # 2. source throughput ----------------------------------------------------------------
 
@@ -517,12 +525,12 @@ class Bench:
             self.herder.put_connector_config(name, config)
             wait_for(lambda: self.committed_records(name) > 0, 300, 0.1, f"{name} first batch")
             time.sleep(seconds)
-            rows = [b for b in self.progress(name) if b["numInputRows"] > 0]
+            rows = [b for b in self.progress(name) if b["records"] > 0]
             self.delete(name)
             steady = rows[1:] if len(rows) > 2 else rows  # the first batch pays for Python workers and producers
             start = parse_ts(steady[0]["timestamp"])
             end = parse_ts(steady[-1]["timestamp"]) + steady[-1]["durationMs"]["triggerExecution"] / 1000
-            records = sum(b["numInputRows"] for b in steady)
+            records = sum(b["records"] for b in steady)
             rates.append(records / (end - start))
             batch_ms += [b["durationMs"]["triggerExecution"] for b in steady]
             log.info("source %d: %.0f records/s over %d batches", i, rates[-1], len(steady))
@@ -610,7 +618,7 @@ class Bench:
         result = json.loads(lines[-1]) if lines and "ready" not in lines[-1] else None
         if result is None:
             raise RuntimeError("latency probe gave no result")
-        batches = [b for b in self.progress(name) if b["numInputRows"] > 0]
+        batches = [b for b in self.progress(name) if b["records"] > 0]
         puts_ms, _ = self.offset_put_stats(t_run, time.monotonic())
         self.delete(name)
         dst = result[target]
@@ -689,7 +697,7 @@ class Bench:
             durations, periods = [], []
             for name in names:
                 rows = self.progress(name)[-20:]
-                durations += [b["durationMs"]["triggerExecution"] for b in rows if b["numInputRows"] > 0]
+                durations += [b["durationMs"]["triggerExecution"] for b in rows if b["records"] > 0]
                 stamps = [parse_ts(b["timestamp"]) for b in rows]
                 if len(stamps) >= 3:
                     periods.append((stamps[-1] - stamps[0]) / (len(stamps) - 1))

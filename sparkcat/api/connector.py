@@ -77,6 +77,12 @@ class SinkTask(Task):
     in the query's checkpoint, so the batch is replayed when the task restarts.
     ``batch_id`` makes idempotent writes possible: a sink that records the last
     batch id it committed can skip a replayed batch.
+
+    Optional fast path: a task class that defines ``put_messages(messages)`` gets the
+    confluent-kafka ``Message`` objects of its Kafka ranges instead of ``SinkRecord``
+    lists, inside the Spark task that reads them (no Spark rows, no converters: keys and
+    values are the bytes in Kafka). ``put_messages`` replaces ``put``; ``begin_batch``,
+    ``flush`` and ``stop`` are called as on the ``put`` path.
     """
 
     @abstractmethod

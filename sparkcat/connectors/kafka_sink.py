@@ -36,14 +36,16 @@ At-least-once: ``flush`` returns only when every record of the micro-batch is ac
 (``acks=all``) and raises on any delivery error, which fails the micro-batch; Spark then replays it
 from the query's checkpoint, so nothing is lost, and a replay may write records of the failed
 attempt a second time. Within a partition the order of the source is kept (idempotent producer).
-Record headers are not copied: the ``sparkcat-kafka`` source does not read them yet.
+Record headers are copied on the direct path (the one the runtime uses for this task); ``put``
+gets ``SinkRecord`` objects, which do not carry headers yet.
 
 Runtime fast path
 -----------------
-Besides ``put(records)``, the task implements ``put_arrow(batch)``: the runtime then hands it the
-Kafka source's Arrow batches (``topic, partition, offset, timestamp, key, value, _task``) as they
-are, and the records go from Arrow columns straight to ``Producer.produce`` without any
-``SinkRecord`` being built. Both paths route, partition and deliver the same way.
+Besides ``put(records)``, the task implements ``put_messages(messages)``: the runtime then runs it
+inside the reading of its Kafka ranges (``sparkcat.spark.kafka_direct_sink``) and hands it the
+consumer's messages as they are, so a record goes from ``consume`` to ``produce`` in one Python
+process without becoming a Spark row or a ``SinkRecord``. Both paths route, partition and
+deliver the same way; the direct path also copies record headers.
 """
 
 from __future__ import annotations
@@ -437,56 +439,37 @@ class KafkaSinkTask(SinkTask):
             self._fail()
             raise
 
-    def put_arrow(self, batch: Any) -> None:
-        """Queue the rows of one Arrow batch of the Kafka source (raw bytes), column by column."""
-        import pyarrow.compute as pc
+    def put_messages(self, messages: Sequence[Any]) -> None:
+        """Queue confluent-kafka messages as they came from the runtime's consumer (the direct path).
+
+        The hot loop of a topic copy: one ``produce`` per record, nothing built per record; the
+        headers are copied too. A full local queue waits for deliveries and resumes.
+        """
         cached = self._require()
         producer = cached.producer
+        produce = producer.produce
         self._unflushed = True
+        topic = target = None
+        count = 0
         try:
-            if batch.num_rows == 0:
-                return
-            topic_col = batch.column(batch.schema.get_field_index("topic"))
-            topics = pc.unique(topic_col).to_pylist()
-            if len(topics) == 1:
-                self._produce_arrow(producer, topics[0], batch)
-            else:
-                for topic in topics:
-                    self._produce_arrow(producer, topic, batch.filter(pc.equal(topic_col, topic)))
+            for m in messages:
+                if m.topic() != topic:
+                    topic = m.topic()
+                    target, count = self._target(topic)
+                p = m.partition()
+                ts = m.timestamp()[1]
+                while True:
+                    try:
+                        produce(target, m.value(), m.key(), p if p < count else -1,
+                                timestamp=ts if ts > 0 else 0, headers=m.headers())
+                        break
+                    except BufferError:
+                        producer.poll(0.05)
             producer.poll(0)
             self._check_errors()
         except Exception:
             self._fail()
             raise
-
-    def _produce_arrow(self, producer: Any, topic: str | None, batch: Any) -> None:
-        import pyarrow.compute as pc
-        if topic is None:
-            raise ConnectorError("a record without a topic cannot be copied")
-        target, count = self._target(topic)
-        parts = batch.column(batch.schema.get_field_index("partition"))
-        if pc.max(parts).as_py() >= count or pc.min(parts).as_py() < 0 or parts.null_count:
-            parts = pc.if_else(pc.and_(pc.less(parts, count), pc.greater_equal(parts, 0)), parts, -1)
-            parts = pc.fill_null(parts, -1)
-        stamps = pc.fill_null(batch.column(batch.schema.get_field_index("timestamp")), 0)
-        self._produce_lists(producer, target,
-                            batch.column(batch.schema.get_field_index("value")).to_pylist(),
-                            batch.column(batch.schema.get_field_index("key")).to_pylist(),
-                            parts.to_pylist(), stamps.to_pylist())
-
-    @staticmethod
-    def _produce_lists(producer: Any, target: str, values: list, keys: list, parts: list, stamps: list) -> None:
-        """The hot loop: one ``produce`` per record; a full local queue waits for deliveries and resumes."""
-        produce = producer.produce
-        n = len(values)
-        i = 0
-        while i < n:
-            try:
-                for i in range(i, n):
-                    produce(target, values[i], keys[i], parts[i], timestamp=stamps[i])
-                i = n
-            except BufferError:
-                producer.poll(0.05)
 
     @staticmethod
     def _produce_one(producer: Any, target: str, value: bytes | None, key: bytes | None, partition: int,

@@ -9,9 +9,9 @@ result row per task (``RESULT_SCHEMA``) that the handler collects and merges.
 - ``to_sink_task``: a source connector's records straight into the sink named by
   its ``sink.*`` keys, skipping Kafka.
 - ``from_kafka_to_sink_task``: a sink connector's Kafka records into its tasks (``put``).
-- ``from_kafka_arrow_to_sink_task``: the same for sink tasks that implement ``put_arrow(batch)``
-  (the built-in ``kafka`` sink): the Kafka source's Arrow batches go to the task as they are, with
-  no ``SinkRecord`` per record; tallies are computed with Arrow compute functions.
+- ``direct_sink``: sink tasks that implement ``put_messages`` (the built-in ``kafka`` sink) run
+  inside the ``sparkcat-kafka-direct`` source's reading (``kafka_direct_sink``); the handler only
+  collects their result rows.
 
 Sink tasks that define ``initialize(context)`` get a ``SinkTaskContext`` (the worker's Kafka)
 before ``start``, as Connect's ``SinkTask.initialize``. A sink task class with
@@ -46,7 +46,7 @@ from sparkcat.spark.plan import TASK_FAILURE_MARK, BatchResult, QueryPlan, TaskB
 from sparkcat.storage.offsets import partition_key
 
 __all__ = ["Handler", "RESULT_SCHEMA", "handler_for", "to_kafka", "to_sink_task", "from_kafka_to_sink_task",
-           "from_kafka_arrow_to_sink_task", "uses_arrow_path", "SinkTaskContext", "sink_batch_id", "worker_id",
+           "direct_sink", "uses_direct_path", "SinkTaskContext", "sink_batch_id", "worker_id",
            "producer_config", "_PRODUCER_CACHE"]
 
 log = logging.getLogger(__name__)
@@ -467,16 +467,6 @@ class _SinkTasks:
         except Exception as e:
             _raise_task_error(self.connector, blame, e)
 
-    def put_arrow(self, sink_id: int, blame: int, batch: Any) -> None:
-        """As ``put``, with one Arrow batch of Kafka source rows for a task implementing ``put_arrow``."""
-        try:
-            if sink_id not in self.tasks:
-                self._start(sink_id, blame)
-            if self.active[sink_id]:
-                self.tasks[sink_id].put_arrow(batch)
-        except Exception as e:
-            _raise_task_error(self.connector, blame, e)
-
     def _start(self, sink_id: int, blame: int) -> None:
         self.blame[sink_id] = blame
         task = load_class(self.task_class)()
@@ -621,87 +611,33 @@ def from_kafka_to_sink_task(plan: QueryPlan) -> Handler:
     return handler
 
 
-# ---------------------------------------------------------------- Arrow fast path for sink tasks
+# ---------------------------------------------------------------- direct path for sink tasks
 
 
-def uses_arrow_path(plan: QueryPlan) -> bool:
-    """Whether a sink connector's task takes the Kafka source's Arrow batches (``put_arrow``)."""
+def uses_direct_path(plan: QueryPlan) -> bool:
+    """Whether a sink connector's task takes its consumer's messages (``put_messages``) in the reader."""
     if plan.connector_type != "sink":
         return False
-    try:
-        return callable(getattr(load_class(plan.task_class), "put_arrow", None))
-    except Exception:  # an unloadable task class fails in the put() path with its own error
-        return False
+    from sparkcat.spark.kafka_direct_sink import uses_direct_path as takes_messages
+    return takes_messages(plan.task_class)
 
 
-def _tally_arrow(tallies: _Tallies, task: int, batch: Any) -> None:
-    """Count a batch's rows for ``task`` and keep the next offset of each (topic, partition) it holds.
+def direct_sink(plan: QueryPlan) -> Handler:
+    """Handler for the ``sparkcat-kafka-direct`` source, whose reading already wrote the batch.
 
-    A handful of vector operations per batch (a task owns few partitions), no per-row Python.
+    It names the batch for the tasks' ``flush`` (a local property every task of the job sees),
+    runs the job and merges the per-task result rows.
     """
-    import pyarrow.compute as pc
-    tally = tallies.of(task)
-    tally.records += batch.num_rows
-    topics = batch.column(batch.schema.get_field_index("topic"))
-    parts = batch.column(batch.schema.get_field_index("partition"))
-    offsets = batch.column(batch.schema.get_field_index("offset"))
-    for topic in pc.unique(topics).to_pylist():
-        in_topic = None if topics.null_count == 0 and len(topics) and pc.all(pc.equal(topics, topic)).as_py() \
-            else pc.equal(topics, topic)
-        t_parts = parts if in_topic is None else pc.filter(parts, in_topic)
-        t_offsets = offsets if in_topic is None else pc.filter(offsets, in_topic)
-        for kp in pc.unique(t_parts).to_pylist():
-            last = pc.max(pc.filter(t_offsets, pc.equal(t_parts, kp))).as_py()
-            key = f"{topic}:{kp}"
-            previous = tally.offsets.get(key)
-            if previous is None or previous[1]["kafka_offset"] < last + 1:
-                tally.offsets[key] = ({"kafka_topic": topic, "kafka_partition": kp}, {"kafka_offset": last + 1})
-
-
-def _drive_arrow_sinks(connector: str, sinks: _SinkTasks, batches: Iterator[Any]) -> Iterator[Any]:
-    """Executor: hand each Arrow batch (split by ``_task`` if it mixes tasks) to its task's ``put_arrow``."""
-    import pyarrow.compute as pc
-    tallies = _Tallies()
-    try:
-        for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            task_col = batch.column(batch.schema.get_field_index("_task"))
-            first, last = task_col[0].as_py(), task_col[-1].as_py()
-            if first == last and pc.all(pc.equal(task_col, first)).as_py():
-                parts = [(first, batch)]
-            else:
-                parts = [(t, batch.filter(pc.equal(task_col, t))) for t in pc.unique(task_col).to_pylist()]
-            for task, part in parts:
-                tallies.of(task)
-                sinks.put_arrow(task, task, part)
-                _tally_arrow(tallies, task, part)
-        sinks.flush()
-    except Exception as e:
-        _raise_task_error(connector, tallies.current, e)
-    finally:
-        sinks.stop()
-    if tallies:
-        yield _result_batch(tallies)
-
-
-def from_kafka_arrow_to_sink_task(plan: QueryPlan) -> Handler:
-    """Handler for sink connectors whose task implements ``put_arrow``: Arrow batches, no SinkRecords."""
+    from sparkcat.spark.kafka_direct_sink import BATCH_ID_PROPERTY
     created: list[int | None] = []
-    contexts = _context_factory(plan)
 
     def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
         started = time.monotonic()
+        spark = batch_df.sparkSession
         if not created:
-            created.append(_checkpoint_created_ms(batch_df.sparkSession, plan.checkpoint_dir))
-        sink_batch = sink_batch_id(created[0], batch_id)
-
-        def write(batches: Iterator[Any]) -> Iterator[Any]:
-            sinks = _SinkTasks(plan.connector, plan.task_class, plan.task_configs, sink_batch, contexts)
-            return _drive_arrow_sinks(plan.connector, sinks, batches)
-
-        rows = batch_df.mapInArrow(write, RESULT_SCHEMA).collect()
-        return _batch_result(plan.connector, batch_id, rows, started)
+            created.append(_checkpoint_created_ms(spark, plan.checkpoint_dir))
+        spark.sparkContext.setLocalProperty(BATCH_ID_PROPERTY, str(sink_batch_id(created[0], batch_id)))
+        return _batch_result(plan.connector, batch_id, batch_df.collect(), started)
 
     return handler
 
@@ -709,8 +645,8 @@ def from_kafka_arrow_to_sink_task(plan: QueryPlan) -> Handler:
 def handler_for(plan: QueryPlan) -> Handler:
     """The handler a plan needs: Kafka sink connector, source with a ``sink.*`` sink, or source to Kafka."""
     if plan.connector_type == "sink":
-        if uses_arrow_path(plan):
-            return from_kafka_arrow_to_sink_task(plan)
+        if uses_direct_path(plan):
+            return direct_sink(plan)
         return from_kafka_to_sink_task(plan)
     if plan.sink_class:
         return to_sink_task(plan)

@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
 from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, StructField, StructType
@@ -827,14 +827,36 @@ def read_partition(partition: KafkaInputPartition) -> Iterator[pa.RecordBatch]:
 
 
 def _read_ranges(part: KafkaInputPartition) -> Iterator[pa.RecordBatch]:
+    columns: tuple[list, ...] = ([], [], [], [], [], [])
+    topics, partitions, offsets, timestamps, keys, values = columns
+    for messages in range_messages(part):
+        topics.extend([m.topic() for m in messages])
+        partitions.extend([m.partition() for m in messages])
+        offsets.extend([m.offset() for m in messages])
+        timestamps.extend([ts if kind else None for kind, ts in (m.timestamp() for m in messages)])
+        keys.extend([m.key() for m in messages])
+        values.extend([m.value() for m in messages])
+        if len(offsets) >= ARROW_BATCH_ROWS:
+            yield _to_arrow(columns, part.task)
+            for column in columns:
+                column.clear()
+    if offsets:
+        yield _to_arrow(columns, part.task)
+
+
+def range_messages(part: KafkaInputPartition) -> Iterator[list[Message]]:
+    """The records of the partition's ranges, exactly, as lists of confluent-kafka messages.
+
+    Each list is what one ``consume`` call brought, minus errors, end-of-partition events and
+    records outside the ranges; records of one Kafka partition come in offset order. Raises
+    ``KafkaSourceError`` when nothing arrives for ``timeout_s`` or on a non-transient error.
+    """
     pending = {(t, p): (first, end) for t, p, first, end in part.ranges if end > first}
     if not pending:
         return
     servers = part.bootstrap_servers
     consumer = _cached_consumer(servers, part.client_config)
     next_offset = {tp: first for tp, (first, _end) in pending.items()}
-    columns: tuple[list, ...] = ([], [], [], [], [], [])
-    topics, partitions, offsets, timestamps, keys, values = columns
     task = part.task
     _assign(consumer, [TopicPartition(t, p, first) for (t, p), (first, _end) in pending.items()])
     try:
@@ -854,6 +876,7 @@ def _read_ranges(part: KafkaInputPartition) -> Iterator[pa.RecordBatch]:
                     )
                 continue
             deadline = time.monotonic() + part.timeout_s
+            kept = []
             for msg in msgs:
                 err = msg.error()
                 tp = (msg.topic(), msg.partition())
@@ -877,22 +900,12 @@ def _read_ranges(part: KafkaInputPartition) -> Iterator[pa.RecordBatch]:
                 if offset >= bounds[1]:
                     _done(consumer, pending, tp)
                     continue
-                _ts_type, ts = msg.timestamp()
-                topics.append(tp[0])
-                partitions.append(tp[1])
-                offsets.append(offset)
-                timestamps.append(ts if _ts_type else None)
-                keys.append(msg.key())
-                values.append(msg.value())
+                kept.append(msg)
                 next_offset[tp] = offset + 1
                 if offset >= bounds[1] - 1:
                     _done(consumer, pending, tp)
-                if len(offsets) >= ARROW_BATCH_ROWS:
-                    yield _to_arrow(columns, task)
-                    for column in columns:
-                        column.clear()
-        if offsets:
-            yield _to_arrow(columns, task)
+            if kept:
+                yield kept
     finally:
         try:
             consumer.unassign()

@@ -1,7 +1,8 @@
 """Builds and starts the streaming query of one connector from its ``QueryPlan``.
 
 Source connectors read through the ``sparkcat-connector`` data source; sink
-connectors through the ``sparkcat-kafka`` one. Either way the query writes with
+connectors through the ``sparkcat-kafka`` one, or ``sparkcat-kafka-direct`` when their
+task takes messages in the reader (``put_messages``). Either way the query writes with
 ``foreachBatch``, whose function runs in the driver's main Python process (one thread
 per query): the handler writes the batch on executors, and ``on_batch(plan, result)``
 then runs on that same thread, before Spark commits the batch to its checkpoint.
@@ -15,10 +16,11 @@ from collections.abc import Callable
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from sparkcat.spark import connector_source
-from sparkcat.spark.batch_writers import handler_for
+from sparkcat.spark.batch_writers import handler_for, uses_direct_path
 from sparkcat.spark.plan import BatchResult, QueryPlan
 
 __all__ = ["KAFKA_FORMAT", "register_sources", "start_query", "read_stream", "sink_starting_offsets"]
@@ -45,6 +47,8 @@ def register_sources(spark: SparkSession) -> None:
         log.warning("Kafka data source not available (%s); sink connectors cannot run", e)
         return
     spark.dataSource.register(KafkaSource)
+    from sparkcat.spark.kafka_direct_sink import KafkaDirectSinkSource
+    spark.dataSource.register(KafkaDirectSinkSource)
 
 
 def sink_starting_offsets(plan: QueryPlan) -> dict[str, int]:
@@ -65,10 +69,10 @@ def sink_starting_offsets(plan: QueryPlan) -> dict[str, int]:
     return out
 
 
-def _kafka_reader(spark: SparkSession, plan: QueryPlan) -> Any:
+def _kafka_reader(spark: SparkSession, plan: QueryPlan, fmt: str = KAFKA_FORMAT) -> Any:
     """readStream of the Kafka source for a sink connector: one Spark partition per task."""
     config = plan.connector_config
-    reader = (spark.readStream.format(KAFKA_FORMAT)
+    reader = (spark.readStream.format(fmt)
               .option("bootstrap.servers", plan.bootstrap_servers)
               .option("tasks", str(len(plan.task_configs)))
               .option("connector", plan.connector)
@@ -85,9 +89,25 @@ def _kafka_reader(spark: SparkSession, plan: QueryPlan) -> Any:
     return reader
 
 
+def _direct_reader(spark: SparkSession, plan: QueryPlan) -> DataFrame:
+    """The ``sparkcat-kafka-direct`` source: the tasks run in the reading; rows are their results.
+
+    The observed metric ``records`` puts the record count back in the query progress, since
+    Spark's own input-row count sees one row per task here.
+    """
+    from sparkcat.spark.kafka_direct_sink import FORMAT
+    spec = {"task_class": plan.task_class, "task_configs": plan.task_configs,
+            "context": {"connector": plan.connector, "bootstrap_servers": plan.bootstrap_servers,
+                        "kafka_config": dict(plan.kafka_config)}}
+    df = _kafka_reader(spark, plan, FORMAT).option("sink", json.dumps(spec, sort_keys=True)).load()
+    return df.observe("sparkcat", F.coalesce(F.sum("records"), F.lit(0)).alias("records"))
+
+
 def read_stream(spark: SparkSession, plan: QueryPlan) -> DataFrame:
     """The streaming DataFrame of a plan: connector source, or Kafka for sink connectors."""
     if plan.connector_type == "sink":
+        if uses_direct_path(plan):
+            return _direct_reader(spark, plan)
         return _kafka_reader(spark, plan).load()
     return spark.readStream.format(connector_source.FORMAT).option("plan", plan.to_json()).load()
 

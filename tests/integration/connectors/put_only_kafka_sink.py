@@ -1,4 +1,4 @@
-"""The built-in Kafka sink without its Arrow fast path, so tests drive its ``put(records)`` path."""
+"""The built-in Kafka sink without its direct path, so tests drive its ``put(records)`` path."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from sparkcat.connectors.kafka_sink import KafkaSinkConnector, KafkaSinkTask
 
 
 class PutOnlyKafkaSinkTask(KafkaSinkTask):
-    """The runtime sees no ``put_arrow`` and hands this task SinkRecords."""
+    """The runtime sees no ``put_messages`` and hands this task SinkRecords."""
 
-    put_arrow = None  # type: ignore[assignment]
+    put_messages = None  # type: ignore[assignment]
 
 
 class PutOnlyKafkaSinkConnector(KafkaSinkConnector):

@@ -1,6 +1,6 @@
 """The ``kafka`` sink connector on a real broker and Spark, through a Driver with Kafka stores.
 
-Every test runs twice: through the runtime's Arrow fast path (``put_arrow``) and through the plain
+Every test runs twice: through the runtime's direct path (``put_messages`` in the reader) and through the plain
 SinkTask ``put(records)`` path, which must copy exactly the same records.
 """
 
@@ -15,7 +15,7 @@ from confluent_kafka import Producer
 
 from sparkcat.bootstrap import Driver
 from sparkcat.runtime.worker_config import WorkerConfig
-from sparkcat.spark.batch_writers import uses_arrow_path
+from sparkcat.spark.batch_writers import uses_direct_path
 from sparkcat.spark.plan import QueryPlan
 from tests.broker import TansuBroker
 from tests.kafka_helpers import create_topic, read_topic, wait_until
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.integration
 
 FAST = "kafka"
 PUT_ONLY = "tests.integration.connectors.put_only_kafka_sink:PutOnlyKafkaSinkConnector"
-PATHS = pytest.mark.parametrize("connector_class", [FAST, PUT_ONLY], ids=["arrow-path", "put-path"])
+PATHS = pytest.mark.parametrize("connector_class", [FAST, PUT_ONLY], ids=["direct-path", "put-path"])
 TS0 = 1_700_000_000_000
 
 
@@ -179,11 +179,47 @@ def test_a_target_inside_the_subscription_fails_the_task_with_a_clear_trace(spar
     assert count_of(broker.bootstrap, f"{src}.copy") == 0
 
 
-def test_the_kafka_sink_takes_the_arrow_path_and_others_do_not():
+def test_the_kafka_sink_takes_the_direct_path_and_others_do_not():
     def plan(task_class: str, kind: str = "sink") -> QueryPlan:
         return QueryPlan("c", kind, "x:Y", task_class, {}, [{}], "/tmp/none")
 
-    assert uses_arrow_path(plan("sparkcat.connectors.kafka_sink:KafkaSinkTask"))
-    assert not uses_arrow_path(plan("tests.integration.connectors.put_only_kafka_sink:PutOnlyKafkaSinkTask"))
-    assert not uses_arrow_path(plan("sparkcat.connectors.file_sink:FileStreamSinkTask"))
-    assert not uses_arrow_path(plan("sparkcat.connectors.kafka_sink:KafkaSinkTask", kind="source"))
+    assert uses_direct_path(plan("sparkcat.connectors.kafka_sink:KafkaSinkTask"))
+    assert not uses_direct_path(plan("tests.integration.connectors.put_only_kafka_sink:PutOnlyKafkaSinkTask"))
+    assert not uses_direct_path(plan("sparkcat.connectors.file_sink:FileStreamSinkTask"))
+    assert not uses_direct_path(plan("sparkcat.connectors.kafka_sink:KafkaSinkTask", kind="source"))
+
+
+def test_direct_path_copies_headers_and_the_query_progress_counts_records(spark, broker, tmp_path, unique_name):
+    src = f"{unique_name}-hdr"
+    create_topic(broker.bootstrap, src, partitions=2)
+    p = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(200):
+        headers = [("trace", f"t-{i}".encode()), ("dup", b"1"), ("dup", b"2")] if i % 2 else None
+        p.produce(src, value=f"v{i}".encode(), key=f"k{i}".encode(), partition=i % 2, headers=headers)
+    assert p.flush(30) == 0
+    driver = start_driver(spark, kafka_worker(broker, tmp_path, unique_name))
+    try:
+        driver.herder.put_connector_config("hdr", {"connector.class": FAST, "topics": src, "tasks.max": "2",
+                                                   "trigger.interval.ms": "300"})
+        wait_until(lambda: count_of(broker.bootstrap, f"{src}.copy") >= 200, timeout_s=120, message="copied")
+        query = next(q for q in spark.streams.active if q.name == "hdr")
+        wait_until(lambda: sum(pr.observedMetrics["sparkcat"]["records"] for pr in query.recentProgress
+                               if "sparkcat" in (pr.observedMetrics or {})) >= 200,
+                   timeout_s=30, message="the progress's observed record count")
+    finally:
+        driver.stop()
+    from confluent_kafka import Consumer, TopicPartition
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": unique_name, "enable.partition.eof": True})
+    c.assign([TopicPartition(f"{src}.copy", part, 0) for part in (0, 1)])
+    got, eof = {}, 0
+    while eof < 2:
+        msg = c.poll(5)
+        assert msg is not None, "the copy ended early"
+        if msg.error():
+            eof += 1
+            continue
+        got[msg.value()] = msg.headers()
+    c.close()
+    assert len(got) == 200
+    assert got[b"v3"] == [("trace", b"t-3"), ("dup", b"1"), ("dup", b"2")]  # order and repeats kept
+    assert got[b"v4"] is None
