@@ -43,6 +43,7 @@ class Herder(OffsetsApi):
         self._state_lock = threading.Lock()
         self._requests: queue.Queue[tuple[Callable[[], Any], Future]] = queue.Queue()
         self._wake = threading.Event()
+        reconciler.wake = self._wake.set  # a query stopped on its own thread: reconcile without waiting a tick
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()

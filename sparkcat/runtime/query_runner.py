@@ -44,19 +44,25 @@ class RunningQuery:
 
 
 class QueryRunner:
-    """The herder's handle on Spark: one streaming query per connector."""
+    """The herder's handle on Spark: one streaming query per connector.
+
+    ``start`` and ``stop`` may be called from several threads at once (the reconciler
+    starts and stops queries off the herder thread), each for a different query.
+    """
 
     def __init__(self, spark, on_batch: Callable[[QueryPlan, BatchResult], None]):
         self.spark = spark
         self.on_batch = on_batch
         self._registered = False
+        self._register_lock = threading.Lock()
 
     def start(self, plan: QueryPlan) -> RunningQuery:
         from sparkcat.spark import queries
 
-        if not self._registered:
-            queries.register_sources(self.spark)
-            self._registered = True
+        with self._register_lock:
+            if not self._registered:
+                queries.register_sources(self.spark)
+                self._registered = True
         running = RunningQuery(plan)
 
         def gate(run_batch: Callable[[], None]) -> None:

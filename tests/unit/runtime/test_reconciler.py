@@ -52,9 +52,14 @@ def setup(tmp_path):
 
 
 def settle(stores, reconciler, rounds: int = 4):
-    """Reconcile until the config log stops changing (our own task-config writes come back)."""
+    """Reconcile until the config log stops changing (our own task-config writes come back).
+
+    Queries stop on threads of their own; each round waits for them, as the herder
+    would be woken by them.
+    """
     for _ in range(rounds):
         reconciler.reconcile(stores.config.snapshot())
+        reconciler.finish_pending(wait=True)
 
 
 def status(stores, name):
