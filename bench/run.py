@@ -119,6 +119,44 @@ def loadavg() -> list[float]:
         return []
 
 
+class CpuSampler:
+    """Machine-wide busy CPU seconds (``/proc/stat``: all but idle and iowait), sampled every 0.1 s.
+
+    Says how much of the two cores a stretch of a run used, and CPU seconds per record.
+    """
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[float, float]] = []  # (epoch s, busy CPU s since boot)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="bench-cpu", daemon=True)
+        self._tick = os.sysconf("SC_CLK_TCK")
+
+    def start(self) -> CpuSampler:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _busy(self) -> float:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+        return (sum(fields) - fields[3] - fields[4]) / self._tick
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.samples.append((time.time(), self._busy()))
+            self._stop.wait(0.1)
+
+    def busy_s(self, t0: float, t1: float) -> float | None:
+        """Busy CPU seconds between two epoch times (nearest samples inside the stretch)."""
+        inside = [s for s in self.samples if t0 <= s[0] <= t1]
+        if len(inside) < 2:
+            return None
+        (a_t, a_b), (b_t, b_b) = inside[0], inside[-1]
+        return (b_b - a_b) * (t1 - t0) / (b_t - a_t) if b_t > a_t else None
+
+
 def parse_ts(text: str) -> float:
     """A Spark progress timestamp (``2025-01-01T00:00:00.123Z``) as epoch seconds."""
     return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=dt.timezone.utc).timestamp()
@@ -220,6 +258,7 @@ class Bench:
         self.figures: dict[str, Any] = {}
         self.details: dict[str, Any] = {}
         self.deadline = time.monotonic() + 60 * args.budget_min
+        self.cpu = CpuSampler().start()
         self.broker = None
         self.spark = None
         self.driver = None
@@ -273,7 +312,13 @@ class Bench:
     def _spark(self):
         from pyspark.sql import SparkSession
 
-        spark = (SparkSession.builder.master("local[2]").appName("sparkcat-bench")
+        from sparkcat.spark.pools import scheduler_conf
+
+        builder = SparkSession.builder
+        if not self.args.fifo:
+            for key, value in scheduler_conf(self.work / "spark").items():  # as the driver does
+                builder = builder.config(key, value)
+        spark = (builder.master("local[2]").appName("sparkcat-bench")
                  .config("spark.ui.enabled", "false")
                  .config("spark.ui.showConsoleProgress", "false")
                  .config("spark.sql.shuffle.partitions", "2")
@@ -300,6 +345,7 @@ class Bench:
         return driver
 
     def stop(self) -> None:
+        self.cpu.stop()
         for step in (lambda: self.driver and self.driver.stop(), lambda: self.spark and self.spark.stop(),
                      lambda: self.broker and self.broker.stop()):
             try:
@@ -402,17 +448,21 @@ class Bench:
         ceilings = self._read_ceiling(src)
         raw_rates, sc_rates, ratios, startups, firsts, walls = [], [], [], [], [], []
         query_rates, first_rates = [], []
+        raw_cpu, sc_cpu = [], []
         batch_rows: list[dict] = []
         for i in range(repeats):
             raw_target = self.topic(f"copy-raw-{i}")
             self.create_topic(raw_target, 4)
             raw = client("raw-copy", "--bootstrap", self.broker.bootstrap, "--topic", src, "--target", raw_target,
                          "--records", str(n))
+            raw_end = time.time()
             assert raw["records"] == n and raw["undelivered"] == 0, raw
             raw_rates.append(raw["records_per_s"])
+            raw_cpu.append((self.cpu.busy_s(raw_end - raw["seconds"], raw_end), raw["seconds"], n))
             log.info("copy %d: raw loop %.0f records/s", i, raw["records_per_s"])
             sc = self._sparkcat_copy(src, n, i)
             sc_rates.append(sc["records_per_s"])
+            sc_cpu.append(sc["steady_cpu_s"])
             startups.append(sc["startup_s"])
             firsts.append(sc["first_batch_s"])
             walls.append(n / sc["wall_s"])
@@ -443,6 +493,8 @@ class Bench:
         self.figures["copy_first_batch_records_per_s"] = stats(first_rates, "records/s",
                                                                "sparkcat, the query's first micro-batch alone")
         self.figures["copy_ratio"] = stats(ratios, "x", "sparkcat / raw loop, per interleaved repeat (target >= 1.5)")
+        self._cpu_figures("raw", raw_cpu, "raw loop")
+        self._cpu_figures("copy", sc_cpu, "sparkcat steady state")
         self.figures["copy_with_startup_records_per_s"] = stats(walls, "records/s",
                                                                 "sparkcat, put_connector_config -> all committed")
         self.figures["read_ceiling_records_per_s"] = stats(ceilings, "records/s",
@@ -460,6 +512,15 @@ class Bench:
         self.details["copy"] = {"records": n, "repeats": repeats, "tasks_max": a.copy_tasks,
                                 "batch_max_records": a.copy_batch, "trigger_interval_ms": 0,
                                 "read_ceiling": ceilings}
+
+    def _cpu_figures(self, prefix: str, stretches: list[tuple[float | None, float, int]], what: str) -> None:
+        """Busy cores and CPU per record over measured stretches of (busy CPU s, seconds, records)."""
+        stretches = [x for x in stretches if x[0] is not None and x[1] > 0 and x[2] > 0]
+        if stretches:
+            self.figures[f"{prefix}_busy_cores"] = stats([b / t for b, t, _ in stretches], "cores",
+                                                         f"{what}: CPU in use on the whole machine (2 cores)")
+            self.figures[f"{prefix}_cpu_us_per_record"] = stats([b / n * 1e6 for b, _, n in stretches], "us",
+                                                                f"{what}: machine CPU time per record copied")
 
     def _read_ceiling(self, src: str) -> list[float]:
         """How fast the broker serves the source topic to consumers that do nothing else."""
@@ -497,11 +558,13 @@ class Bench:
         steady = rows[1:] if len(rows) > 1 else rows
         steady_start = first_end if len(rows) > 1 else first_start
         steady_records = sum(b["records"] for b in steady)
+        steady_cpu = (self.cpu.busy_s(steady_start, last_end), last_end - steady_start, steady_records)
         self.delete(name)
         counts = client("count", "--bootstrap", self.broker.bootstrap, "--topic", target) if verify else {"records": n}
         if counts["records"] != n:
             raise AssertionError(f"sparkcat copy {i}: {counts['records']} records in {target}, expected {n}")
         return {"records_per_s": steady_records / (last_end - steady_start), "startup_s": first_start - t0,
+                "steady_cpu_s": steady_cpu,
                 "first_batch_s": first_end - t0, "wall_s": t_done - t0,
                 "first_batch_records_per_s": rows[0]["records"] / (first_end - first_start),
                 "query_records_per_s": n / (last_end - first_start),
@@ -867,6 +930,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--scale-levels", default="", help="comma-separated connector counts (default 10,25,50)")
     p.add_argument("--scale-timeout", type=float, default=420.0, help="seconds per level before calling it broken")
     p.add_argument("--driver-memory", default="1g", help="spark.driver.memory (conf/spark-defaults.conf: 1g)")
+    p.add_argument("--fifo", action="store_true", help="Spark's FIFO scheduler instead of sparkcat's fair pools")
     p.add_argument("--budget-min", type=float, default=28.0,
                    help="skip scale levels that would not finish within this many minutes of the start")
     args = p.parse_args(argv)

@@ -21,6 +21,7 @@ from sparkcat.runtime.pipelines import PipelineWatcher
 from sparkcat.runtime.query_runner import QueryRunner
 from sparkcat.runtime.reconciler import Reconciler
 from sparkcat.runtime.worker_config import WorkerConfig, load_worker_config
+from sparkcat.spark.pools import CONTROL_POOL, in_pool
 from sparkcat.storage.factory import Stores, config_log_spec, open_stores
 from sparkcat.storage.log import LogRecord
 
@@ -77,11 +78,12 @@ class Driver:
             herder.on_config_records([LogRecord(r.offset, r.key, None if r.value is None else r.value.encode())
                                       for r in rows])
 
-        return (self.spark.readStream.format("sparkcat-config-log")
-                .option("spec", json.dumps(config_log_spec(self.worker))).load()
-                .writeStream.foreachBatch(apply).queryName(CONFIG_STREAM)
-                .option("checkpointLocation", str(checkpoint))
-                .trigger(processingTime="500 milliseconds").start())
+        with in_pool(self.spark, CONTROL_POOL):  # ahead of connector batches (see spark/pools.py)
+            return (self.spark.readStream.format("sparkcat-config-log")
+                    .option("spec", json.dumps(config_log_spec(self.worker))).load()
+                    .writeStream.foreachBatch(apply).queryName(CONFIG_STREAM)
+                    .option("checkpointLocation", str(checkpoint))
+                    .trigger(processingTime="500 milliseconds").start())
 
     def _start_rest(self) -> None:
         try:
@@ -137,13 +139,26 @@ def configure_logging() -> None:
     logging.getLogger("py4j.clientserver").setLevel(logging.CRITICAL)
 
 
+def _session(worker: WorkerConfig):
+    """The driver's SparkSession, with sparkcat's fair-scheduler pools unless spark-submit chose a mode."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.sql import SparkSession
+
+    from sparkcat.spark.pools import scheduler_conf
+
+    SparkContext._ensure_initialized()  # so SparkConf() sees spark-submit's --conf settings
+    builder = SparkSession.builder.appName("sparkcat")
+    if SparkConf().get("spark.scheduler.mode", None) is None:
+        for key, value in scheduler_conf(Path(worker.state_dir) / "spark").items():
+            builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
 def main(argv: list[str] | None = None) -> int:
     configure_logging()
     args = parse_args(argv)
     worker = worker_from_args(args)
-    from pyspark.sql import SparkSession
-
-    spark = SparkSession.builder.appName("sparkcat").getOrCreate()
+    spark = _session(worker)
     driver = Driver(spark, worker, rest=not args.no_rest)
     stopping = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -23,7 +23,12 @@ def make_spark():
     _python_env()
     from pyspark.sql import SparkSession
 
-    spark = (SparkSession.builder.master("local[2]").appName("sparkcat-tests")
+    from sparkcat.spark.pools import scheduler_conf
+
+    builder = SparkSession.builder
+    for key, value in scheduler_conf().items():  # the driver's fair-scheduler pools, as in production
+        builder = builder.config(key, value)
+    spark = (builder.master("local[2]").appName("sparkcat-tests")
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", "2")

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sparkcat.spark.plan import BatchResult, QueryPlan
+from sparkcat.spark.pools import connector_pool, in_pool
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +72,8 @@ class QueryRunner:
                     raise QueryStopping(f"query of {plan.connector} is stopping; batch left for replay")
                 run_batch()
 
-        running.query = queries.start_query(self.spark, plan, self.on_batch, gate)
+        with in_pool(self.spark, connector_pool(plan.connector)):  # behind the herder's config-log batches
+            running.query = queries.start_query(self.spark, plan, self.on_batch, gate)
         return running
 
     def stop(self, running: RunningQuery, timeout_s: float = 60.0) -> None:
