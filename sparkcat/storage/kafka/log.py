@@ -14,6 +14,7 @@ real end hangs on Tansu instead of failing with OFFSET_OUT_OF_RANGE.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -67,6 +68,9 @@ class KafkaLog(KeyedLog):
         self._producer: Producer | None = None
         self._consumer: Consumer | None = None
         self._fenced = False
+        # One reading consumer, re-assigned per scan: concurrent scans (REST threads asking for the
+        # end offset while the herder reads) would unassign each other's partition mid-fetch.
+        self._scan_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"KafkaLog(topic={self.topic!r}, bootstrap_servers={self.bootstrap_servers!r})"
@@ -256,6 +260,10 @@ class KafkaLog(KeyedLog):
 
     def _scan(self, start: int) -> tuple[list[LogRecord], int]:
         """Fetch from ``start`` (or the end, if earlier) to end of partition: (records, end)."""
+        with self._scan_lock:
+            return self._scan_locked(start)
+
+    def _scan_locked(self, start: int) -> tuple[list[LogRecord], int]:
         consumer = self._get_consumer()
         partition = TopicPartition(self.topic, 0)
         with self._wrapped("reading"):

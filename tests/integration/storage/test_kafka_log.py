@@ -98,6 +98,19 @@ def test_end_offset_grows_with_multi_record_appends(log):
     assert [r.key for r in log.read(log.end_offset() - 2)] == ["e", "f"]
 
 
+def test_concurrent_reads_of_one_log_each_see_the_whole_log(log):
+    """REST threads and the herder read the same KafkaLog at once; no read may lose its partition."""
+    from concurrent.futures import ThreadPoolExecutor
+    log.append([(f"k{i}", f"v{i}".encode()) for i in range(20)])
+
+    def read_and_end(i: int) -> tuple[int, int]:
+        return (len(log.read()), log.end_offset()) if i % 2 else (log.end_offset(), len(log.read(10)) + 10)
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(read_and_end, range(40)))
+    assert set(results) == {(20, 20)}
+
+
 def test_second_client_sees_first_clients_records(broker, log, unique_name):
     log.append([("x", b"1"), ("y", None)])
     log.close()
