@@ -446,6 +446,16 @@ def _context_factory(plan: QueryPlan) -> Callable[[int], SinkTaskContext]:
     return lambda task_id: SinkTaskContext(plan.connector, task_id, servers, kafka)
 
 
+def start_sink_task(task_class: str, config: dict[str, str], context: SinkTaskContext | None) -> Any:
+    """A new sink task, given its context first (Connect's ``SinkTask.initialize``) when it asks for one, started."""
+    task = load_class(task_class)()
+    initialize = getattr(task, "initialize", None)
+    if initialize is not None and context is not None:
+        initialize(context)
+    task.start(config)
+    return task
+
+
 class _SinkTasks:
     """The sink tasks one Spark partition drives in one micro-batch, started on their first record."""
 
@@ -469,11 +479,8 @@ class _SinkTasks:
 
     def _start(self, sink_id: int, blame: int) -> None:
         self.blame[sink_id] = blame
-        task = load_class(self.task_class)()
-        initialize = getattr(task, "initialize", None)
-        if initialize is not None and self.context_of is not None:
-            initialize(self.context_of(sink_id))
-        task.start(self.configs[sink_id])
+        context = self.context_of(sink_id) if self.context_of is not None else None
+        task = start_sink_task(self.task_class, self.configs[sink_id], context)
         self.tasks[sink_id] = task
         self.active[sink_id] = False  # until begin_batch says otherwise
         begin = getattr(task, "begin_batch", None)

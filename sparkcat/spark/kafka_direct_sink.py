@@ -31,7 +31,7 @@ from pyspark.sql.datasource import InputPartition
 from pyspark.sql.types import StructType
 
 from sparkcat.plugins import load_class
-from sparkcat.spark.batch_writers import RESULT_SCHEMA, SinkTaskContext, worker_id
+from sparkcat.spark.batch_writers import RESULT_SCHEMA, SinkTaskContext, start_sink_task, worker_id
 from sparkcat.spark.kafka_source import (
     KafkaInputPartition,
     KafkaSource,
@@ -111,7 +111,8 @@ def run_task(part: DirectSinkPartition) -> Iterator[tuple]:
     task = None
     records = 0
     try:
-        task = _started_task(part)
+        context = SinkTaskContext(task_id=kafka.task, **part.context)
+        task = start_sink_task(part.task_class, part.task_config, context)
         batch_id = _batch_id()
         begin = getattr(task, "begin_batch", None)
         if begin is None or begin(batch_id):  # False: the task already holds this batch (a replay)
@@ -130,16 +131,6 @@ def run_task(part: DirectSinkPartition) -> Iterator[tuple]:
     offsets = [({"kafka_topic": t, "kafka_partition": p}, {"kafka_offset": end})
                for t, p, first, end in kafka.ranges if end > first]
     yield kafka.task, worker_id(), records, json.dumps(offsets, separators=(",", ":"))
-
-
-def _started_task(part: DirectSinkPartition) -> Any:
-    """A new task instance, initialised with its context (as Connect's ``SinkTask.initialize``) and started."""
-    task = load_class(part.task_class)()
-    initialize = getattr(task, "initialize", None)
-    if initialize is not None:
-        initialize(SinkTaskContext(task_id=part.kafka.task, **part.context))
-    task.start(part.task_config)
-    return task
 
 
 def _batch_id() -> int:
