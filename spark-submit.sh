@@ -51,7 +51,7 @@ esac
 export SPARKCAT_PID_FILE
 SPARKCAT_PID_FILE="$(mktemp -t sparkcat-driver.XXXXXX)"
 setsid spark-submit --master "$master" --properties-file conf/spark-defaults.conf \
-  --name sparkcat "${ship[@]}" "${spark_args[@]}" jobs/connect.py "${app_args[@]}" &
+  --name sparkcat --jars "$SPARKCAT_SPARK_JARS" "${ship[@]}" "${spark_args[@]}" jobs/connect.py "${app_args[@]}" &
 child=$!
 forward() {
   local pid

@@ -41,4 +41,5 @@ sparkcat_need_venv() {
   export PYSPARK_DRIVER_PYTHON="$venv/bin/python"
 }
 
-sparkcat_need_java && sparkcat_need_venv
+source "$sparkcat_root/scripts/jars.sh"
+sparkcat_need_java && sparkcat_need_venv && sparkcat_need_jars spark

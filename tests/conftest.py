@@ -1,4 +1,4 @@
-"""Shared pytest fixtures: a real Kafka-protocol broker and unique names."""
+"""Shared pytest fixtures: a real Apache Kafka broker, a local Spark session and unique names."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.broker import TansuBroker
+from tests.broker import KafkaBroker
 
 
 @pytest.fixture(scope="session")
-def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TansuBroker]:
-    """One Tansu broker for the whole test session; its log is under the session tmp dir."""
-    with TansuBroker(log_dir=tmp_path_factory.mktemp("tansu")) as running:
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
+    """One Apache Kafka broker (KRaft) for the whole test session; its log is under the session tmp dir."""
+    with KafkaBroker(log_dir=tmp_path_factory.mktemp("kafka")) as running:
         yield running
 
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The whole test suite: unit, integration (real Tansu broker, real Spark) and end-to-end.
-# Creates or reuses .venv and installs what the tests need. Extra arguments go to pytest.
+# The whole test suite: unit, integration (a real Apache Kafka broker, real Spark) and end-to-end.
+# Creates or reuses .venv, resolves the JVM jars (Spark's Kafka connector, Delta, the Kafka broker)
+# with Maven into .jars/, and installs what the tests need. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/venv.sh "rest,delta,test"
+sparkcat_need_jars kafka
 exec python -m pytest "$@"

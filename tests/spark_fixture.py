@@ -23,10 +23,12 @@ def make_spark():
     _python_env()
     from pyspark.sql import SparkSession
 
+    from sparkcat.spark.jvm import jvm_conf
     from sparkcat.spark.pools import scheduler_conf
 
     builder = SparkSession.builder
-    for key, value in scheduler_conf().items():  # the driver's fair-scheduler pools, as in production
+    # the driver's fair-scheduler pools, Spark's Kafka connector and Delta Lake, as in production
+    for key, value in {**scheduler_conf(), **jvm_conf(REPO)}.items():
         builder = builder.config(key, value)
     spark = (builder.master("local[2]").appName("sparkcat-tests")
              .config("spark.ui.enabled", "false")

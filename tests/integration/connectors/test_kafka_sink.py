@@ -17,7 +17,7 @@ from sparkcat.bootstrap import Driver
 from sparkcat.runtime.worker_config import WorkerConfig
 from sparkcat.spark.batch_writers import uses_direct_path
 from sparkcat.spark.plan import QueryPlan
-from tests.broker import TansuBroker
+from tests.broker import KafkaBroker
 from tests.kafka_helpers import create_topic, read_topic, wait_until
 
 pytestmark = pytest.mark.integration
@@ -137,7 +137,7 @@ def test_regex_subscription_target_with_fewer_partitions_and_other_cluster(spark
     create_topic(broker.bootstrap, b, partitions=4)
     sent_a = produce_records(broker.bootstrap, a, 2, 300)
     sent_b = produce_records(broker.bootstrap, b, 4, 500)
-    with TansuBroker(log_dir=tmp_path) as target_broker:
+    with KafkaBroker(log_dir=tmp_path) as target_broker:
         create_topic(target_broker.bootstrap, f"mirror.{b}", partitions=1)  # fewer partitions than the source
         driver = start_driver(spark, kafka_worker(broker, tmp_path, unique_name))
         try:

@@ -1,4 +1,4 @@
-"""Connector queries end to end: a real local[2] Spark, the real Tansu broker, real files."""
+"""Connector queries end to end: a real local[2] Spark, a real Apache Kafka broker, real files."""
 
 from __future__ import annotations
 

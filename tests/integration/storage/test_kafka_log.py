@@ -1,4 +1,4 @@
-"""KafkaLog against a real Kafka-protocol broker (Tansu, in memory)."""
+"""KafkaLog against a real Kafka-protocol broker (Apache Kafka, KRaft)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Config log, offsets and status stores on real Kafka topics (Tansu), as a restarted driver sees them."""
+"""Config log, offsets and status stores on real Kafka topics (Apache Kafka), as a restarted driver sees them."""
 
 from __future__ import annotations
 
