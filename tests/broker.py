@@ -55,52 +55,67 @@ def classpath() -> str:
 
 
 class KafkaBroker:
-    """Apache Kafka in KRaft mode on free loopback ports; ``stop()`` ends it and deletes its data."""
+    """Apache Kafka in KRaft mode on free loopback ports; ``stop()`` ends it and deletes its data.
+
+    ``nodes=3`` starts three processes, each broker and controller, for tests that need
+    replication (the internal topics' default replication factor is then the broker's 3).
+    """
 
     def __init__(self, log_dir: Path | None = None, start_timeout_s: float = 60.0,
-                 settings: dict[str, str] | None = None) -> None:
-        self.port = free_port()
-        self.controller_port = free_port()
-        self.bootstrap = f"127.0.0.1:{self.port}"
+                 settings: dict[str, str] | None = None, nodes: int = 1) -> None:
+        self.ports = [free_port() for _ in range(nodes)]
+        self.controller_ports = [free_port() for _ in range(nodes)]
+        self.port = self.ports[0]
+        self.bootstrap = ",".join(f"127.0.0.1:{port}" for port in self.ports)
         self.log_dir = log_dir or Path(tempfile.mkdtemp(prefix="sparkcat-kafka-"))
-        self.data_dir = self.log_dir / "data"
-        self.log_path = self.log_dir / "kafka.log"
+        self.log_path = self.log_dir / "kafka-1.log"
         self.start_timeout_s = start_timeout_s
         self.settings = settings or {}
         self.cluster_id = ""
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._procs: list[subprocess.Popen[bytes]] = []
 
-    def properties(self) -> dict[str, str]:
-        """server.properties of a one-node cluster, fast to start and quick to rebalance."""
+    @property
+    def nodes(self) -> int:
+        return len(self.ports)
+
+    def data_dir(self, node: int) -> Path:
+        return self.log_dir / f"data-{node}"
+
+    def properties(self, node: int = 1) -> dict[str, str]:
+        """server.properties of node ``node`` (1-based), fast to start and quick to rebalance."""
+        port, controller = self.ports[node - 1], self.controller_ports[node - 1]
+        voters = ",".join(f"{i}@127.0.0.1:{p}" for i, p in enumerate(self.controller_ports, start=1))
+        replicas = str(min(self.nodes, 3))
         props = {
             "process.roles": "broker,controller",
-            "node.id": "1",
-            "controller.quorum.voters": f"1@127.0.0.1:{self.controller_port}",
-            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "node.id": str(node),
+            "controller.quorum.voters": voters,
+            "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
             "controller.listener.names": "CONTROLLER",
             "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-            "log.dirs": str(self.data_dir),
+            "log.dirs": str(self.data_dir(node)),
             "num.partitions": "1",
-            "offsets.topic.replication.factor": "1",
+            "default.replication.factor": replicas,
+            "offsets.topic.replication.factor": replicas,
             "offsets.topic.num.partitions": "4",
-            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.replication.factor": replicas,
             "transaction.state.log.min.isr": "1",
             "transaction.state.log.num.partitions": "4",
             "group.initial.rebalance.delay.ms": "0",
-            "share.coordinator.state.topic.replication.factor": "1",
+            "share.coordinator.state.topic.replication.factor": replicas,
             "auto.create.topics.enable": "true",
             "log.cleaner.backoff.ms": "1000",
         }
         props.update(self.settings)
         return props
 
-    def _write_config(self) -> tuple[Path, Path]:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        server = self.log_dir / "server.properties"
-        server.write_text("".join(f"{k}={v}\n" for k, v in self.properties().items()))
-        log4j = self.log_dir / "log4j2.properties"
-        log4j.write_text(_LOG4J.format(log=self.log_path))
+    def _write_config(self, node: int) -> tuple[Path, Path]:
+        self.data_dir(node).mkdir(parents=True, exist_ok=True)
+        server = self.log_dir / f"server-{node}.properties"
+        server.write_text("".join(f"{k}={v}\n" for k, v in self.properties(node).items()))
+        log4j = self.log_dir / f"log4j2-{node}.properties"
+        log4j.write_text(_LOG4J.format(log=self.log_dir / f"kafka-{node}.log"))
         return server, log4j
 
     def _jvm(self, log4j: Path, *args: str) -> list[str]:
@@ -108,18 +123,20 @@ class KafkaBroker:
                 f"-Dlog4j2.configurationFile={log4j}", "-cp", classpath(), *args]
 
     def start(self) -> KafkaBroker:
-        """Format the storage, launch the broker and wait until it answers a metadata request."""
-        server, log4j = self._write_config()
+        """Format each node's storage, launch the nodes and wait until they all answer."""
         self.cluster_id = _random_cluster_id()
-        fmt = subprocess.run(self._jvm(log4j, "kafka.tools.StorageTool", "format", "-t", self.cluster_id,
-                                       "-c", str(server), "--ignore-formatted"),
-                             capture_output=True, text=True, timeout=120)
-        if fmt.returncode != 0:
-            raise RuntimeError(f"formatting Kafka's storage failed: {fmt.stdout}{fmt.stderr}")
-        with open(self.log_dir / "kafka.out", "ab") as out:
-            self._proc = subprocess.Popen(self._jvm(log4j, "kafka.Kafka", str(server)),
-                                          stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:
+            for node in range(1, self.nodes + 1):
+                server, log4j = self._write_config(node)
+                fmt = subprocess.run(self._jvm(log4j, "kafka.tools.StorageTool", "format", "-t", self.cluster_id,
+                                               "-c", str(server), "--ignore-formatted"),
+                                     capture_output=True, text=True, timeout=120)
+                if fmt.returncode != 0:
+                    raise RuntimeError(f"formatting Kafka's storage failed: {fmt.stdout}{fmt.stderr}")
+                with open(self.log_dir / f"kafka-{node}.out", "ab") as out:
+                    self._procs.append(subprocess.Popen(self._jvm(log4j, "kafka.Kafka", str(server)),
+                                                        stdout=out, stderr=subprocess.STDOUT,
+                                                        stdin=subprocess.DEVNULL))
             self._wait_ready()
         except BaseException:
             self.stop()
@@ -131,10 +148,11 @@ class KafkaBroker:
         admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 0})
         deadline = time.monotonic() + self.start_timeout_s
         while True:
-            if self._proc is not None and self._proc.poll() is not None:
-                raise RuntimeError(f"kafka exited with {self._proc.returncode}; {self.tail()}")
+            exited = [p for p in self._procs if p.poll() is not None]
+            if exited:
+                raise RuntimeError(f"kafka exited with {exited[0].returncode}; {self.tail()}")
             try:
-                if admin.list_topics(timeout=1.0).brokers:
+                if len(admin.list_topics(timeout=1.0).brokers) == self.nodes:
                     return
             except KafkaException as exc:
                 if time.monotonic() > deadline:
@@ -142,24 +160,27 @@ class KafkaBroker:
             time.sleep(0.1)
 
     def tail(self, lines: int = 20) -> str:
-        """The last lines of the broker's log and console output, for error messages."""
+        """The last lines of the first node's log and console output, for error messages."""
         text = []
-        for path in (self.log_path, self.log_dir / "kafka.out"):
+        for path in (self.log_path, self.log_dir / "kafka-1.out"):
             if path.exists():
                 text += path.read_text(errors="replace").splitlines()[-lines:]
         return "\n".join(text) or "(no log)"
 
     def stop(self, timeout_s: float = 20.0) -> None:
-        """Stop the broker (SIGTERM, then SIGKILL after ``timeout_s``) and delete its data."""
-        proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
+        """Stop every node (SIGTERM, then SIGKILL after ``timeout_s``) and delete their data."""
+        procs, self._procs = self._procs, []
+        for proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in procs:
             try:
                 proc.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(timeout=timeout_s)
-        shutil.rmtree(self.data_dir, ignore_errors=True)
+        for node in range(1, self.nodes + 1):
+            shutil.rmtree(self.data_dir(node), ignore_errors=True)
 
     def __enter__(self) -> KafkaBroker:
         return self.start()

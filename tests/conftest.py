@@ -32,3 +32,10 @@ def spark():
     yield session
     for query in session.streams.active:
         query.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
+    """Three Apache Kafka nodes (KRaft), for the tests that need replication; started on first use."""
+    with KafkaBroker(log_dir=tmp_path_factory.mktemp("kafka3"), nodes=3) as running:
+        yield running
