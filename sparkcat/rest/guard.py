@@ -124,9 +124,12 @@ class GuardPolicy:
 
 
 def _strip_port(host: str) -> str:
+    """The name or address of a Host header; a malformed bracketed value is returned whole (and refused)."""
     host = host.strip()
     if host.startswith("["):
-        return host[1:host.find("]")] if "]" in host else host
+        address, bracket, rest = host[1:].partition("]")
+        well_formed = bracket and (not rest or (rest[0] == ":" and rest[1:].isdigit()))
+        return address if well_formed else host
     name, colon, port = host.rpartition(":")
     return name if colon and port.isdigit() and ":" not in name else host
 
