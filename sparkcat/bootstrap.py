@@ -151,12 +151,16 @@ def _session(worker: WorkerConfig):
     from pyspark.sql import SparkSession
 
     from sparkcat.spark.pools import scheduler_conf
+    from sparkcat.spark.ui import ui_conf
 
     SparkContext._ensure_initialized()  # so SparkConf() sees spark-submit's --conf settings
     builder = SparkSession.builder.appName("sparkcat")
-    if SparkConf().get("spark.scheduler.mode", None) is None:
+    submitted = dict(SparkConf().getAll())
+    if submitted.get("spark.scheduler.mode") is None:
         for key, value in scheduler_conf(Path(worker.state_dir) / "spark").items():
             builder = builder.config(key, value)
+    for key, value in ui_conf(submitted).items():  # kill links off even without conf/spark-defaults.conf
+        builder = builder.config(key, value)
     return builder.getOrCreate()
 
 
