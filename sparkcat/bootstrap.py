@@ -136,6 +136,15 @@ def worker_from_args(args: argparse.Namespace) -> WorkerConfig:
         rest_port=args.rest_port, rest_host=args.rest_host, group_id=args.group_id)
 
 
+def _preflight_rest(worker: WorkerConfig) -> None:
+    check_exposure(worker.rest_security, worker.rest_listeners)
+    try:
+        from sparkcat.rest.server import preflight
+    except ImportError:  # a build without the rest extra: _start_rest says so
+        return
+    preflight(worker)
+
+
 def configure_logging() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for noisy in ("py4j", "sparkcat.storage.kafka.client"):
@@ -169,8 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         worker = worker_from_args(args)
-        if not args.no_rest:  # refuse an exposed, unauthenticated REST API before Spark starts
-            check_exposure(worker.rest_security, worker.rest_listeners)
+        if not args.no_rest:  # refuse an exposed, unauthenticated or misconfigured REST API before Spark starts
+            _preflight_rest(worker)
     except ConfigError as e:
         log.error("sparkcat cannot start: %s", e.message)
         return 2

@@ -38,6 +38,18 @@ def tls_context(tls: TlsConfig) -> ssl.SSLContext:
     return context
 
 
+def preflight(worker: Any) -> None:
+    """Everything ``RestServer.start`` would refuse, checked before the driver starts Spark: an exposed
+    listener without authentication, unreadable credentials or tokens files, an unusable certificate."""
+    from sparkcat.rest.guard import GuardPolicy
+
+    security = worker.rest_security
+    check_exposure(security, worker.rest_listeners)
+    GuardPolicy.from_config(security)
+    if any(listener.scheme == "https" for listener in worker.rest_listeners):
+        tls_context(security.tls)
+
+
 @dataclass
 class _Running:
     listener: Listener
@@ -56,7 +68,7 @@ class RestServer:
     def __init__(self, driver: Any, listeners: tuple[Listener, ...] | None = None, tls: TlsConfig | None = None):
         self.driver = driver
         self.listeners = list(listeners if listeners is not None else driver.worker.rest_listeners)
-        self.tls = tls if tls is not None else driver.worker.rest_security.tls
+        self.tls = tls  # None: the worker config's, read at start()
         self._running: list[_Running] = []
 
     @property
@@ -98,7 +110,8 @@ class RestServer:
         security = self.driver.worker.rest_security
         check_exposure(security, tuple(self.listeners))
         app = create_app(self.driver)  # reads the credentials files: fails before anything binds
-        context = tls_context(self.tls) if any(l.scheme == "https" for l in self.listeners) else None
+        tls = self.tls if self.tls is not None else security.tls
+        context = tls_context(tls) if any(l.scheme == "https" for l in self.listeners) else None
         connections = security.max_concurrent_requests * CONNECTIONS_PER_REQUEST_SLOT + 16
         try:
             for i, listener in enumerate(self.listeners):
