@@ -72,7 +72,7 @@ class GuardPolicy:
         passwords = PasswordFile.load(config.basic_credentials_file) if config.basic_credentials_file else None
         tokens = TokenFile.load(config.bearer_tokens_file) if config.bearer_tokens_file else None
         names = {*LOOPBACK_NAMES, socket.gethostname(), socket.getfqdn(), *listener_hosts, *config.allowed_hosts}
-        return cls(passwords, tokens, frozenset(_host_name(n) for n in names if n),
+        return cls(passwords, tokens, frozenset(_host_name(_strip_port(n)) for n in names if n),
                    config.max_request_bytes, config.max_concurrent_requests)
 
     @property

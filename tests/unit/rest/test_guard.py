@@ -34,7 +34,8 @@ def policy(tmp_path) -> GuardPolicy:
     config = RestSecurityConfig(
         basic_credentials_file=secret_file(tmp_path / "creds", "alice: s3cret\n"),
         bearer_tokens_file=secret_file(tmp_path / "tokens", "ci: tok-123\n"),
-        allowed_hosts=("connect.example.com",), max_request_bytes=1000, max_concurrent_requests=2)
+        allowed_hosts=("connect.example.com", "other.example.com:8443"), max_request_bytes=1000,
+        max_concurrent_requests=2)
     return GuardPolicy.from_config(config)
 
 
@@ -84,7 +85,7 @@ def test_a_foreign_host_name_is_refused_before_authentication(guarded, host):
 
 
 @pytest.mark.parametrize("host", ["localhost:8083", "LOCALHOST.", "127.0.0.1:8083", "[::1]:8083", "10.9.8.7",
-                                  "connect.example.com:443"])
+                                  "connect.example.com:443", "Other.Example.com"])
 def test_loopback_names_ip_addresses_and_allowed_names_pass(guarded, host):
     assert guarded.get("/connectors", headers={**basic("alice", "s3cret"), "Host": host}).status_code == 200
 
