@@ -9,7 +9,8 @@ traceback goes to the log under that id. In order:
    every response carries it.
 2. Host header: a name not allowed (``rest.allowed.hosts``) gets 400, which defeats DNS
    rebinding (a web page whose name was pointed at 127.0.0.1). IP addresses are always
-   allowed: rebinding needs a name.
+   allowed: rebinding needs a name. A browser's ``Origin`` other than this server's own
+   gets 403 (a page elsewhere posting to 127.0.0.1); clients that are not browsers send none.
 3. authentication, when a credentials or tokens file is set: 401 with Connect's error
    body and a ``WWW-Authenticate`` challenge. Every path is protected, /health too, as
    Connect's ``BasicAuthSecurityRestExtension`` does (it exempts only the internal
@@ -98,6 +99,26 @@ class GuardPolicy:
         except ValueError:
             return name in self.allowed_hosts
 
+    def origin_allowed(self, origin: str | None, host: str | None, scheme: str) -> bool:
+        """True without ``Origin`` (not a browser) or when it is this server's own origin (``/docs``).
+
+        A page on another site can send a browser's "simple" POST (no preflight) to
+        127.0.0.1, e.g. a restart; the Host check cannot see that, its Origin can.
+
+        >>> GuardPolicy().origin_allowed("http://127.0.0.1:8083", "127.0.0.1:8083", "http")
+        True
+        >>> GuardPolicy().origin_allowed("https://evil.example", "127.0.0.1:8083", "http")
+        False
+        >>> GuardPolicy().origin_allowed("https://c.example", "c.example:443", "https")
+        True
+        """
+        if origin is None or "*" in self.allowed_hosts:
+            return True
+        origin_scheme, sep, origin_host = origin.strip().lower().partition("://")
+        if not sep or not host:
+            return False
+        return origin_scheme == scheme and _default_port(origin_host, scheme) == _default_port(host.lower(), scheme)
+
     def principal(self, authorization: str | None) -> str | None:
         """Who ``authorization`` proves to be (a user, or a token's label); None when it proves nothing."""
         if not authorization:
@@ -132,6 +153,15 @@ def _strip_port(host: str) -> str:
         return address if well_formed else host
     name, colon, port = host.rpartition(":")
     return name if colon and port.isdigit() and ":" not in name else host
+
+
+def _default_port(netloc: str, scheme: str) -> str:
+    """``host:port`` with the scheme's default port made explicit, so ``h`` equals ``h:443`` over https."""
+    netloc = netloc.strip().rstrip("/")
+    bare = _strip_port(netloc)
+    if bare == netloc or (netloc.startswith("[") and netloc.endswith("]")):
+        return f"{netloc}:{443 if scheme == 'https' else 80}"
+    return netloc
 
 
 def _host_name(host: str) -> str:
@@ -211,6 +241,10 @@ class RequestGuard:
                          {"Retry-After": "1"})(scope, receive, send_with_id)
             return
         self._size_thread_pool()
+        if scope["method"] not in ("GET", "HEAD", "OPTIONS"):  # who changed what, without secrets
+            raw_path = scope.get("raw_path") or scope["path"].encode("utf-8", "replace")
+            log.info("%s %s by %s (request id %s)", scope["method"], raw_path.decode("latin-1"),
+                     scope["state"].get("principal", "anonymous"), request_id)
         try:
             await self.app(scope, self._limited(receive), send_with_id)
         except Exception as exc:  # noqa: BLE001 - the one place unexpected faults become a 500
@@ -230,6 +264,8 @@ class RequestGuard:
         policy = self.policy
         if not policy.host_allowed(headers.get("host")):
             return _error(400, "Invalid Host header: this name is not in rest.allowed.hosts")
+        if not policy.origin_allowed(headers.get("origin"), headers.get("host"), scope.get("scheme", "http")):
+            return _error(403, "Cross-origin requests are not accepted")
         if policy.authenticates:
             principal = policy.principal(headers.get("authorization"))
             if principal is None:

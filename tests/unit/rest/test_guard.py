@@ -172,3 +172,25 @@ def test_every_answer_carries_a_request_id_and_a_plain_client_id_is_kept(guarded
 def test_without_auth_files_the_default_app_lets_loopback_requests_in(client):
     assert client.get("/connectors").status_code == 200
     assert client.get("/connectors", headers={"Host": "rebound.evil.example"}).status_code == 400
+
+
+def test_a_cross_site_browser_request_is_403_and_nothing_restarts(guarded, driver):
+    auth = basic("alice", "s3cret")
+    assert guarded.post("/connectors", json={"name": "seq", "config": CONFIG, "initial_state": "STOPPED"},
+                        headers=auth).status_code == 201
+    end = driver.config_log_end()
+    for origin in ("https://evil.example", "null", "http://localhost:9999", "https://localhost"):
+        r = guarded.post("/connectors/seq/restart", headers={**auth, "Origin": origin})  # a "simple" request
+        assert r.status_code == 403 and r.json()["message"] == "Cross-origin requests are not accepted", origin
+    assert driver.config_log_end() == end
+    same = guarded.post("/connectors/seq/restart", headers={**auth, "Origin": "http://localhost"})  # /docs
+    assert same.status_code in (202, 204), same.text
+
+
+def test_writes_are_logged_with_who_made_them_and_never_the_secret(guarded, caplog):
+    with caplog.at_level(logging.INFO, logger="sparkcat.rest"):
+        guarded.put("/connectors/nope/pause", headers={"Authorization": "Bearer tok-123"})
+        guarded.put("/connectors/nope%0Aforged/pause", headers=basic("alice", "s3cret"))
+    assert "PUT /connectors/nope/pause by token:ci (request id " in caplog.text
+    assert "PUT /connectors/nope%0Aforged/pause by alice" in caplog.text  # encoded: no forged log lines
+    assert "tok-123" not in caplog.text and "s3cret" not in caplog.text
