@@ -195,6 +195,12 @@ class BodyTooLarge(StarletteHTTPException):
         super().__init__(413, f"Request body is larger than the limit of {limit} bytes (rest.max.request.bytes)")
 
 
+def _raw_path(scope: Scope) -> str:
+    """The path as sent (percent-encoded), so a logged path cannot start a forged log line."""
+    raw = scope.get("raw_path") or scope["path"].encode("utf-8", "replace")
+    return raw.decode("latin-1")
+
+
 def _headers(scope: Scope) -> dict[str, str]:
     return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
 
@@ -242,8 +248,7 @@ class RequestGuard:
             return
         self._size_thread_pool()
         if scope["method"] not in ("GET", "HEAD", "OPTIONS"):  # who changed what, without secrets
-            raw_path = scope.get("raw_path") or scope["path"].encode("utf-8", "replace")
-            log.info("%s %s by %s (request id %s)", scope["method"], raw_path.decode("latin-1"),
+            log.info("%s %s by %s (request id %s)", scope["method"], _raw_path(scope),
                      scope["state"].get("principal", "anonymous"), request_id)
         try:
             await self.app(scope, self._limited(receive), send_with_id)
@@ -252,7 +257,7 @@ class RequestGuard:
                 await _error(413, exc.detail)(scope, receive, send_with_id)
                 return
             log.error("Internal server error (request id %s) on %s %s", request_id, scope["method"],
-                      scope["path"], exc_info=exc)
+                      _raw_path(scope), exc_info=exc)
             if not started:
                 await _error(500, f"Internal server error (request id {request_id})")(scope, receive, send_with_id)
         finally:
@@ -269,7 +274,7 @@ class RequestGuard:
         if policy.authenticates:
             principal = policy.principal(headers.get("authorization"))
             if principal is None:
-                log.debug("Request %s %s failed authentication", scope["method"], scope["path"])
+                log.debug("Request %s %s failed authentication", scope["method"], _raw_path(scope))
                 response = _error(401, UNAUTHORIZED)
                 for challenge in policy.challenges():
                     response.headers.append("WWW-Authenticate", challenge)
