@@ -32,7 +32,6 @@ from sparkcat.client.rest import (
     UnreachableError,
     resolve_credentials,
     resolve_url,
-    tls_context,
     worker_config_path,
 )
 from sparkcat.errors import ConfigError, SparkcatError
@@ -46,7 +45,7 @@ def _client(args: argparse.Namespace) -> RestClient:
     return RestClient(resolve_url(args.url, args.worker_config),
                       credentials=resolve_credentials(args.user, args.token, args.worker_config,
                                                       url_from_worker=not (args.url or os.environ.get("SPARKCAT_URL"))),
-                      context=tls_context(args.cacert, args.insecure))
+                      cafile=args.cacert, insecure=args.insecure)
 
 
 def _emit(args: argparse.Namespace, data: Any, as_table: Callable[[Any], str]) -> None:

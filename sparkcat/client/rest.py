@@ -147,11 +147,20 @@ class RestClient:
     """Calls one driver's REST API at ``url``; ``timeout_s`` bounds each request."""
 
     def __init__(self, url: str, timeout_s: float = 120.0, credentials: Credentials | None = None,
-                 context: ssl.SSLContext | None = None):
+                 cafile: str | None = None, insecure: bool = False):
         self.url = url.rstrip("/")
         self.timeout_s = timeout_s
         self.credentials = credentials
-        self.context = context if context is not None else tls_context()
+        self.cafile = cafile
+        self.insecure = insecure
+        self._context: ssl.SSLContext | None = None
+
+    @property
+    def context(self) -> ssl.SSLContext | None:
+        """TLS for an https URL, built on first use (loading the CAs costs ~0.1 s a command); None for http."""
+        if self._context is None and self.url.lower().startswith("https://"):
+            self._context = tls_context(self.cafile, self.insecure)
+        return self._context
 
     def request(self, method: str, path: str, body: Any = None, params: list[tuple[str, str]] | None = None) -> Any:
         """One call; the decoded JSON answer, or None when it has no body."""
