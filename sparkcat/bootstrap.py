@@ -40,7 +40,7 @@ class Driver:
         self.worker = worker
         self.rest_enabled = rest
         self.watch_pipelines = watch_pipelines
-        self.driver_id = f"{socket.gethostname()}:{worker.rest_port}"
+        self.driver_id = f"{socket.gethostname()}:{worker.rest_listeners[0].port}"  # Connect: host:rest port
         self.stores: Stores | None = None
         self.herder: Herder | None = None
         self.reconciler: Reconciler | None = None
