@@ -45,6 +45,13 @@ case "$master" in
     ;;
 esac
 
+# Spark's UI binds to $SPARK_LOCAL_IP, else every interface. On a local master keep it on
+# the REST API's host (127.0.0.1 by default); other masters need the driver reachable.
+if [ -z "${SPARK_LOCAL_IP:-}" ]; then
+  ui_host="$(python -m sparkcat.spark.ui "$master" ${app_args[@]+"${app_args[@]}"})"
+  if [ -n "$ui_host" ]; then export SPARK_LOCAL_IP="$ui_host"; fi
+fi
+
 # The JVM that spark-submit starts would answer SIGTERM/Ctrl-C by killing the Python driver
 # mid-batch. So spark-submit runs in its own session, and signals go to the Python driver
 # (which writes its pid to SPARKCAT_PID_FILE): it finishes its batches, then exits.

@@ -16,10 +16,12 @@ import socket
 import threading
 from pathlib import Path
 
+from sparkcat.errors import ConfigError
 from sparkcat.runtime.herder import Herder, new_status_reporter
 from sparkcat.runtime.pipelines import PipelineWatcher
 from sparkcat.runtime.query_runner import QueryRunner
 from sparkcat.runtime.reconciler import Reconciler
+from sparkcat.runtime.rest_config import check_exposure
 from sparkcat.runtime.worker_config import WorkerConfig, load_worker_config
 from sparkcat.spark.pools import CONTROL_POOL, in_pool
 from sparkcat.storage.factory import Stores, config_log_spec, open_stores
@@ -38,7 +40,7 @@ class Driver:
         self.worker = worker
         self.rest_enabled = rest
         self.watch_pipelines = watch_pipelines
-        self.driver_id = f"{socket.gethostname()}:{worker.rest_port}"
+        self.driver_id = f"{socket.gethostname()}:{worker.rest_listeners[0].port}"  # Connect: host:rest port
         self.stores: Stores | None = None
         self.herder: Herder | None = None
         self.reconciler: Reconciler | None = None
@@ -91,7 +93,7 @@ class Driver:
         except ImportError:
             log.info("REST API not available in this build")
             return
-        self.rest_server = RestServer(self, self.worker.rest_host, self.worker.rest_port)
+        self.rest_server = RestServer(self)
         self.rest_server.start()
 
     def stop(self) -> None:
@@ -125,9 +127,22 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def worker_from_args(args: argparse.Namespace) -> WorkerConfig:
     path = args.worker_config or ("conf/worker.yaml" if Path("conf/worker.yaml").exists() else None)
-    return load_worker_config(path).with_overrides(
+    worker = load_worker_config(path)
+    if worker.rest_security.listeners and (args.rest_host is not None or args.rest_port is not None):
+        raise ConfigError(f"--rest-host/--rest-port cannot be used with the listeners key of {path}: "
+                          f"listeners replaces rest.host/rest.port", {"listeners": ["conflicts with the flags"]})
+    return worker.with_overrides(
         bootstrap_servers=args.bootstrap_servers, state_dir=args.state_dir, pipelines_dir=args.pipelines_dir,
         rest_port=args.rest_port, rest_host=args.rest_host, group_id=args.group_id)
+
+
+def _preflight_rest(worker: WorkerConfig) -> None:
+    check_exposure(worker.rest_security, worker.rest_listeners)
+    try:
+        from sparkcat.rest.server import preflight
+    except ImportError:  # a build without the rest extra: _start_rest says so
+        return
+    preflight(worker)
 
 
 def configure_logging() -> None:
@@ -145,19 +160,29 @@ def _session(worker: WorkerConfig):
     from pyspark.sql import SparkSession
 
     from sparkcat.spark.pools import scheduler_conf
+    from sparkcat.spark.ui import ui_conf
 
     SparkContext._ensure_initialized()  # so SparkConf() sees spark-submit's --conf settings
     builder = SparkSession.builder.appName("sparkcat")
-    if SparkConf().get("spark.scheduler.mode", None) is None:
+    submitted = dict(SparkConf().getAll())
+    if submitted.get("spark.scheduler.mode") is None:
         for key, value in scheduler_conf(Path(worker.state_dir) / "spark").items():
             builder = builder.config(key, value)
+    for key, value in ui_conf(submitted).items():  # kill links off even without conf/spark-defaults.conf
+        builder = builder.config(key, value)
     return builder.getOrCreate()
 
 
 def main(argv: list[str] | None = None) -> int:
     configure_logging()
     args = parse_args(argv)
-    worker = worker_from_args(args)
+    try:
+        worker = worker_from_args(args)
+        if not args.no_rest:  # refuse an exposed, unauthenticated or misconfigured REST API before Spark starts
+            _preflight_rest(worker)
+    except ConfigError as e:
+        log.error("sparkcat cannot start: %s", e.message)
+        return 2
     spark = _session(worker)
     driver = Driver(spark, worker, rest=not args.no_rest)
     stopping = threading.Event()

@@ -1,9 +1,10 @@
 """The ``sparkcat`` command: validate specs offline, and inspect and steer a driver over its REST API.
 
 Every command but ``validate`` (and ``status`` with --state-dir/--bootstrap-servers) is a
-client of the Kafka Connect REST API at ``--url`` (else $SPARKCAT_URL, else rest.host and
-rest.port of conf/worker.yaml, else http://127.0.0.1:8083). The CLI only formats what the
-API returns. Exit codes: 0 ok, 1 the server (or a spec) reported an error, 2 usage error
+client of the Kafka Connect REST API at ``--url`` (else $SPARKCAT_URL, else the first of
+``listeners`` or rest.host/rest.port of conf/worker.yaml, else http://127.0.0.1:8083), with
+``--user``/``--token`` when the API asks for credentials and ``--cacert`` for a private CA.
+The CLI only formats what the API returns. Exit codes: 0 ok, 1 the server (or a spec) reported an error, 2 usage error
 or the API cannot be reached.
 
 Examples::
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,7 +26,14 @@ from typing import Any
 
 from sparkcat.client.plan import CHANGED, CREATED, UNCHANGED, SpecPlan, plan_apply, plan_prune
 from sparkcat.client.render import FORMATS, compact, last_line, render, table
-from sparkcat.client.rest import ApiError, RestClient, UnreachableError, resolve_url, worker_config_path
+from sparkcat.client.rest import (
+    ApiError,
+    RestClient,
+    UnreachableError,
+    resolve_credentials,
+    resolve_url,
+    worker_config_path,
+)
 from sparkcat.errors import ConfigError, SparkcatError
 from sparkcat.runtime.validation import SINK_PREFIX
 from sparkcat.specs import ConnectorSpec, load_file, load_specs, spec_files
@@ -33,7 +42,10 @@ from sparkcat.specs import ConnectorSpec, load_file, load_specs, spec_files
 
 
 def _client(args: argparse.Namespace) -> RestClient:
-    return RestClient(resolve_url(args.url, args.worker_config))
+    return RestClient(resolve_url(args.url, args.worker_config),
+                      credentials=resolve_credentials(args.user, args.token, args.worker_config,
+                                                      url_from_worker=not (args.url or os.environ.get("SPARKCAT_URL"))),
+                      cafile=args.cacert, insecure=args.insecure)
 
 
 def _emit(args: argparse.Namespace, data: Any, as_table: Callable[[Any], str]) -> None:
@@ -408,9 +420,17 @@ def _offsets_reset(args: argparse.Namespace) -> int:
 def _parents() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     """The connection options every REST command takes, and ``-o`` of the read commands."""
     connection = argparse.ArgumentParser(add_help=False)
-    connection.add_argument("--url", help="REST API (default: $SPARKCAT_URL, else rest.host/rest.port of the "
+    connection.add_argument("--url", help="REST API (default: $SPARKCAT_URL, else the first listener of the "
                                           "worker config, else http://127.0.0.1:8083)")
     connection.add_argument("--worker-config", help="worker YAML (default conf/worker.yaml when present)")
+    connection.add_argument("--user", help="HTTP Basic USER:PASSWORD (USER alone: asked on the terminal; "
+                                           "default $SPARKCAT_USER)")
+    connection.add_argument("--token", help="bearer token (default $SPARKCAT_TOKEN). Without either, the first "
+                                            "entry of the worker config's tokens or credentials file, if readable")
+    connection.add_argument("--cacert", help="PEM file of the CA (or self-signed certificate) to trust for "
+                                             "https:// (default: the system CAs; $SPARKCAT_CACERT)",
+                            default=os.environ.get("SPARKCAT_CACERT") or None)
+    connection.add_argument("--insecure", action="store_true", help="do not verify the server's certificate")
     output = argparse.ArgumentParser(add_help=False)
     output.add_argument("-o", "--output", choices=FORMATS, default="table")
     return connection, output
@@ -487,6 +507,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UnreachableError as e:
         print(f"error: {e.message}", file=sys.stderr)
         return 2
+    except ApiError as e:
+        hint = ("; pass --user USER:PASSWORD or --token TOKEN (or set SPARKCAT_USER / SPARKCAT_TOKEN)"
+                if e.http_status == 401 else "")
+        print(f"error: {e.message}{hint}", file=sys.stderr)
+        return 1
     except SparkcatError as e:
         print(f"error: {e.message}", file=sys.stderr)
         return 1

@@ -2,7 +2,9 @@
 
 One method per route the CLI uses; each returns the decoded JSON body (None for an
 empty one). A 4xx/5xx answer raises ``ApiError`` with the server's ``message``; a
-driver that cannot be reached raises ``UnreachableError``.
+driver that cannot be reached raises ``UnreachableError``. ``Credentials`` add HTTP
+Basic or bearer authentication; HTTPS certificates are verified against the system CAs
+or ``cafile``, and only ``insecure=True`` turns verification off.
 
 >>> RestClient("http://127.0.0.1:8083/").url
 'http://127.0.0.1:8083'
@@ -12,16 +14,20 @@ driver that cannot be reached raises ``UnreachableError``.
 
 from __future__ import annotations
 
+import base64
+import getpass
 import json
 import os
+import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sparkcat.errors import SparkcatError
+from sparkcat.errors import ConfigError, SparkcatError
 
 DEFAULT_URL = "http://127.0.0.1:8083"
 DEFAULT_WORKER_CONFIG = "conf/worker.yaml"
@@ -50,9 +56,84 @@ def resolve_url(explicit: str | None, worker_config: str | None, env: Mapping[st
         return DEFAULT_URL
     from sparkcat.runtime.worker_config import load_worker_config
 
-    worker = load_worker_config(path)
-    host = worker.rest_host if worker.rest_host not in ("", "0.0.0.0", "::") else "127.0.0.1"
-    return f"http://{host}:{worker.rest_port}"
+    return load_worker_config(path).rest_listeners[0].url
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """How the client proves who it is: the ``Authorization`` header value (never shown in repr)."""
+
+    authorization: str = field(default="", repr=False)
+    source: str = ""
+
+    @classmethod
+    def basic(cls, user_password: str, source: str) -> Credentials:
+        """``user:password`` (curl's ``--user``); without ``:`` the password is asked on the terminal."""
+        user, colon, password = user_password.partition(":")
+        if not user:
+            raise ConfigError(f"{source}: expected USER:PASSWORD")
+        if not colon:
+            password = getpass.getpass(f"password for {user}: ")
+        token = base64.b64encode(f"{user}:{password}".encode()).decode()
+        return cls(f"Basic {token}", source)
+
+    @classmethod
+    def bearer(cls, token: str, source: str) -> Credentials:
+        if not token.strip():
+            raise ConfigError(f"{source}: the token is empty")
+        return cls(f"Bearer {token.strip()}", source)
+
+
+def resolve_credentials(user: str | None, token: str | None, worker_config: str | None,
+                        env: Mapping[str, str] = os.environ, *, url_from_worker: bool = True) -> Credentials | None:
+    """``--token``/``--user``, else ``$SPARKCAT_TOKEN``/``$SPARKCAT_USER``, else the first entry of the worker
+    config's tokens or credentials file when this user can read it (an operator on the driver's machine);
+    else None (no authentication).
+
+    The worker's own secrets are used only when the URL also came from the worker config
+    (``url_from_worker``), so ``--url`` to another host never carries this driver's password.
+    """
+    if user and token:
+        raise ConfigError("--user and --token cannot be used together")
+    if token:
+        return Credentials.bearer(token, "--token")
+    if user:
+        return Credentials.basic(user, "--user")
+    if env.get("SPARKCAT_TOKEN"):
+        return Credentials.bearer(env["SPARKCAT_TOKEN"], "SPARKCAT_TOKEN")
+    if env.get("SPARKCAT_USER"):
+        return Credentials.basic(env["SPARKCAT_USER"], "SPARKCAT_USER")
+    path = worker_config_path(worker_config)
+    if path is None or not url_from_worker:
+        return None
+    from sparkcat.rest.credentials import parse_properties
+    from sparkcat.runtime.worker_config import load_worker_config
+
+    security = load_worker_config(path).rest_security
+    for file, make in ((security.bearer_tokens_file, lambda k, v, s: Credentials.bearer(v, s)),
+                       (security.basic_credentials_file, lambda k, v, s: Credentials.basic(f"{k}:{v}", s))):
+        if not file:
+            continue
+        try:
+            entries = parse_properties(Path(file).expanduser().read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            continue
+        for name, secret in entries.items():
+            return make(name, secret, f"{file} (from {path})")
+    return None
+
+
+def tls_context(cafile: str | None = None, insecure: bool = False) -> ssl.SSLContext:
+    """Verification against the system CAs, or ``cafile`` (PEM); ``insecure`` skips it (explicitly)."""
+    if insecure:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        return context
+    try:
+        return ssl.create_default_context(cafile=cafile)
+    except (OSError, ssl.SSLError) as e:
+        raise ConfigError(f"--cacert {cafile}: cannot load CA certificates: {e}") from None
 
 
 def worker_config_path(explicit: str | None) -> str | None:
@@ -65,23 +146,39 @@ def worker_config_path(explicit: str | None) -> str | None:
 class RestClient:
     """Calls one driver's REST API at ``url``; ``timeout_s`` bounds each request."""
 
-    def __init__(self, url: str, timeout_s: float = 120.0):
+    def __init__(self, url: str, timeout_s: float = 120.0, credentials: Credentials | None = None,
+                 cafile: str | None = None, insecure: bool = False):
         self.url = url.rstrip("/")
         self.timeout_s = timeout_s
+        self.credentials = credentials
+        self.cafile = cafile
+        self.insecure = insecure
+        self._context: ssl.SSLContext | None = None
+
+    @property
+    def context(self) -> ssl.SSLContext | None:
+        """TLS for an https URL, built on first use (loading the CAs costs ~0.1 s a command); None for http."""
+        if self._context is None and self.url.lower().startswith("https://"):
+            self._context = tls_context(self.cafile, self.insecure)
+        return self._context
 
     def request(self, method: str, path: str, body: Any = None, params: list[tuple[str, str]] | None = None) -> Any:
         """One call; the decoded JSON answer, or None when it has no body."""
         url = self.url + path + (f"?{urllib.parse.urlencode(params)}" if params else "")
         data = None if body is None else json.dumps(body).encode()
         headers = {"Accept": "application/json"} | ({"Content-Type": "application/json"} if data else {})
+        if self.credentials is not None:
+            headers["Authorization"] = self.credentials.authorization
         req = urllib.request.Request(url, data=data, method=method, headers=headers)
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout_s) as response:
+            with urllib.request.urlopen(req, timeout=self.timeout_s, context=self.context) as response:
                 return _decode(response.read())
         except urllib.error.HTTPError as e:
             raise ApiError(e.code, _error_message(e)) from None
         except urllib.error.URLError as e:
-            raise UnreachableError(f"cannot reach sparkcat REST API at {self.url}: {e.reason}") from None
+            hint = " (trust the server's CA with --cacert FILE)" \
+                if isinstance(e.reason, ssl.SSLCertVerificationError) else ""
+            raise UnreachableError(f"cannot reach sparkcat REST API at {self.url}: {e.reason}{hint}") from None
         except (TimeoutError, ConnectionError) as e:
             raise UnreachableError(f"cannot reach sparkcat REST API at {self.url}: {e}") from None
 

@@ -17,6 +17,7 @@ from sparkcat import __version__
 from sparkcat.rest import admin, connector_plugins, connectors, root
 from sparkcat.rest.context import RestContext
 from sparkcat.rest.errors import install_error_handlers
+from sparkcat.rest.guard import GuardPolicy, RequestGuard
 
 DESCRIPTION = (
     "Kafka Connect's REST API, served by the sparkcat driver. Errors answer "
@@ -24,12 +25,20 @@ DESCRIPTION = (
 )
 
 
-def create_app(driver: Any) -> FastAPI:
+def create_app(driver: Any, policy: GuardPolicy | None = None) -> FastAPI:
     """The application for ``driver`` (a ``sparkcat.bootstrap.Driver``, or anything with its
-    ``herder``, ``stores``, ``reconciler`` and ``worker`` attributes)."""
+    ``herder``, ``stores``, ``reconciler`` and ``worker`` attributes).
+
+    ``policy`` (authentication, Host allow-list, limits) defaults to the one the worker
+    config describes; building it reads the credentials files.
+    """
+    if policy is None:
+        worker = driver.worker
+        policy = GuardPolicy.from_config(worker.rest_security, tuple(l.host for l in worker.rest_listeners))
     ctx = RestContext(driver)
     app = FastAPI(title="sparkcat", version=__version__, description=DESCRIPTION)
     install_error_handlers(app)
+    app.add_middleware(RequestGuard, policy=policy)
     for module in (root, connectors, connector_plugins, admin):
         app.include_router(module.router(ctx))
     app.state.context = ctx

@@ -3,11 +3,13 @@
 ``install_error_handlers`` maps sparkcat's errors once (``SparkcatError.http_status``)
 and replaces FastAPI's own answers: request validation (422 in FastAPI) becomes
 Connect's 400 (404 for a malformed path parameter, as JAX-RS does), and unknown paths
-or methods get the error shape instead of ``{"detail": ...}``.
+or methods get the error shape instead of ``{"detail": ...}``. Unexpected exceptions are
+answered by ``sparkcat.rest.guard.RequestGuard`` (a 500 naming only a request id).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -16,6 +18,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from sparkcat.errors import SparkcatError
+
+log = logging.getLogger("sparkcat.rest")
 
 #: Tags pydantic appends to the location of an error inside one member of a union type.
 _UNION_MEMBERS = {"str", "int", "float", "bool", "none"}
@@ -70,7 +74,11 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(SparkcatError)
     async def sparkcat_error(request: Request, exc: SparkcatError) -> JSONResponse:
-        return error_response(exc.http_status, exc.message)
+        if exc.http_status < 500:
+            return error_response(exc.http_status, exc.message)
+        request_id = getattr(request.state, "request_id", "-")
+        log.warning("%s %s failed (request id %s): %s", request.method, request.url.path, request_id, exc.message)
+        return error_response(exc.http_status, f"{exc.message} (request id {request_id})")
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -87,9 +95,4 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(TimeoutError)
     async def timed_out(request: Request, exc: TimeoutError) -> JSONResponse:
-        return error_response(500, "Request timed out")
-
-    @app.exception_handler(Exception)
-    async def server_fault(request: Request, exc: Exception) -> JSONResponse:
-        # Starlette re-raises after this response, so the server logs the traceback once.
-        return error_response(500, str(exc) or type(exc).__name__)
+        return error_response(500, f"Request timed out (request id {getattr(request.state, 'request_id', '-')})")

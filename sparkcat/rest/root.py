@@ -25,7 +25,7 @@ def router(ctx: RestContext) -> APIRouter:
 
     @api.get("/health", summary="200 once the driver has read the config log, 503 while starting",
              responses={503: {"description": "Still starting"}})
-    def health() -> JSONResponse:
+    async def health() -> JSONResponse:  # on the event loop: answers even when handler threads are busy
         if ctx.ready:
             return JSONResponse(HEALTHY)
         return JSONResponse(STARTING, status_code=503)

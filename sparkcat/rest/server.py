@@ -1,53 +1,105 @@
-"""Serves the REST API with uvicorn from a daemon thread of the driver."""
+"""Serves the REST API with uvicorn, one daemon thread per listener (plain HTTP or HTTPS).
+
+The listeners come from the worker config (``listeners``, else ``rest.host``/``rest.port``).
+Before anything binds, the credentials files are read and the HTTPS certificate is
+loaded, so a bad file stops the driver with a ConfigError naming its key.
+"""
 
 from __future__ import annotations
 
 import logging
 import socket
+import ssl
 import threading
 import time
+from dataclasses import dataclass, replace
 from typing import Any
 
-from sparkcat.errors import SparkcatError
+from sparkcat.errors import ConfigError, SparkcatError
+from sparkcat.runtime.rest_config import Listener, TlsConfig, check_exposure
 
 log = logging.getLogger("sparkcat.rest")
 
+#: uvicorn's own cap on open connections plus tasks (it answers 503 beyond it); the guard's
+#: in-flight limit applies first, so this only bounds idle and rejected connections.
+CONNECTIONS_PER_REQUEST_SLOT = 4
+
+
+def tls_context(tls: TlsConfig) -> ssl.SSLContext:
+    """The HTTPS listener's context: the PEM keystore's chain and key, TLS 1.2 or newer."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    try:
+        context.load_cert_chain(tls.keystore_location, tls.key_location or None, tls.key_password or None)
+    except (OSError, ssl.SSLError) as e:
+        where = tls.keystore_location + (f" with key {tls.key_location}" if tls.key_location else "")
+        raise ConfigError(f"listeners.https.ssl.keystore.location: cannot load the certificate and private key "
+                          f"from {where}: {e}", {"listeners.https.ssl.keystore.location": [str(e)]}) from None
+    return context
+
+
+def preflight(worker: Any) -> None:
+    """Everything ``RestServer.start`` would refuse, checked before the driver starts Spark: an exposed
+    listener without authentication, unreadable credentials or tokens files, an unusable certificate."""
+    from sparkcat.rest.guard import GuardPolicy
+
+    security = worker.rest_security
+    check_exposure(security, worker.rest_listeners)
+    GuardPolicy.from_config(security)
+    if any(listener.scheme == "https" for listener in worker.rest_listeners):
+        tls_context(security.tls)
+
+
+@dataclass
+class _Running:
+    listener: Listener
+    server: Any
+    thread: threading.Thread
+    sock: socket.socket
+
 
 class RestServer:
-    """``start()`` returns once the port is listening; ``stop()`` lets requests in flight finish, then ends.
+    """``start()`` returns once every listener accepts; ``stop()`` lets requests in flight finish, then ends.
 
-    >>> RestServer(driver=None, host="127.0.0.1", port=0).port
-    0
+    >>> RestServer(driver=None, listeners=(Listener("http", "127.0.0.1", 0),)).url
+    'http://127.0.0.1:0'
     """
 
-    def __init__(self, driver: Any, host: str, port: int):
+    def __init__(self, driver: Any, listeners: tuple[Listener, ...] | None = None, tls: TlsConfig | None = None):
         self.driver = driver
-        self.host = host
-        self.port = port
-        self._server = None
-        self._thread: threading.Thread | None = None
-        self._socket: socket.socket | None = None
+        self.listeners = list(listeners if listeners is not None else driver.worker.rest_listeners)
+        self.tls = tls  # None: the worker config's, read at start()
+        self._running: list[_Running] = []
 
     @property
     def url(self) -> str:
-        host = self.host if self.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
-        return f"http://{host}:{self.port}"
+        """The first listener's URL (its bound port once started)."""
+        return self.listeners[0].url
 
-    def _bind(self) -> socket.socket:
+    @property
+    def port(self) -> int:
+        return self.listeners[0].port
+
+    @property
+    def urls(self) -> list[str]:
+        return [listener.url for listener in self.listeners]
+
+    @staticmethod
+    def _bind(listener: Listener) -> socket.socket:
         """Bind here, so a port in use fails ``start()`` with a clear error (port 0: the OS picks one)."""
+        where = f"{listener.host}:{listener.port}"
         try:
             family, kind, proto, _, address = socket.getaddrinfo(
-                self.host or None, self.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+                listener.host or None, listener.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
             sock = socket.socket(family, kind, proto)
         except OSError as e:
-            raise SparkcatError(f"REST API cannot listen on {self.host}:{self.port}: {e}") from e
+            raise SparkcatError(f"REST API cannot listen on {where}: {e}") from e
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.bind(address)
         except OSError as e:
             sock.close()
-            raise SparkcatError(f"REST API cannot listen on {self.host}:{self.port}: {e}") from e
-        self.port = sock.getsockname()[1]
+            raise SparkcatError(f"REST API cannot listen on {where}: {e}") from e
         return sock
 
     def start(self, timeout_s: float = 30.0) -> None:
@@ -55,28 +107,41 @@ class RestServer:
 
         from sparkcat.rest.app import create_app
 
-        self._socket = self._bind()
-        config = uvicorn.Config(create_app(self.driver), log_config=None, lifespan="off",
-                                timeout_graceful_shutdown=10)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]},
-                                        name="sparkcat-rest", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + timeout_s
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                self.stop()
-                raise SparkcatError(f"REST API did not start on {self.host}:{self.port}")
-            time.sleep(0.01)
-        log.info("REST API listening on %s", self.url)
+        security = self.driver.worker.rest_security
+        check_exposure(security, tuple(self.listeners))
+        app = create_app(self.driver)  # reads the credentials files: fails before anything binds
+        tls = self.tls if self.tls is not None else security.tls
+        context = tls_context(tls) if any(l.scheme == "https" for l in self.listeners) else None
+        connections = security.max_concurrent_requests * CONNECTIONS_PER_REQUEST_SLOT + 16
+        try:
+            for i, listener in enumerate(self.listeners):
+                sock = self._bind(listener)
+                listener = self.listeners[i] = replace(listener, port=sock.getsockname()[1])
+                config = uvicorn.Config(app, log_config=None, lifespan="off", timeout_graceful_shutdown=10,
+                                        server_header=False,
+                                        limit_concurrency=connections)
+                config.load()
+                config.ssl = context if listener.scheme == "https" else None
+                server = uvicorn.Server(config)
+                thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]},
+                                          name=f"sparkcat-rest-{listener.scheme}-{listener.port}", daemon=True)
+                self._running.append(_Running(listener, server, thread, sock))
+                thread.start()
+            deadline = time.monotonic() + timeout_s
+            for running in self._running:
+                while not running.server.started:
+                    if not running.thread.is_alive() or time.monotonic() > deadline:
+                        raise SparkcatError(f"REST API did not start on {running.listener.url}")
+                    time.sleep(0.01)
+        except BaseException:
+            self.stop()
+            raise
+        log.info("REST API listening on %s", ", ".join(self.urls))
 
     def stop(self, timeout_s: float = 15.0) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout_s)
-            self._thread = None
-        if self._socket is not None:
-            self._socket.close()
-            self._socket = None
-        self._server = None
+        for running in self._running:
+            running.server.should_exit = True
+        for running in self._running:
+            running.thread.join(timeout_s)
+            running.sock.close()
+        self._running = []

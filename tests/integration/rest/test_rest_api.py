@@ -6,6 +6,7 @@ increment connector's file sink grows, stops growing, and continues where it sho
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
@@ -253,7 +254,8 @@ def test_bad_input_gets_a_4xx_with_a_message_and_writes_nothing(rest_driver, kc,
 
 
 def test_no_generated_request_gets_a_server_error(spark, tmp_path):
-    """Schemathesis against /openapi.json: bounded examples, loopback only, never a 5xx."""
+    """Schemathesis against /openapi.json with authentication on: bounded examples, loopback only, never
+    a 5xx (and never a 401 for the authenticated session: the guard must not reject good credentials)."""
     import schemathesis
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis.errors import Unsatisfiable
@@ -261,14 +263,22 @@ def test_no_generated_request_gets_a_server_error(spark, tmp_path):
     levels = {name: lg.level for name, lg in logging.root.manager.loggerDict.items()
               if isinstance(lg, logging.Logger)}
     root_level = logging.getLogger().level
-    driver = start_driver(spark, local_worker(tmp_path))
+    credentials = tmp_path / "rest.password"
+    credentials.write_text("fuzzer: fuzz-pass\n")
+    credentials.chmod(0o600)
+    worker = local_worker(tmp_path)
+    worker = dataclasses.replace(worker, rest_security=dataclasses.replace(
+        worker.rest_security, basic_credentials_file=str(credentials)))
+    driver = start_driver(spark, worker)
     url = base_url(driver)
     failures: list[str] = []
     calls: list[str] = []
     deadline = time.monotonic() + 150
     try:
-        schema = schemathesis.openapi.from_url(f"{url}/openapi.json", timeout=30)
+        assert requests.get(f"{url}/openapi.json", timeout=30).status_code == 401
+        schema = schemathesis.openapi.from_url(f"{url}/openapi.json", timeout=30, auth=("fuzzer", "fuzz-pass"))
         with requests.Session() as session:
+            session.auth = ("fuzzer", "fuzz-pass")
             for result in schema.get_all_operations():
                 operation = result.ok()
                 for mode in (schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE):
@@ -281,7 +291,7 @@ def test_no_generated_request_gets_a_server_error(spark, tmp_path):
                     def call(case) -> None:
                         response = case.call(base_url=url, session=session, timeout=60)
                         calls.append(operation.label)
-                        if response.status_code >= 500:
+                        if response.status_code >= 500 or response.status_code == 401:
                             failures.append(f"{operation.label} {mode.value}: {response.status_code} "
                                             f"{response.text[:300]}")
 

@@ -67,5 +67,6 @@ def driver(tmp_path: Path) -> Iterator[SparklessDriver]:
 
 @pytest.fixture
 def client(driver: SparklessDriver) -> Iterator[TestClient]:
-    with TestClient(create_app(driver), raise_server_exceptions=False) as c:
+    # localhost, not TestClient's "testserver": the Host allow-list admits loopback names only.
+    with TestClient(create_app(driver), base_url="http://localhost", raise_server_exceptions=False) as c:
         yield c

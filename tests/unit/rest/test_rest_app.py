@@ -331,7 +331,7 @@ def test_health_is_503_until_the_herder_has_read_the_config_log(tmp_path):
     from tests.unit.rest.conftest import SparklessDriver
 
     driver = SparklessDriver(tmp_path / "state")  # not started
-    with TestClient(create_app(driver)) as c:
+    with TestClient(create_app(driver), base_url="http://localhost") as c:
         r = c.get("/health")
         assert r.status_code == 503
         assert r.json() == {"status": "starting", "message": "Worker is still starting up."}

@@ -14,6 +14,7 @@ from sparkcat.rest import metrics
 from sparkcat.rest.errors import validation_message
 from sparkcat.rest.loggers import level_name, parse_level
 from sparkcat.rest.server import RestServer
+from sparkcat.runtime.rest_config import Listener
 from sparkcat.rest.views import restart_plan
 
 STATUS = {"name": "c", "type": "source", "connector": {"state": "RUNNING", "worker_id": "d:1"},
@@ -67,13 +68,13 @@ def test_log_levels_map_to_connects_names():
 
 
 def test_server_listens_on_a_chosen_port_and_stops(driver):
-    server = RestServer(driver, "127.0.0.1", 0)
+    server = RestServer(driver, (Listener("http", "127.0.0.1", 0),))
     server.start()
     try:
         assert server.port > 0
         assert httpx.get(server.url + "/health").json()["status"] == "healthy"
         with pytest.raises(SparkcatError, match="cannot listen"):
-            RestServer(driver, "127.0.0.1", server.port).start()
+            RestServer(driver, (Listener("http", "127.0.0.1", server.port),)).start()
     finally:
         server.stop()
     with pytest.raises(httpx.TransportError):

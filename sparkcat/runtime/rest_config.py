@@ -1,0 +1,204 @@
+"""The REST API's listeners and protections, as worker keys parsed once into dataclasses.
+
+Kafka Connect's names where it has one: ``listeners`` (``http://host:port`` and
+``https://host:port``, comma-separated) and ``listeners.https.ssl.*`` for the HTTPS
+listener's certificate. Python's TLS reads PEM, so the keystore is a PEM file (Kafka's
+``ssl.keystore.type=PEM``); JKS and PKCS12 keystores are refused with the command that
+converts them. Authentication follows Connect's ``BasicAuthSecurityRestExtension`` (a
+credentials file of ``user: password`` lines) plus bearer tokens; the rest are sparkcat's
+own keys under ``rest.``. This module only parses; files are read when the REST API starts
+(``sparkcat.rest.guard``), so the CLI can load a worker config without them.
+
+>>> parse_listeners("http://127.0.0.1:8083, https://[::1]:8443", "worker.yaml")[1].url
+'https://[::1]:8443'
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from sparkcat.errors import ConfigError
+
+#: Worker keys of this module -> attribute of ``RestSecurityConfig`` or ``TlsConfig``.
+KEYS = {
+    "listeners": "listeners",
+    "listeners.https.ssl.keystore.type": "keystore_type",
+    "listeners.https.ssl.keystore.location": "keystore_location",
+    "listeners.https.ssl.key.location": "key_location",
+    "listeners.https.ssl.key.password": "key_password",
+    "rest.auth.basic.credentials.file": "basic_credentials_file",
+    "rest.auth.bearer.tokens.file": "bearer_tokens_file",
+    "rest.allow.unauthenticated": "allow_unauthenticated",
+    "rest.allowed.hosts": "allowed_hosts",
+    "rest.max.request.bytes": "max_request_bytes",
+    "rest.max.concurrent.requests": "max_concurrent_requests",
+}
+_TLS_ATTRS = {"keystore_type", "keystore_location", "key_location", "key_password"}
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024
+DEFAULT_MAX_CONCURRENT_REQUESTS = 32
+
+
+@dataclass(frozen=True)
+class Listener:
+    """One address the REST API listens on; an empty host means every interface (as in Connect)."""
+
+    scheme: str
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        """Where a client on this machine reaches it (a wildcard host is reached on loopback)."""
+        host = self.host if self.host not in ("", "0.0.0.0", "::") else "127.0.0.1"
+        return f"{self.scheme}://{_bracketed(host)}:{self.port}"
+
+    @property
+    def loopback(self) -> bool:
+        """True when only this machine can connect (localhost or a loopback address)."""
+        return is_loopback(self.host)
+
+
+@dataclass(frozen=True)
+class TlsConfig:
+    """The HTTPS listener's certificate: a PEM keystore (chain, and the key unless ``key_location``)."""
+
+    keystore_type: str = "PEM"
+    keystore_location: str = ""
+    key_location: str = ""
+    key_password: str = field(default="", repr=False)
+
+
+@dataclass(frozen=True)
+class RestSecurityConfig:
+    """Listeners, authentication and request limits of the REST API (see conf/worker.yaml)."""
+
+    listeners: tuple[Listener, ...] = ()
+    tls: TlsConfig = field(default_factory=TlsConfig)
+    basic_credentials_file: str = ""
+    bearer_tokens_file: str = ""
+    allow_unauthenticated: bool = False
+    allowed_hosts: tuple[str, ...] = ()
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS
+
+    @property
+    def authenticates(self) -> bool:
+        return bool(self.basic_credentials_file or self.bearer_tokens_file)
+
+
+def is_loopback(host: str) -> bool:
+    """``localhost`` or a loopback address; a wildcard or any other name is not.
+
+    >>> is_loopback("127.0.0.2"), is_loopback("localhost"), is_loopback("0.0.0.0"), is_loopback("myhost")
+    (True, True, False, False)
+    """
+    host = host.strip("[]").lower().rstrip(".")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _bracketed(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def parse_listeners(value: Any, source: str) -> tuple[Listener, ...]:
+    """Connect's ``listeners``: a comma-separated string (or a YAML list) of ``scheme://host:port``."""
+    items = value if isinstance(value, list) else str(value or "").split(",")
+    listeners = []
+    for item in (str(i).strip() for i in items):
+        if not item:
+            continue
+        problem = f"{source}: listeners: {item!r} is not scheme://host:port with scheme http or https"
+        try:
+            parts = urlsplit(item)
+            port = parts.port
+        except ValueError:
+            raise ConfigError(problem, {"listeners": [problem]}) from None
+        if parts.scheme.lower() not in ("http", "https") or port is None or parts.path not in ("", "/"):
+            raise ConfigError(problem, {"listeners": [problem]})
+        listeners.append(Listener(parts.scheme.lower(), parts.hostname or "", port))
+    return tuple(listeners)
+
+
+def _positive_int(raw: dict[str, Any], key: str, default: int, source: str) -> int:
+    value = raw.get(key, default)
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = 0
+    if number < 1 or isinstance(value, bool):
+        raise ConfigError(f"{source}: {key} must be a positive whole number, not {value!r}",
+                          {key: ["not a positive number"]})
+    return number
+
+
+def _boolean(raw: dict[str, Any], key: str, source: str) -> bool:
+    value = raw.get(key, False)
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise ConfigError(f"{source}: {key} must be true or false, not {value!r}", {key: ["not a boolean"]})
+    return text == "true"
+
+
+def _check_tls(tls: TlsConfig, listeners: tuple[Listener, ...], source: str) -> None:
+    kind = tls.keystore_type.strip().upper()
+    if kind != "PEM":
+        message = (f"{source}: listeners.https.ssl.keystore.type {tls.keystore_type!r} is not supported: sparkcat "
+                   f"reads PEM only. Convert the keystore, e.g. `keytool -importkeystore -srckeystore KS.jks "
+                   f"-destkeystore KS.p12 -deststoretype PKCS12` then `openssl pkcs12 -in KS.p12 -out server.pem "
+                   f"-nodes`, and set listeners.https.ssl.keystore.type: PEM")
+        raise ConfigError(message, {"listeners.https.ssl.keystore.type": ["only PEM is supported"]})
+    https = any(listener.scheme == "https" for listener in listeners)
+    if https and not tls.keystore_location:
+        message = f"{source}: an https listener needs listeners.https.ssl.keystore.location (a PEM file)"
+        raise ConfigError(message, {"listeners.https.ssl.keystore.location": ["required by an https listener"]})
+    if not https and (tls.keystore_location or tls.key_location or tls.key_password):
+        message = f"{source}: listeners.https.ssl.* is set but no listener is https://"
+        raise ConfigError(message, {"listeners": ["no https listener for listeners.https.ssl.*"]})
+
+
+def parse_rest_config(raw: dict[str, Any], source: str) -> RestSecurityConfig:
+    """The keys of ``KEYS`` found in a worker file (``raw``); errors name the key and ``source``."""
+    text = {k: ("" if v is None else v) for k, v in raw.items()}
+    listeners = parse_listeners(text.get("listeners", ""), source)
+    tls = TlsConfig(**{KEYS[k]: str(v) for k, v in text.items() if KEYS.get(k) in _TLS_ATTRS})
+    _check_tls(tls, listeners, source)
+    hosts = text.get("rest.allowed.hosts", "")
+    hosts = hosts if isinstance(hosts, list) else str(hosts).split(",")
+    return RestSecurityConfig(
+        listeners=listeners, tls=tls,
+        basic_credentials_file=str(text.get("rest.auth.basic.credentials.file", "")),
+        bearer_tokens_file=str(text.get("rest.auth.bearer.tokens.file", "")),
+        allow_unauthenticated=_boolean(text, "rest.allow.unauthenticated", source),
+        allowed_hosts=tuple(h.strip().lower() for h in map(str, hosts) if h.strip()),
+        max_request_bytes=_positive_int(text, "rest.max.request.bytes", DEFAULT_MAX_REQUEST_BYTES, source),
+        max_concurrent_requests=_positive_int(text, "rest.max.concurrent.requests",
+                                              DEFAULT_MAX_CONCURRENT_REQUESTS, source))
+
+
+def rest_listeners(security: RestSecurityConfig, rest_host: str, rest_port: int) -> tuple[Listener, ...]:
+    """``listeners`` when set, else the plain-HTTP listener of ``rest.host``/``rest.port``."""
+    return security.listeners or (Listener("http", rest_host, rest_port),)
+
+
+def check_exposure(security: RestSecurityConfig, listeners: tuple[Listener, ...]) -> None:
+    """A listener other machines can reach needs authentication, or ``rest.allow.unauthenticated: true``."""
+    exposed = [listener for listener in listeners if not listener.loopback]
+    if exposed and not security.authenticates and not security.allow_unauthenticated:
+        where = ", ".join(f"{listener.scheme}://{_bracketed(listener.host) or '*'}:{listener.port}"
+                          for listener in exposed)
+        message = (f"The REST API would listen on {where}, which other machines can reach, without "
+                   f"authentication. Set rest.auth.basic.credentials.file or rest.auth.bearer.tokens.file, "
+                   f"listen on 127.0.0.1, or set rest.allow.unauthenticated: true to accept the risk.")
+        raise ConfigError(message, {"rest.allow.unauthenticated": ["required for an unauthenticated, "
+                                                                   "non-loopback listener"]})

@@ -1,0 +1,78 @@
+"""The Spark UI's exposure: its kill links off, and on a local master bound where the REST API is.
+
+Spark's UI has no host setting of its own: it binds to ``$SPARK_LOCAL_IP``, else every
+interface (``WebUI.bind`` in Spark 4 still reads only that variable). ``SPARK_LOCAL_IP``
+also moves the driver's RPC endpoint, which executors on other machines must reach, so
+``./spark-submit.sh`` sets it only for ``local`` masters, where the executors are in the
+driver's process. On YARN, standalone or Kubernetes the UI listens on every interface
+(YARN's proxy fronts it); ``spark.ui.enabled false`` or ``spark.ui.filters`` limit it.
+
+``spark.ui.killEnabled`` is off by default (conf/spark-defaults.conf, and the driver's
+session when no properties file set it): the UI has no authentication by default, and
+its kill links would stop connector queries behind the herder's back.
+
+Run by spark-submit.sh as ``python -m sparkcat.spark.ui MASTER [driver args...]``: prints
+the address for ``SPARK_LOCAL_IP``, or nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import sys
+from collections.abc import Mapping, Sequence
+
+from sparkcat.runtime.rest_config import Listener
+
+KILL_ENABLED = "spark.ui.killEnabled"
+_LOCAL_MASTER = re.compile(r"local(\[[^\]]*\])?|local-cluster\[[^\]]*\]")
+
+
+def ui_conf(existing: Mapping[str, str]) -> dict[str, str]:
+    """Settings the driver's session adds when spark-submit did not set them.
+
+    >>> ui_conf({}), ui_conf({"spark.ui.killEnabled": "true"})
+    ({'spark.ui.killEnabled': 'false'}, {})
+    """
+    return {} if KILL_ENABLED in existing else {KILL_ENABLED: "false"}
+
+
+def ui_bind_address(master: str, listeners: Sequence[Listener]) -> str | None:
+    """The REST API's host for a local master, when every listener uses that one specific host; else None.
+
+    >>> ui_bind_address("local[*]", [Listener("http", "127.0.0.1", 8083)])
+    '127.0.0.1'
+    >>> ui_bind_address("yarn", [Listener("http", "127.0.0.1", 8083)]) is None
+    True
+    """
+    if not _LOCAL_MASTER.fullmatch(master.strip()):
+        return None
+    hosts = {listener.host for listener in listeners}
+    if len(hosts) != 1:
+        return None
+    host = hosts.pop()
+    return None if host in ("", "0.0.0.0", "::") else host
+
+
+def main(argv: Sequence[str]) -> int:
+    """Print ``SPARK_LOCAL_IP`` for ``MASTER [driver args]``; nothing (exit 0) if the args cannot be read,
+    since the driver reports those itself."""
+    from sparkcat.bootstrap import parse_args, worker_from_args
+    from sparkcat.errors import SparkcatError
+
+    if not argv:
+        return 0
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):  # argparse's complaint comes again from the driver
+            worker = worker_from_args(parse_args(list(argv[1:])))
+    except (SparkcatError, SystemExit):
+        return 0
+    address = ui_bind_address(argv[0], worker.rest_listeners)
+    if address:
+        print(address)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,69 @@
+"""The Spark conf sparkcat produces keeps the UI's kill links off and, locally, the UI on the REST host."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sparkcat.runtime.rest_config import Listener
+from sparkcat.spark.ui import ui_bind_address, ui_conf
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def spark_defaults() -> dict[str, str]:
+    out = {}
+    for line in (REPO / "conf" / "spark-defaults.conf").read_text().splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            key, _, value = line.strip().partition(" ")
+            out[key] = value.strip()
+    return out
+
+
+def test_the_shipped_spark_defaults_disable_the_kill_links():
+    assert spark_defaults()["spark.ui.killEnabled"] == "false"
+
+
+def test_the_driver_session_adds_kill_disabled_unless_submitted_explicitly():
+    assert ui_conf({"spark.master": "local[*]"}) == {"spark.ui.killEnabled": "false"}
+    assert ui_conf(spark_defaults()) == {}  # already there through the properties file
+    assert ui_conf({"spark.ui.killEnabled": "true"}) == {}  # an operator's explicit choice stands
+
+
+@pytest.mark.parametrize("master", ["local", "local[*]", "local[2]", "local[4,3]", "local-cluster[2,1,1024]"])
+def test_a_local_master_binds_the_ui_to_the_rest_host(master):
+    assert ui_bind_address(master, [Listener("http", "127.0.0.1", 8083)]) == "127.0.0.1"
+    assert ui_bind_address(master, [Listener("https", "localhost", 1), Listener("http", "localhost", 2)]) \
+        == "localhost"
+
+
+@pytest.mark.parametrize("master", ["yarn", "spark://m:7077", "k8s://https://api:6443"])
+def test_a_cluster_master_leaves_the_driver_address_alone(master):
+    # SPARK_LOCAL_IP would also move the driver's RPC endpoint out of the executors' reach.
+    assert ui_bind_address(master, [Listener("http", "127.0.0.1", 8083)]) is None
+
+
+def test_a_wildcard_or_mixed_rest_host_leaves_the_ui_on_every_interface():
+    assert ui_bind_address("local[*]", [Listener("http", "0.0.0.0", 8083)]) is None
+    assert ui_bind_address("local[*]", [Listener("http", "127.0.0.1", 1), Listener("https", "10.0.0.1", 2)]) is None
+
+
+def run_ui(*args: str, cwd: Path) -> str:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-m", "sparkcat.spark.ui", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=60, check=True)
+    return done.stdout.strip()
+
+
+def test_spark_submit_sh_gets_the_address_from_the_worker_config_and_flags(tmp_path):
+    worker = tmp_path / "worker.yaml"
+    worker.write_text("rest.host: localhost\nrest.port: 8083\n")
+    assert run_ui("local[*]", cwd=REPO) == "127.0.0.1"  # the shipped conf/worker.yaml
+    assert run_ui("local[*]", "--worker-config", str(worker), cwd=tmp_path) == "localhost"
+    assert run_ui("local[*]", "--rest-host", "0.0.0.0", cwd=REPO) == ""
+    assert run_ui("yarn", cwd=REPO) == ""
+    assert run_ui("local[*]", "--no-such-flag", cwd=REPO) == ""  # the driver reports bad args itself
