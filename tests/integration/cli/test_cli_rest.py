@@ -29,7 +29,7 @@ pytestmark = pytest.mark.integration
 @pytest.fixture
 def driver(spark, tmp_path) -> Iterator[Driver]:
     worker = WorkerConfig(state_dir=str(tmp_path / "state"), rest_host="127.0.0.1", rest_port=free_port(),
-                          group_id="cli-it")
+                          group_id="cli-it", file_allowed_dirs=[str(tmp_path)])
     running = Driver(spark, worker, rest=True, watch_pipelines=False)
     running.start()
     try:
