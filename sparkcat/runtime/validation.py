@@ -13,6 +13,7 @@ from sparkcat import plugins, redact
 from sparkcat.api.config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG, ConfigDef, ConfigValue, Type
 from sparkcat.api.connector import Connector, SinkConnector
 from sparkcat.errors import ConfigError, NotFoundError
+from sparkcat.runtime.config_providers import has_placeholder
 from sparkcat.runtime.input_policy import InputPolicy
 from sparkcat.runtime.names import name_problem
 
@@ -175,8 +176,8 @@ def _mask_response(response: dict, raw: Mapping[str, object], password_keys: set
         if not value:
             continue
         name = value["name"]
-        if name in raw:
-            value["value"] = redact.mask_value(name, raw[name], password_keys)
+        if name in raw and (redact.is_sensitive(name, password_keys) or has_placeholder(raw[name])):
+            value["value"] = redact.mask_value(name, raw[name], password_keys)  # never the resolved value
         value["errors"] = [redact.scrub(e) for e in value["errors"]]
     return response
 
