@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from sparkcat.errors import ConfigError
+from sparkcat.runtime.config_providers import ConfigProviders
 
 _KEYS = {
     "state.dir": "state_dir",
@@ -70,6 +71,7 @@ class WorkerConfig:
                 raise ConfigError(
                     f"{key} is {value}, but sparkcat reads only partition 0 of its internal topics: set it to 1 "
                     f"(an existing topic with more partitions is refused as well)", {key: ["must be 1"]})
+        ConfigProviders(dict(self.config_providers)).providers()  # an unknown provider class fails at start
         for key, value in (("config.storage.replication.factor", self.config_replication_factor),
                            ("offset.storage.replication.factor", self.offset_replication_factor),
                            ("status.storage.replication.factor", self.status_replication_factor)):
