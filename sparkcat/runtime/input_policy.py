@@ -22,6 +22,9 @@ from sparkcat.plugins import DEFAULT_PACKAGES
 from sparkcat.runtime.config_providers import ConfigProviders
 from sparkcat.runtime.paths import allowed_path_problem
 
+#: Directories under state.dir that sparkcat writes itself (stores, query checkpoints, Spark's pool file).
+SPARKCAT_STATE_DIRS = ("stores", "checkpoints", "spark")
+
 #: Set by the driver on the task configs of a query plan only; never stored, never accepted from users.
 POLICY_KEY = "sparkcat.internal.input.policy"
 
@@ -33,12 +36,14 @@ class InputPolicy:
     plugin_packages: tuple[str, ...] = DEFAULT_PACKAGES
     allowed_dirs: tuple[str, ...] = ()
     providers: dict[str, str] = field(default_factory=dict)
+    denied_dirs: tuple[str, ...] = ()     # the state dir's stores, checkpoints and spark: never connector files
 
     @classmethod
     def of(cls, worker) -> InputPolicy:
         """The policy of a ``WorkerConfig``; relative directories are resolved on the driver."""
+        state = Path(worker.state_dir).resolve()
         return cls(tuple(worker.plugin_packages), tuple(str(Path(d).resolve()) for d in worker.allowed_dirs),
-                   dict(worker.config_providers))
+                   dict(worker.config_providers), tuple(str(state / d) for d in SPARKCAT_STATE_DIRS))
 
     @classmethod
     def default(cls) -> InputPolicy:
@@ -54,19 +59,20 @@ class InputPolicy:
         """The errors of each of ``path_keys`` whose value lies outside ``allowed_dirs``."""
         out = {}
         for key in path_keys:
-            problem = allowed_path_problem(str(config.get(key) or ""), self.allowed_dirs)
+            problem = allowed_path_problem(str(config.get(key) or ""), self.allowed_dirs, self.denied_dirs)
             if problem is not None:
                 out[key] = [problem]
         return out
 
     def to_json(self) -> str:
         return json.dumps({"plugin_packages": list(self.plugin_packages), "allowed_dirs": list(self.allowed_dirs),
-                           "providers": self.providers}, sort_keys=True)
+                           "providers": self.providers, "denied_dirs": list(self.denied_dirs)}, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> InputPolicy:
         raw = json.loads(text)
-        return cls(tuple(raw["plugin_packages"]), tuple(raw["allowed_dirs"]), dict(raw["providers"]))
+        return cls(tuple(raw["plugin_packages"]), tuple(raw["allowed_dirs"]), dict(raw["providers"]),
+                   tuple(raw.get("denied_dirs", ())))
 
 
 def attach(config: Mapping[str, str], policy: InputPolicy, path_keys: Sequence[str] = ()) -> dict[str, str]:

@@ -38,10 +38,17 @@ def safe_join(root: str | os.PathLike, part: str) -> Path:
     return target
 
 
-def allowed_path_problem(path: str, allowed_dirs: Sequence[str]) -> str | None:
-    """Why ``path`` may not be opened by a connector, or None when it lies under one of ``allowed_dirs``."""
+def allowed_path_problem(path: str, allowed_dirs: Sequence[str], denied_dirs: Sequence[str] = ()) -> str | None:
+    """Why ``path`` may not be opened by a connector, or None when it lies under one of ``allowed_dirs``.
+
+    ``denied_dirs`` win over ``allowed_dirs``: sparkcat's own stores and checkpoints live
+    inside the state directory, which file connectors may otherwise use.
+    """
     if not path:
         return None  # an empty value is the connector's own "required" error
+    denied = next((d for d in denied_dirs if is_within(path, d)), None)
+    if denied is not None:
+        return f"{path} is inside {_resolved(denied)}, which holds sparkcat's own state and is never open to connectors"
     if not allowed_dirs:
         return f"{path} is outside the allowed directories: file.allowed.dirs is empty, so no file may be used"
     if any(is_within(path, d) for d in allowed_dirs):

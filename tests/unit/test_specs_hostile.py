@@ -74,3 +74,11 @@ def test_a_file_under_state_dir_is_allowed_by_default(tmp_path, capsys):
                                  "sink.file": str(tmp_path / "state" / "out" / "f.jsonl")})
     code, err = _validate(tmp_path, path, capsys)
     assert code == 0, err
+
+
+@pytest.mark.parametrize("inside", ["stores/connect-configs.log", "checkpoints/victim/offsets/0", "spark/x"])
+def test_sparkcats_own_state_is_never_a_connector_file(tmp_path, capsys, inside):
+    path = _spec(tmp_path, "f", {**INCREMENT, "sink.connector.class": "file-sink",
+                                 "sink.file": str(tmp_path / "state" / inside)})
+    code, err = _validate(tmp_path, path, capsys)
+    assert code == 1 and "never open to connectors" in err

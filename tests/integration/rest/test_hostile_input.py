@@ -176,6 +176,9 @@ def test_files_outside_the_allowed_directories_are_refused(driver, http, tmp_pat
             "connector.class": "file-sink", "name": "f", "topics": "t", "file": path}).json()
         assert validated["error_count"] >= 1
     assert list(outside.iterdir()) == []
+    own = state_dir(driver) / "stores" / "connect-configs.log"  # appended lines would be config records
+    assert "never open to connectors" in refused(http, driver, "POST", "/connectors", {"name": "f", "config": {
+        **increment(driver), "sink.file": str(own)}})
 
 
 def test_secrets_appear_in_no_response_log_record_or_status_trace(driver, http, tmp_path, caplog):
