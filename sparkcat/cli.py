@@ -53,7 +53,12 @@ Check = Callable[[ConnectorSpec], tuple[dict[str, list[str]], str]]
 def _validate(args: argparse.Namespace) -> int:
     """Check every spec (offline against its ConfigDef, or --remote through the driver); print each error
     with file, connector and key."""
+    from sparkcat.runtime.pipelines import substitute
+
     check = _remote_check(_client(args)) if args.remote else _offline_check(_worker_policy(args))
+    # As apply and the driver's pipeline watcher do: paths under ${state.dir} are checked where they point.
+    variables = {"state.dir": str(Path(getattr(args, "state_dir", None)
+                                       or _worker_state_dir(args.worker_config)).resolve())}
     failures = 0
     seen: dict[str, str] = {}
     files = spec_files(args.files)
@@ -71,6 +76,7 @@ def _validate(args: argparse.Namespace) -> int:
                 failures += 1
                 continue
             seen[spec.name] = spec.source
+            spec = ConnectorSpec(spec.name, substitute(spec.config, variables), spec.source, spec.initial_state)
             failures += _report_check(spec, *check(spec))
     if not files:
         print("no spec files given or found", file=sys.stderr)
@@ -490,6 +496,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="check YAML connector specs without running them", parents=[conn])
     p.add_argument("files", nargs="+", help="spec files or directories of *.yaml")
     p.add_argument("--remote", action="store_true", help="validate through the driver's REST API")
+    p.add_argument("--state-dir", help="value of ${state.dir} in specs, and the state.dir whose defaults "
+                                       "file.allowed.dirs follows (default: the worker config's)")
     p.set_defaults(func=_validate)
     _add_read_commands(sub, conn, out)
     _add_write_commands(sub, conn)

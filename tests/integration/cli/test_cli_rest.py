@@ -62,7 +62,7 @@ def cli(capsys, url, driver):
     """Runs ``sparkcat ARGV --url URL [--state-dir]`` in-process: (exit code, stdout, stderr)."""
     def run(*argv: str) -> tuple[int, str, str]:
         capsys.readouterr()
-        extra = ["--state-dir", driver.worker.state_dir] if argv[0] == "apply" else []
+        extra = ["--state-dir", driver.worker.state_dir] if argv[0] in ("apply", "validate") else []
         code = main([*argv, "--url", url, *extra])
         out, err = capsys.readouterr()
         return code, out, err
