@@ -17,7 +17,10 @@ import threading
 from pathlib import Path
 
 from sparkcat.errors import ConfigError
+from sparkcat.redact import SPARK_REDACTION_REGEX
 from sparkcat.runtime.herder import Herder, new_status_reporter
+from sparkcat.runtime.names import CONFIG_STREAM
+from sparkcat.runtime.paths import safe_join
 from sparkcat.runtime.pipelines import PipelineWatcher
 from sparkcat.runtime.query_runner import QueryRunner
 from sparkcat.runtime.reconciler import Reconciler
@@ -29,7 +32,6 @@ from sparkcat.storage.log import LogRecord
 
 log = logging.getLogger("sparkcat.driver")
 
-CONFIG_STREAM = "sparkcat-config-log"
 
 
 class Driver:
@@ -71,7 +73,8 @@ class Driver:
         from sparkcat.spark.config_log_source import ConfigLogSource
 
         self.spark.dataSource.register(ConfigLogSource)
-        checkpoint = Path(self.worker.state_dir).resolve() / "checkpoints" / f"_{CONFIG_STREAM}"
+        # Connector checkpoints never start with "_" (runtime/names.py), so this one is the stream's alone.
+        checkpoint = safe_join(Path(self.worker.state_dir).resolve() / "checkpoints", f"_{CONFIG_STREAM}")
         shutil.rmtree(checkpoint, ignore_errors=True)  # state is rebuilt from the log's beginning
         herder = self.herder
 
@@ -165,6 +168,8 @@ def _session(worker: WorkerConfig):
     SparkContext._ensure_initialized()  # so SparkConf() sees spark-submit's --conf settings
     builder = SparkSession.builder.appName("sparkcat")
     submitted = dict(SparkConf().getAll())
+    if submitted.get("spark.redaction.regex") is None:  # connector configs travel in data source options
+        builder = builder.config("spark.redaction.regex", SPARK_REDACTION_REGEX)
     if submitted.get("spark.scheduler.mode") is None:
         for key, value in scheduler_conf(Path(worker.state_dir) / "spark").items():
             builder = builder.config(key, value)

@@ -65,7 +65,12 @@ Check = Callable[[ConnectorSpec], tuple[dict[str, list[str]], str]]
 def _validate(args: argparse.Namespace) -> int:
     """Check every spec (offline against its ConfigDef, or --remote through the driver); print each error
     with file, connector and key."""
-    check = _remote_check(_client(args)) if args.remote else _offline_check
+    from sparkcat.runtime.pipelines import substitute
+
+    check = _remote_check(_client(args)) if args.remote else _offline_check(_worker_policy(args))
+    # As apply and the driver's pipeline watcher do: paths under ${state.dir} are checked where they point.
+    variables = {"state.dir": str(Path(getattr(args, "state_dir", None)
+                                       or _worker_state_dir(args.worker_config)).resolve())}
     failures = 0
     seen: dict[str, str] = {}
     files = spec_files(args.files)
@@ -83,6 +88,7 @@ def _validate(args: argparse.Namespace) -> int:
                 failures += 1
                 continue
             seen[spec.name] = spec.source
+            spec = ConnectorSpec(spec.name, substitute(spec.config, variables), spec.source, spec.initial_state)
             failures += _report_check(spec, *check(spec))
     if not files:
         print("no spec files given or found", file=sys.stderr)
@@ -90,21 +96,38 @@ def _validate(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
+def _printable(text: str) -> str:
+    """``text`` with what cannot be encoded (a spec's lone surrogates) escaped, so reporting never crashes."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _report_check(spec: ConnectorSpec, errors: dict[str, list[str]], summary: str) -> int:
     """Print one spec's errors (stderr) or that it is valid; the number of failing keys."""
     for key, messages in errors.items():
         for message in messages:
-            print(f"{spec.source}: connector {spec.name}: {key}: {message}", file=sys.stderr)
+            print(_printable(f"{spec.source}: connector {spec.name}: {key}: {message}"), file=sys.stderr)
     if not errors:
         print(f"{spec.source}: connector {spec.name}: valid ({summary})")
     return len(errors)
 
 
-def _offline_check(spec: ConnectorSpec) -> tuple[dict[str, list[str]], str]:
-    from sparkcat.runtime.validation import validate_connector_config
+def _worker_policy(args: argparse.Namespace):
+    """The worker's plugin packages, allowed dirs and config providers (``--worker-config``, ``--state-dir``)."""
+    from sparkcat.runtime.input_policy import InputPolicy
+    from sparkcat.runtime.worker_config import load_worker_config
 
-    result = validate_connector_config(spec.config)
-    return result.errors, f"{result.connector_class}, {result.connector_type}"
+    worker = load_worker_config(worker_config_path(args.worker_config))
+    return InputPolicy.of(worker.with_overrides(state_dir=getattr(args, "state_dir", None)))
+
+
+def _offline_check(policy) -> Check:
+    """Validation against the plugins' ConfigDefs and the worker's InputPolicy, without a driver."""
+    def check(spec: ConnectorSpec) -> tuple[dict[str, list[str]], str]:
+        from sparkcat.runtime.validation import validate_connector_config
+
+        result = validate_connector_config(spec.config, policy)
+        return result.errors, f"{result.connector_class}, {result.connector_type}"
+    return check
 
 
 def _remote_check(client: RestClient) -> Check:
@@ -493,6 +516,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="check YAML connector specs without running them", parents=[conn])
     p.add_argument("files", nargs="+", help="spec files or directories of *.yaml")
     p.add_argument("--remote", action="store_true", help="validate through the driver's REST API")
+    p.add_argument("--state-dir", help="value of ${state.dir} in specs, and the state.dir whose defaults "
+                                       "file.allowed.dirs follows (default: the worker config's)")
     p.set_defaults(func=_validate)
     _add_read_commands(sub, conn, out)
     _add_write_commands(sub, conn)

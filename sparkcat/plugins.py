@@ -1,11 +1,15 @@
 """Finds connector classes by alias, by ``module:Class`` path, or by Kafka Connect's Java class names.
 
 Built-in connectors are plugins like any other: this table only names them.
+Importing a module runs its code, so a class named by user input is imported only
+when its module lies in one of the worker's ``plugin.packages`` (Connect's
+``plugin.path``); anything else is refused before any import.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sparkcat.api.connector import Connector, SinkConnector, SourceConnector
@@ -48,13 +52,48 @@ def class_path_of(name: str) -> str:
     return _alias_table().get(name.strip(), name.strip())
 
 
-def load_class(path: str) -> type:
-    """Import ``module:Class`` (or ``module.Class``); NotFoundError names what was missing."""
+#: Where connector and converter classes may come from when the worker does not say (``plugin.packages``).
+DEFAULT_PACKAGES: tuple[str, ...] = ("sparkcat.connectors",)
+
+
+def _split(path: str) -> tuple[str, str]:
     module_name, sep, attr = path.partition(":")
     if not sep:
         module_name, _, attr = path.rpartition(".")
     if not module_name or not attr:
         raise NotFoundError(f"{path!r} is not a module:Class path")
+    return module_name, attr
+
+
+def in_packages(path: str, packages: Sequence[str]) -> bool:
+    """True when the module of ``module:Class`` is one of ``packages`` or inside one (no import happens).
+
+    >>> in_packages("sparkcat.connectors.increment:X", ["sparkcat.connectors"]), in_packages("os:system", ["sparkcat"])
+    (True, False)
+    """
+    try:
+        module_name, _ = _split(path)
+    except NotFoundError:
+        return False
+    return any(module_name == p or module_name.startswith(p + ".") for p in packages if p)
+
+
+def check_packages(path: str, packages: Sequence[str]) -> None:
+    """NotFoundError, before any import, when ``path`` lies outside the allowed ``packages``."""
+    if not in_packages(path, packages):
+        raise NotFoundError(f"{path!r} is not in a plugin package: classes are loaded only from the worker's "
+                            f"plugin.packages ({', '.join(packages) or 'none'})")
+
+
+def load_class(path: str, packages: Sequence[str] | None = None) -> type:
+    """Import ``module:Class`` (or ``module.Class``); NotFoundError names what was missing.
+
+    With ``packages``, a module outside them is refused before it is imported.
+    Class paths the runtime built itself (query plans) are loaded without.
+    """
+    module_name, attr = _split(path)
+    if packages is not None:
+        check_packages(path, packages)
     try:
         module = importlib.import_module(module_name)
     except ImportError as e:
@@ -65,13 +104,16 @@ def load_class(path: str) -> type:
         raise NotFoundError(f"module {module_name!r} has no class {attr!r}") from None
 
 
-def connector_class(name: str | None) -> type[Connector]:
-    """Resolve a ``connector.class`` value to a Connector subclass, with Connect's error wording."""
+def connector_class(name: str | None, packages: Sequence[str] = DEFAULT_PACKAGES) -> type[Connector]:
+    """Resolve a ``connector.class`` value to a Connector subclass, with Connect's error wording.
+
+    Only classes in ``packages`` (the worker's ``plugin.packages``) are imported.
+    """
     if not name or not name.strip():
         raise ConfigError('Missing required configuration "connector.class" which has no default value.',
                           {"connector.class": ["Missing required configuration \"connector.class\""]})
     try:
-        cls = load_class(class_path_of(name))
+        cls = load_class(class_path_of(name), packages)
     except NotFoundError as e:
         known = ", ".join(i.aliases[0] for i in BUILTINS)
         raise NotFoundError(f"Failed to find any class that implements Connector and which name matches "

@@ -94,7 +94,15 @@ class SinkTask(Task):
 
 
 class Connector(ABC):
-    """Base of source and sink connectors; runs on the driver."""
+    """Base of source and sink connectors; runs on the driver.
+
+    ``path_keys`` names the config keys whose values are files or directories the
+    connector's tasks open. The runtime checks them against the worker's
+    ``file.allowed.dirs`` (symlinks and ``..`` resolved) when the config is
+    validated and again where each task starts, so a connector need not.
+    """
+
+    path_keys: tuple[str, ...] = ()
 
     def version(self) -> str:
         return "unknown"

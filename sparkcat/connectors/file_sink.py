@@ -119,6 +119,8 @@ def _fsync_dir(path: str) -> None:
 class FileStreamSinkConnector(SinkConnector):
     """Hands ``tasks.max`` copies of its config to tasks that all append to the one file."""
 
+    path_keys = (FILE_CONFIG,)  # checked against the worker's file.allowed.dirs by the runtime
+
     def __init__(self) -> None:
         self._props: dict[str, str] = {}
 

@@ -179,6 +179,8 @@ def scan_lines(path: str, start: int, end: int, limit: int | None = None) -> Ite
 class FileStreamSourceConnector(SourceConnector):
     """Validates the config and hands it to its one task, as Connect's FileStreamSourceConnector does."""
 
+    path_keys = (FILE_CONFIG,)  # checked against the worker's file.allowed.dirs by the runtime
+
     def __init__(self) -> None:
         self._props: dict[str, str] = {}
 

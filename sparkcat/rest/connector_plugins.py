@@ -25,7 +25,7 @@ def router(ctx: RestContext) -> APIRouter:
     @api.get("/{plugin}/config", summary="Config key definitions of a plugin",
              responses={404: {"description": "Unknown plugin"}})
     def plugin_config(plugin: str) -> Any:
-        return views.plugin_config(plugin)
+        return views.plugin_config(plugin, ctx.policy)
 
     @api.put("/{plugin}/config/validate", summary="Validate a config: every error, per key",
              responses={400: {"description": "Body's connector.class is not the plugin, or is unknown"}})
@@ -36,7 +36,7 @@ def router(ctx: RestContext) -> APIRouter:
             raise BadRequestError("Connector config contains no connector type: set connector.class")
         if not views.plugin_matches(included, plugin):
             raise BadRequestError(f"Included connector type {included} does not match request type {plugin}")
-        result = validate_connector_config(values)
+        result = validate_connector_config(values, ctx.policy)
         if result.connector_type not in views.CONNECTOR_TYPES and "connector.class" in result.errors:
             raise BadRequestError(" ".join(result.errors["connector.class"]))
         return result.response

@@ -8,6 +8,7 @@ anything is written.
 from __future__ import annotations
 
 from typing import Any, Optional
+from urllib.parse import quote
 
 from fastapi import APIRouter, Body, Query, Response
 from fastapi.responses import JSONResponse
@@ -26,7 +27,7 @@ from sparkcat.rest.bodies import (
 from sparkcat.rest.context import RestContext
 from sparkcat.runtime.config_state import TargetState
 from sparkcat.runtime.status_view import connector_status, task_status
-from sparkcat.runtime.validation import validate_connector_config
+from sparkcat.runtime.validation import mask_connector_config, validate_connector_config
 
 ALTERED = "The offsets for this connector have been altered successfully"
 RESET = "The offsets for this connector have been reset successfully"
@@ -42,12 +43,23 @@ def _put_config(ctx: RestContext, name: str, raw: dict[str, Any], *, allow_repla
     check_config_name(name, config)
     config["name"] = name
     if any(v is None for v in config.values()):
-        validate_connector_config(config).raise_if_invalid(f"connector {name}")
+        validate_connector_config(config, ctx.policy).raise_if_invalid(f"connector {name}")
     return ctx.herder.put_connector_config(name, config, allow_replace=allow_replace, initial_state=initial_state)
 
 
+def java_trim(text: str) -> str:
+    """Java's ``String.trim``: only characters up to U+0020 go (Python's ``strip`` would also eat U+0085)."""
+    return text.strip("".join(map(chr, range(0x21))))
+
+
+def _location(name: str) -> str:
+    """The new connector's URL, percent-encoded (headers are Latin-1 only; ``..`` must not be a dot segment)."""
+    segment = quote(name, safe="")
+    return f"/connectors/{segment.replace('.', '%2E') if segment in ('.', '..') else segment}"
+
+
 def _info(ctx: RestContext, name: str) -> dict[str, Any]:
-    return views.connector_info(name, ctx.herder.snapshot())
+    return views.connector_info(name, ctx.herder.snapshot(), ctx.policy)
 
 
 def _status(ctx: RestContext, name: str) -> dict[str, Any]:
@@ -71,7 +83,7 @@ def router(ctx: RestContext) -> APIRouter:
                     if kind == "status":
                         entry["status"] = connector_status(name, state, ctx.status_store)
                     elif kind == "info":
-                        entry["info"] = views.connector_info(name, state)
+                        entry["info"] = views.connector_info(name, state, ctx.policy)
             except NotFoundError:
                 continue  # deleted while we looked (Connect skips it too)
             out[name] = entry
@@ -82,10 +94,10 @@ def router(ctx: RestContext) -> APIRouter:
     def create_connector(request: CreateConnectorRequest = Body(...)) -> Response:
         if request.config is None:
             raise BadRequestError("Connector configuration must be provided in the 'config' field")
-        name = (request.name or "").strip()
+        name = java_trim(request.name or "")  # Connect trims the name of a create request
         state = initial_target_state(request.initial_state)
         _put_config(ctx, name, dict(request.config), allow_replace=False, initial_state=state)
-        return JSONResponse(_info(ctx, name), status_code=201, headers={"Location": f"/connectors/{name}"})
+        return JSONResponse(_info(ctx, name), status_code=201, headers={"Location": _location(name)})
 
     @api.get("/{name}", summary="Connector info: name, config, tasks, type")
     def get_connector(name: str) -> Any:
@@ -93,12 +105,12 @@ def router(ctx: RestContext) -> APIRouter:
 
     @api.get("/{name}/config", summary="The connector's configuration")
     def get_connector_config(name: str) -> Any:
-        return ctx.herder.connector_config(name)
+        return mask_connector_config(ctx.herder.connector_config(name), ctx.policy)
 
     @api.put("/{name}/config", summary="Create (201) or reconfigure (200) a connector")
     def put_connector_config(name: str, config: ConfigMap = Body(...)) -> Response:
         created = _put_config(ctx, name, config, allow_replace=True)
-        headers = {"Location": f"/connectors/{name}"} if created else None
+        headers = {"Location": _location(name)} if created else None
         return JSONResponse(_info(ctx, name), status_code=201 if created else 200, headers=headers)
 
     @api.patch("/{name}/config", summary="Change some keys of a connector's config (null removes a key)")
@@ -154,7 +166,7 @@ def router(ctx: RestContext) -> APIRouter:
 
     @api.get("/{name}/tasks", summary="Task ids and configs")
     def get_tasks(name: str) -> Any:
-        return views.task_infos(name, ctx.herder.snapshot())
+        return views.task_infos(name, ctx.herder.snapshot(), ctx.policy)
 
     @api.get("/{name}/tasks/{task}/status", summary="One task's state")
     def get_task_status(name: str, task: int) -> Any:

@@ -8,6 +8,7 @@ from typing import Any
 from sparkcat.rest.cluster import ClusterInfo
 from sparkcat.rest.errors import ServiceUnavailableError
 from sparkcat.rest.loggers import LoggerLevels
+from sparkcat.runtime.input_policy import InputPolicy
 
 #: How long a request waits for the herder to finish reading the config log at start-up.
 READY_TIMEOUT_S = 30.0
@@ -31,6 +32,12 @@ class RestContext:
         if herder is None or not herder.wait_ready(READY_TIMEOUT_S):
             raise ServiceUnavailableError("Worker is still starting up.")
         return herder
+
+    @property
+    def policy(self) -> InputPolicy:
+        """The worker's limits on connector configs (plugin packages, allowed dirs, config providers)."""
+        reconciler = self.driver.reconciler
+        return reconciler.policy if reconciler is not None else InputPolicy.of(self.driver.worker)
 
     @property
     def status_store(self):

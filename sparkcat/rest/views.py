@@ -8,31 +8,35 @@ from __future__ import annotations
 
 from typing import Any
 
-from sparkcat import plugins
+from sparkcat import plugins, redact
 from sparkcat.api.config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
 from sparkcat.api.connector import SinkConnector
 from sparkcat.errors import NotFoundError, SparkcatError
 from sparkcat.runtime.config_state import ClusterConfigState
+from sparkcat.runtime.input_policy import InputPolicy
+from sparkcat.runtime.validation import mask_connector_config, secret_keys
 from sparkcat.runtime.status_view import connector_type
 
 CONNECTOR_TYPES = ("source", "sink")
 
 
-def connector_info(name: str, state: ClusterConfigState) -> dict[str, Any]:
-    """``GET /connectors/NAME``: Connect's ``ConnectorInfo``."""
+def connector_info(name: str, state: ClusterConfigState, policy: InputPolicy | None = None) -> dict[str, Any]:
+    """``GET /connectors/NAME``: Connect's ``ConnectorInfo`` (sensitive values ``[hidden]``)."""
     config = state.connector_config(name)
     if config is None:
         raise NotFoundError(f"Connector {name} not found")
-    return {"name": name, "config": dict(config),
+    return {"name": name, "config": mask_connector_config(config, policy),
             "tasks": [{"connector": name, "task": t} for t in state.task_ids(name)],
             "type": connector_type(config)}
 
 
-def task_infos(name: str, state: ClusterConfigState) -> list[dict[str, Any]]:
-    """``GET /connectors/NAME/tasks``: Connect's ``TaskInfo`` list."""
+def task_infos(name: str, state: ClusterConfigState, policy: InputPolicy | None = None) -> list[dict[str, Any]]:
+    """``GET /connectors/NAME/tasks``: Connect's ``TaskInfo`` list (sensitive values ``[hidden]``)."""
     if not state.contains(name):
         raise NotFoundError(f"Connector {name} not found")
-    return [{"id": {"connector": name, "task": t}, "config": dict(state.task_config(name, t) or {})}
+    hidden = secret_keys(state.connector_config(name) or {}, policy)
+    return [{"id": {"connector": name, "task": t},
+             "config": redact.mask_config(state.task_config(name, t) or {}, hidden)}
             for t in state.task_ids(name)]
 
 
@@ -59,10 +63,13 @@ def plugin_infos() -> list[dict[str, Any]]:
     return out
 
 
-def plugin_config(plugin: str) -> list[dict[str, Any]]:
-    """``GET /connector-plugins/PLUGIN/config``: the plugin's keys, then the framework's (Connect's order)."""
+def plugin_config(plugin: str, policy: InputPolicy | None = None) -> list[dict[str, Any]]:
+    """``GET /connector-plugins/PLUGIN/config``: the plugin's keys, then the framework's (Connect's order).
+
+    Only plugins in the worker's ``plugin.packages`` are looked at (404 otherwise, nothing imported).
+    """
     try:
-        cls = plugins.connector_class(plugin)
+        cls = plugins.connector_class(plugin, (policy or InputPolicy.default()).plugin_packages)
     except SparkcatError:
         raise NotFoundError(f"Unknown plugin {plugin}.") from None
     own = cls().config_def().key_infos()

@@ -17,8 +17,10 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
+from sparkcat import redact
 from sparkcat.errors import ConflictError, NotFoundError
 from sparkcat.runtime.config_state import ClusterConfigState, TargetState
+from sparkcat.runtime.names import check_connector_name
 from sparkcat.runtime.offsets_api import OffsetsApi
 from sparkcat.runtime.reconciler import Reconciler
 from sparkcat.runtime.status_reporter import StatusReporter
@@ -147,9 +149,11 @@ class Herder(OffsetsApi):
 
     def put_connector_config(self, name: str, config: dict[str, str], *, allow_replace: bool = True,
                              initial_state: TargetState | None = None) -> bool:
-        """Create or update a connector; True when created. Invalid configs never reach the log."""
+        """Create or update a connector; True when created. Invalid configs and names never reach the log."""
+        check_connector_name(name)
         config = {**{k: str(v) for k, v in config.items()}, "name": name}
-        validate_connector_config(config).raise_if_invalid(f"connector {name}")
+        config = self._keep_hidden_secrets(name, config)
+        validate_connector_config(config, self.reconciler.policy).raise_if_invalid(f"connector {name}")
 
         def write() -> bool:
             exists = self.snapshot().contains(name)
@@ -160,6 +164,11 @@ class Herder(OffsetsApi):
             return not exists
 
         return self._submit(write)
+
+    def _keep_hidden_secrets(self, name: str, config: dict[str, str]) -> dict[str, str]:
+        """A ``[hidden]`` value (a config read back from the API and sent again) keeps the stored secret."""
+        current = self.snapshot().connector_config(name) or {}
+        return {k: current[k] if v == redact.HIDDEN and k in current else v for k, v in config.items()}
 
     def delete_connector(self, name: str) -> None:
         def write() -> None:

@@ -25,13 +25,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sparkcat import plugins
+from sparkcat import plugins, redact
 from sparkcat.runtime.config_state import ClusterConfigState, TargetState
+from sparkcat.runtime.config_providers import reverse_transform
 from sparkcat.runtime.connector_runtime import ConnectorRuntime
+from sparkcat.runtime.input_policy import InputPolicy, attach
+from sparkcat.runtime.names import dir_name
+from sparkcat.runtime.paths import safe_join
 from sparkcat.runtime.query_runner import QueryRunner, RunningQuery
 from sparkcat.runtime.status import State
 from sparkcat.runtime.status_reporter import StatusReporter, format_trace
-from sparkcat.runtime.validation import embedded_sink_config, validate_connector_config
+from sparkcat.runtime.validation import embedded_sink_config, secret_keys, validate_connector_config
 from sparkcat.runtime.worker_config import WorkerConfig
 from sparkcat.spark.plan import TASK_FAILURE_MARK, BatchResult, QueryPlan
 from sparkcat.storage.factory import Stores, offsets_store_spec
@@ -75,6 +79,7 @@ class Reconciler:
         self.reporter = reporter
         self.runner = runner
         self.worker = worker
+        self.policy = InputPolicy.of(worker)
         self.runtimes: dict[str, ConnectorRuntime] = {}
         self._restart_floor = 0
         self._pending_task_writes: dict[str, int] = {}
@@ -155,12 +160,14 @@ class Reconciler:
 
     def _start_instance(self, rt: ConnectorRuntime) -> None:
         try:
-            validate_connector_config(rt.config).raise_if_invalid(f"connector {rt.name}")
-            cls = plugins.connector_class(rt.config["connector.class"])
+            validate_connector_config(rt.config, self.policy).raise_if_invalid(f"connector {rt.name}")
+            cls = plugins.connector_class(rt.config["connector.class"], self.policy.plugin_packages)
+            resolved = self._resolved(rt.config, f"connector {rt.name}")
             instance = cls()
-            instance.start(dict(rt.config))
+            instance.start(dict(resolved))
             max_tasks = int(rt.config.get("tasks.max", "1"))
-            rt.desired_task_configs = [dict(c) for c in instance.task_configs(max_tasks)][:max_tasks]
+            generated = [dict(c) for c in instance.task_configs(max_tasks)][:max_tasks]
+            rt.desired_task_configs = reverse_transform(generated, rt.config, resolved)
             rt.instance = instance
             self._start_sink_instance(rt)
             self._check_output(rt)
@@ -178,12 +185,19 @@ class Reconciler:
         if sink_config is None:
             rt.sink = None
             return
-        cls = plugins.connector_class(sink_config["connector.class"])
+        cls = plugins.connector_class(sink_config["connector.class"], self.policy.plugin_packages)
+        resolved = self._resolved(sink_config, f"connector {rt.name}'s sink")
         sink = cls()
-        sink.start(sink_config)
-        configs = sink.task_configs(max(1, len(rt.desired_task_configs)))
-        rt.sink = (class_path(cls), class_path(sink.task_class()), [dict(c) for c in configs])
+        sink.start(dict(resolved))
+        configs = [dict(c) for c in sink.task_configs(max(1, len(rt.desired_task_configs)))]
+        rt.sink = (class_path(cls), class_path(sink.task_class()), reverse_transform(configs, sink_config, resolved))
         sink.stop()
+
+    def _resolved(self, config: dict[str, str], where: str) -> dict[str, str]:
+        """``config`` with its provider placeholders resolved, every secret in it remembered for scrubbing."""
+        resolved = self.policy.config_providers.resolved(config, where)
+        redact.remember_config_secrets(resolved, secret_keys(config, self.policy))
+        return resolved
 
     def _check_output(self, rt: ConnectorRuntime) -> None:
         if plugins.connector_type(type(rt.instance)) == "source" and rt.sink is None \
@@ -410,25 +424,29 @@ class Reconciler:
     # ------------------------------------------------------------------ plans and batches
 
     def checkpoint_dir(self, name: str) -> str:
-        return str(Path(self.worker.state_dir).resolve() / "checkpoints" / name)
+        """The connector's query checkpoint: under ``state/checkpoints``, never derived from the raw name."""
+        return str(safe_join(Path(self.worker.state_dir).resolve() / "checkpoints", dir_name(name)))
 
     def _plan(self, state: ClusterConfigState, rt: ConnectorRuntime) -> QueryPlan:
         cls = type(rt.instance)
         sink_class, sink_task_class, sink_task_configs = rt.sink or (None, None, [])
+        sink_paths = getattr(plugins.load_class(sink_class), "path_keys", ()) if sink_class else ()
+        # Configs go to executors with the worker's policy attached (runtime/input_policy.py): tasks
+        # resolve their placeholders and check their paths where they start.
         return QueryPlan(
             connector=rt.name,
             connector_type=plugins.connector_type(cls),
             connector_class=class_path(cls),
             task_class=class_path(rt.instance.task_class()),
-            connector_config=dict(rt.config),
-            task_configs=state.all_task_configs(rt.name),
+            connector_config=attach(rt.config, self.policy),
+            task_configs=[attach(c, self.policy, cls.path_keys) for c in state.all_task_configs(rt.name)],
             checkpoint_dir=self.checkpoint_dir(rt.name),
             bootstrap_servers=self.worker.bootstrap_servers,
             kafka_config=dict(self.worker.kafka),
             offsets_store=offsets_store_spec(self.worker),
             sink_class=sink_class,
             sink_task_class=sink_task_class,
-            sink_task_configs=sink_task_configs,
+            sink_task_configs=[attach(c, self.policy, sink_paths) for c in sink_task_configs],
             excluded_tasks=sorted(rt.failed_tasks),
             trigger_interval_ms=int(rt.config.get("trigger.interval.ms", "1000")),
             batch_max_records=int(rt.config.get("batch.max.records", "100000")),

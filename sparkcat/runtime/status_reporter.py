@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import traceback
 
+from sparkcat import redact
 from sparkcat.runtime.status import State, Status
 from sparkcat.storage.status import StatusStore
 
@@ -27,6 +28,7 @@ class StatusReporter:
         self.generation = generation
 
     def connector(self, name: str, state: State, trace: str | None = None) -> None:
+        trace = redact.scrub(trace)  # a connector's exception may quote its secrets
         current = self.store.get(name)
         if current and current.state == state and current.trace == trace and current.generation == self.generation:
             return
@@ -35,6 +37,7 @@ class StatusReporter:
 
     def task(self, name: str, task: int, state: State, worker_id: str | None = None,
              trace: str | None = None) -> None:
+        trace = redact.scrub(trace)
         current = self.store.get_task(name, task)
         worker = worker_id or (current.worker_id if current and current.worker_id else self.driver_id)
         if (current and current.state == state and current.worker_id == worker and current.trace == trace

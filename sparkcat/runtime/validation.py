@@ -6,21 +6,33 @@ so every entry point rejects the same configs with the same messages.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from sparkcat import plugins
-from sparkcat.api.config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG, ConfigDef, ConfigValue
+from sparkcat import plugins, redact
+from sparkcat.api.config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG, ConfigDef, ConfigValue, Type
 from sparkcat.api.connector import Connector, SinkConnector
 from sparkcat.errors import ConfigError, NotFoundError
+from sparkcat.runtime.config_providers import has_placeholder
+from sparkcat.runtime.input_policy import InputPolicy
+from sparkcat.runtime.names import name_problem
 
-#: Keys under these prefixes belong to transforms, converters and client overrides,
-#: whose own definitions are checked where they are used.
-ALLOWED_PREFIXES = (
-    "transforms.", "predicates.", "errors.", "key.converter.", "value.converter.", "header.converter.",
-    "producer.override.", "consumer.override.", "admin.override.", "topic.creation.",
-)
+#: Keys under these prefixes configure converters and the producer, whose own settings are
+#: checked where they are used (the converter, librdkafka).
+ALLOWED_PREFIXES = ("key.converter.", "value.converter.", "producer.override.")
 SINK_PREFIX = "sink."
+
+#: Connect key prefixes sparkcat has no implementation for: refused rather than silently ignored.
+UNSUPPORTED_PREFIXES = {
+    "transforms.": "Single Message Transforms are not supported by sparkcat yet",
+    "predicates.": "Predicates are not supported by sparkcat yet",
+    "header.converter.": "Header converters are not supported by sparkcat yet",
+    "consumer.override.": "Consumer overrides are not supported by sparkcat yet (sink connectors read with "
+                          "Spark's Kafka source; set its options through the worker's kafka.* keys)",
+    "admin.override.": "Admin client overrides are not supported by sparkcat yet",
+    "topic.creation.": "Topic creation settings are not supported by sparkcat yet (topics are created with the "
+                       "broker's defaults)",
+}
 
 
 @dataclass
@@ -59,6 +71,10 @@ def _unknown_keys(definition: ConfigDef, config: Mapping[str, object], allow_sin
             continue
         if allow_sink and key.startswith(SINK_PREFIX):
             continue
+        prefix = next((p for p in UNSUPPORTED_PREFIXES if key.startswith(p)), None)
+        if prefix is not None:
+            out.append(ConfigValue(key, value, errors=[f"{UNSUPPORTED_PREFIXES[prefix]}; remove {key!r}"]))
+            continue
         out.append(ConfigValue(key, value, errors=[
             f"Unknown configuration key {key!r}: not defined by this connector or the common connector "
             f"configs (check for a typo)"]))
@@ -84,39 +100,127 @@ UNSUPPORTED = {
     "transforms": "Single Message Transforms are not supported by sparkcat yet; remove 'transforms'",
     "predicates": "Predicates are not supported by sparkcat yet; remove 'predicates'",
     "errors.deadletterqueue.topic.name": "Dead letter queues are not supported by sparkcat yet",
+    "header.converter": "Header converters are not supported by sparkcat yet; remove 'header.converter'",
+    "offsets.storage.topic": "Per-connector offsets topics are not supported by sparkcat yet; offsets go to "
+                             "the worker's offset.storage.topic; remove 'offsets.storage.topic'",
+    "topic.creation.groups": "Topic creation groups are not supported by sparkcat yet; remove "
+                             "'topic.creation.groups'",
+}
+
+#: Keys whose default is what sparkcat does; any other value asks for something it does not do yet.
+UNSUPPORTED_VALUES = {
+    "errors.tolerance": ("none", "errors.tolerance=all is not supported by sparkcat yet: a bad record fails its "
+                                 "task"),
+    "errors.retry.timeout": ("0", "errors.retry.timeout is not supported by sparkcat yet: a failed operation is "
+                                  "not retried, its task fails and is restarted from its checkpoint"),
+    "errors.log.enable": ("false", "errors.log.enable is not supported by sparkcat yet: task failures are "
+                                   "logged with their trace anyway"),
+    "errors.log.include.messages": ("false", "errors.log.include.messages is not supported by sparkcat yet"),
 }
 
 
 def _unsupported(config: Mapping[str, object]) -> list[ConfigValue]:
     out = [ConfigValue(k, config[k], errors=[msg]) for k, msg in UNSUPPORTED.items()
            if str(config.get(k) or "").strip()]
-    if str(config.get("errors.tolerance") or "none").strip() != "none":
-        out.append(ConfigValue("errors.tolerance", config["errors.tolerance"], errors=[
-            "errors.tolerance=all is not supported by sparkcat yet: a bad record fails its task"]))
+    for key, (default, message) in UNSUPPORTED_VALUES.items():
+        value = str(config.get(key) if config.get(key) is not None else default).strip().lower()
+        if value != default:
+            out.append(ConfigValue(key, config[key], errors=[message]))
     return out
+
+
+def _converter_errors(config: Mapping[str, object], packages: Sequence[str]) -> list[ConfigValue]:
+    """Converter classes that are neither built in nor in the worker's plugin.packages (checked without importing)."""
+    from sparkcat.spark.converters import is_builtin_converter
+
+    out = []
+    for key in ("key.converter", "value.converter"):
+        name = str(config.get(key) or "").strip()
+        if name and not is_builtin_converter(name) and not plugins.in_packages(name, packages):
+            out.append(ConfigValue(key, name, errors=[
+                f"{name} is neither a built-in converter nor in the worker's plugin.packages "
+                f"({', '.join(packages)}); it was not loaded"]))
+    return out
+
+
+def _path_errors(cls: type[Connector], config: Mapping[str, str], policy: InputPolicy) -> list[ConfigValue]:
+    return [ConfigValue(k, config.get(k), errors=msgs)
+            for k, msgs in policy.path_problems(config, getattr(cls, "path_keys", ())).items()]
+
+
+def secret_keys(config: Mapping[str, object], policy: InputPolicy | None = None) -> set[str]:
+    """PASSWORD-typed keys of the connector's plugin and of its embedded sink (``sink.``-prefixed).
+
+    Unknown or refused plugins contribute none (their keys are still masked by name).
+    """
+    packages = (policy or InputPolicy.default()).plugin_packages
+    keys: set[str] = set()
+    for prefix in ("", SINK_PREFIX):
+        try:
+            cls = plugins.connector_class(str(config.get(prefix + "connector.class") or ""), packages)
+        except (NotFoundError, ConfigError):
+            continue
+        keys |= {prefix + k.name for k in connector_definition(cls).keys.values() if k.type is Type.PASSWORD}
+    return keys
+
+
+def mask_connector_config(config: Mapping[str, object], policy: InputPolicy | None = None) -> dict:
+    """``config`` as every response and CLI output shows it: sensitive values ``[hidden]``."""
+    return redact.mask_config(config, secret_keys(config, policy))
+
+
+def _mask_response(response: dict, raw: Mapping[str, object], password_keys: set[str]) -> dict:
+    """The validate response with the raw (unresolved) values, masked, and secrets scrubbed from messages."""
+    for entry in response["configs"]:
+        value = entry.get("value")
+        if not value:
+            continue
+        name = value["name"]
+        if name in raw and (redact.is_sensitive(name, password_keys) or has_placeholder(raw[name])):
+            value["value"] = redact.mask_value(name, raw[name], password_keys)  # never the resolved value
+        value["errors"] = [redact.scrub(e) for e in value["errors"]]
+    return response
 
 
 def _class_error(config: Mapping[str, object], error: Exception) -> ValidationResult:
     name = str(config.get("connector.class") or "")
-    message = getattr(error, "message", str(error))
+    message = redact.scrub(getattr(error, "message", str(error)))
     value = ConfigValue("connector.class", name, errors=[message])
     response = ConfigDef().validate_response(name, config, [value])
     return ValidationResult(name, "unknown", response, {"connector.class": [message]})
 
 
-def validate_connector_config(config: Mapping[str, object], *, _nested: bool = False) -> ValidationResult:
-    """Every error of ``config``, per key, in Connect's validate response shape."""
+def validate_connector_config(config: Mapping[str, object], policy: InputPolicy | None = None, *,
+                              _nested: bool = False) -> ValidationResult:
+    """Every error of ``config``, per key, in Connect's validate response shape.
+
+    ``policy`` is the worker's (``InputPolicy.of(worker)``; the defaults' when None):
+    classes outside its plugin packages are refused without being imported, config
+    provider placeholders are resolved (the response shows them unresolved), and the
+    connector's path keys must lie under its allowed directories. Sensitive values
+    are ``[hidden]`` in the response.
+    """
+    policy = policy or InputPolicy.default()
     try:
-        cls = plugins.connector_class(str(config.get("connector.class") or ""))
+        cls = plugins.connector_class(str(config.get("connector.class") or ""), policy.plugin_packages)
     except (NotFoundError, ConfigError) as e:
         return _class_error(config, e)
+    raw = config
+    resolved, provider_errors = policy.config_providers.resolve(
+        {k: v for k, v in config.items() if isinstance(v, str)})
+    config = {**config, **resolved}
     definition = connector_definition(cls)
     is_sink = issubclass(cls, SinkConnector)
     extra = _unknown_keys(definition, config, allow_sink=not is_sink and not _nested) + _unsupported(config)
+    extra += _converter_errors(config, policy.plugin_packages) + _path_errors(cls, config, policy)
     if is_sink and not _nested:
         extra += _sink_topic_errors(config)
-    extra += _embedded_sink_errors(config) if not is_sink and not _nested else []
+    if not _nested and "name" in raw and name_problem(raw["name"]) is not None:
+        extra.append(ConfigValue("name", raw["name"], errors=[str(name_problem(raw["name"]))]))
+    extra += _embedded_sink_errors(raw, policy) if not is_sink and not _nested else []
+    extra += [ConfigValue(k, raw.get(k), errors=msgs) for k, msgs in provider_errors.items()]
     response = definition.validate_response(cls.__name__, config, extra)
+    response = _mask_response(response, raw, secret_keys(raw, policy))
     errors = {c["value"]["name"]: list(c["value"]["errors"]) for c in response["configs"]
               if c["value"] and c["value"]["errors"]}
     return ValidationResult(cls.__name__, plugins.connector_type(cls), response, errors)
@@ -132,14 +236,14 @@ def embedded_sink_config(config: Mapping[str, object]) -> dict[str, str] | None:
     return sink
 
 
-def _embedded_sink_errors(config: Mapping[str, object]) -> list[ConfigValue]:
+def _embedded_sink_errors(config: Mapping[str, object], policy: InputPolicy) -> list[ConfigValue]:
     sink = embedded_sink_config(config)
     if sink is None:
         return []
     if "connector.class" not in sink:
         return [ConfigValue("sink.connector.class", None, errors=[
             "sink.* keys are set but sink.connector.class is missing"])]
-    result = validate_connector_config(sink, _nested=True)
+    result = validate_connector_config(sink, policy, _nested=True)
     out = [ConfigValue(SINK_PREFIX + key, sink.get(key), errors=msgs) for key, msgs in result.errors.items()]
     if not out and result.connector_type != "sink":
         out.append(ConfigValue("sink.connector.class", sink["connector.class"], errors=[

@@ -41,6 +41,7 @@ from pyspark.sql.types import DataType
 
 from sparkcat.api.records import SinkRecord
 from sparkcat.plugins import load_class
+from sparkcat.runtime.input_policy import prepare
 from sparkcat.spark.converters import ByteArrayConverter, converter_for
 from sparkcat.spark.plan import TASK_FAILURE_MARK, BatchResult, QueryPlan, TaskBatchResult, task_failure_message
 from sparkcat.storage.offsets import partition_key
@@ -184,7 +185,7 @@ def producer_config(plan: QueryPlan) -> dict[str, str]:
         if key.startswith(("consumer.", "admin.")):
             continue
         conf[key[len("producer."):] if key.startswith("producer.") else key] = str(value)
-    for key, value in plan.connector_config.items():
+    for key, value in prepare(plan.connector_config).items():  # placeholders resolved here, on the executor
         if key.startswith("producer.override."):
             conf[key[len("producer.override."):]] = str(value)
     conf["bootstrap.servers"] = plan.bootstrap_servers
@@ -452,7 +453,7 @@ def start_sink_task(task_class: str, config: dict[str, str], context: SinkTaskCo
     initialize = getattr(task, "initialize", None)
     if initialize is not None and context is not None:
         initialize(context)
-    task.start(config)
+    task.start(prepare(config))  # placeholders resolved and paths checked here, where the task starts
     return task
 
 

@@ -37,6 +37,7 @@ from pyspark.sql.types import DataType, StructType
 from sparkcat.api.connector import SourceTask
 from sparkcat.api.records import SourceRecord
 from sparkcat.plugins import load_class
+from sparkcat.runtime.input_policy import prepare
 from sparkcat.spark.plan import QueryPlan, task_failure_message
 from sparkcat.storage.offsets import partition_key
 
@@ -93,7 +94,7 @@ def task_value_schema(plan: QueryPlan) -> str | DataType:
     started = False
     try:
         if live:
-            task.start(plan.task_configs[task_id])
+            task.start(prepare(plan.task_configs[task_id]))
             started = True
         return task.value_schema()
     except Exception as e:
@@ -141,7 +142,7 @@ class _DriverTasks:
             task = self._tasks.get(task_id)
             if task is None:
                 task = _new_task(self.plan.task_class)
-                task.start(self.plan.task_configs[task_id])
+                task.start(prepare(self.plan.task_configs[task_id]))
                 self._tasks[task_id] = task
             return getattr(task, method)(*args)
         except Exception as e:
@@ -318,7 +319,7 @@ def read_task_ranges(part: TaskRanges) -> Iterator[Any]:
     task = None
     try:
         task = _new_task(part.task_class)
-        task.start(part.task_config)
+        task.start(prepare(part.task_config))  # resolved and checked where it starts
         rows = _Columns(part.task, part.schema)
         for partition, start, end in part.ranges:
             pkey = partition_key(partition)

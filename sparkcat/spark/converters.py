@@ -288,6 +288,11 @@ _ALIASES: dict[str, type[Converter]] = {
 }
 
 
+def is_builtin_converter(name: str) -> bool:
+    """True for the Java names and aliases of the converters sparkcat ships (nothing is imported)."""
+    return name in _ALIASES or name.lower() in _ALIASES
+
+
 def _converter_class(name: str) -> type[Converter]:
     """A converter class by Java name, alias or ``module:Class`` path."""
     cls = _ALIASES.get(name) or _ALIASES.get(name.lower())
@@ -302,6 +307,9 @@ def _converter_class(name: str) -> type[Converter]:
 
 def converter_for(config: dict[str, str], is_key: bool) -> Converter:
     """The configured key or value converter of a connector config (JsonConverter when unset)."""
+    from sparkcat.runtime.input_policy import prepare
+
+    config = prepare(config)  # a plan's connector config: its placeholders resolved here, where it is used
     prefix = "key.converter" if is_key else "value.converter"
     name = (config.get(prefix) or JSON_CONVERTER).strip()
     settings = {k[len(prefix) + 1:]: v for k, v in config.items() if k.startswith(prefix + ".")}

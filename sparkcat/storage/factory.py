@@ -29,8 +29,11 @@ def _logs(worker: WorkerConfig) -> tuple[KeyedLog, KeyedLog, KeyedLog]:
     names = (worker.config_topic, worker.offset_topic, worker.status_topic)
     if worker.uses_kafka:
         from sparkcat.storage.kafka.log import KafkaLog
-        return tuple(KafkaLog(worker.bootstrap_servers, topic, client_config=dict(worker.kafka))
-                     for topic in names)
+        # Connect's *.storage.replication.factor keys; -1 leaves it to the broker's default.replication.factor.
+        factors = (worker.config_replication_factor, worker.offset_replication_factor,
+                   worker.status_replication_factor)
+        return tuple(KafkaLog(worker.bootstrap_servers, topic, replication_factor=factor,
+                              client_config=dict(worker.kafka)) for topic, factor in zip(names, factors))
     from sparkcat.storage.local.log import LocalLog
     directory = Path(worker.state_dir) / "stores"
     return tuple(LocalLog(directory, name) for name in names)

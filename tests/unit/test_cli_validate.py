@@ -26,6 +26,13 @@ def _increment(tmp_path: Path, name: str, extra: str = "", filename: str | None 
     return path
 
 
+def _worker(tmp_path: Path) -> str:
+    """A worker config that lets file connectors use ``tmp_path`` (the default allows state/ and pipelines/)."""
+    path = tmp_path / "worker.yaml"
+    path.write_text(f"file.allowed.dirs: [{tmp_path}]\n")
+    return str(path)
+
+
 def _flagged_keys(err: str, path: Path, name: str) -> set[str]:
     """Keys reported on stderr as ``FILE: connector NAME: KEY: message`` for this file and connector."""
     prefix = f"{path}: connector {name}: "
@@ -48,7 +55,7 @@ def test_valid_file_sink_spec_exits_zero(tmp_path, unique_name, capsys):
           topics: [orders, payments]
           file: {tmp_path / 'out.txt'}
     """)
-    assert main(["validate", str(path)]) == 0, capsys.readouterr().err
+    assert main(["validate", "--worker-config", _worker(tmp_path), str(path)]) == 0, capsys.readouterr().err
 
 
 def test_misspelled_key_fails_naming_file_connector_and_key(tmp_path, unique_name, capsys):
@@ -60,7 +67,7 @@ def test_misspelled_key_fails_naming_file_connector_and_key(tmp_path, unique_nam
           topicz: payments
           file: {tmp_path / 'out.txt'}
     """)
-    assert main(["validate", str(path)]) != 0
+    assert main(["validate", "--worker-config", _worker(tmp_path), str(path)]) != 0
     assert _flagged_keys(capsys.readouterr().err, path, unique_name) == {"topicz"}
 
 
@@ -108,7 +115,7 @@ def test_sink_without_topics_or_topics_regex_is_rejected(tmp_path, unique_name, 
           connector.class: {FILE_SINK}
           file: {tmp_path / 'out.txt'}
     """)
-    assert main(["validate", str(path)]) != 0
+    assert main(["validate", "--worker-config", _worker(tmp_path), str(path)]) != 0
     err = capsys.readouterr().err
     assert _flagged_keys(err, path, unique_name) == {"topics", "topics.regex"}
     assert "Must configure one of topics or topics.regex" in err
@@ -123,7 +130,7 @@ def test_sink_with_both_topics_and_topics_regex_is_rejected(tmp_path, unique_nam
           topics.regex: "ord.*"
           file: {tmp_path / 'out.txt'}
     """)
-    assert main(["validate", str(path)]) != 0
+    assert main(["validate", "--worker-config", _worker(tmp_path), str(path)]) != 0
     err = capsys.readouterr().err
     assert _flagged_keys(err, path, unique_name) == {"topics", "topics.regex"}
     assert "mutually exclusive" in err
@@ -173,20 +180,41 @@ def test_yaml_syntax_error_fails_naming_the_file(tmp_path, capsys):
     assert str(path) in capsys.readouterr().err
 
 
-def test_transforms_errors_and_override_prefixes_are_accepted(tmp_path, unique_name, capsys):
+def test_producer_overrides_and_converter_settings_are_accepted(tmp_path, unique_name, capsys):
     path = _increment(tmp_path, unique_name, """
-        transforms:
-          route:
-            type: org.apache.kafka.connect.transforms.RegexRouter
-            regex: (.*)
-            replacement: copy-$1
-        errors:
-          log.enable: true
-          some.future.setting: x
         producer.override:
           compression.type: lz4
+        value.converter: org.apache.kafka.connect.json.JsonConverter
+        value.converter.schemas.enable: false
+        errors.retry.timeout: 0
+        errors.log.enable: false
     """)
     assert main(["validate", str(path)]) == 0, capsys.readouterr().err
+
+
+def test_keys_nothing_implements_are_refused_each_with_its_reason(tmp_path, unique_name, capsys):
+    path = _increment(tmp_path, unique_name, """
+        transforms.route.type: org.apache.kafka.connect.transforms.RegexRouter
+        predicates.p.type: org.apache.kafka.connect.transforms.predicates.TopicNameMatches
+        errors.log.enable: true
+        errors.retry.timeout: 30000
+        errors.some.future.setting: x
+        consumer.override.max.poll.records: 10
+        admin.override.request.timeout.ms: 10
+        topic.creation.default.partitions: 3
+        topic.creation.groups: big
+        header.converter: org.apache.kafka.connect.storage.SimpleHeaderConverter
+        header.converter.x: y
+        offsets.storage.topic: my-offsets
+    """)
+    assert main(["validate", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert _flagged_keys(err, path, unique_name) == {
+        "transforms.route.type", "predicates.p.type", "errors.log.enable", "errors.retry.timeout",
+        "errors.some.future.setting", "consumer.override.max.poll.records", "admin.override.request.timeout.ms",
+        "topic.creation.default.partitions", "topic.creation.groups", "header.converter", "header.converter.x",
+        "offsets.storage.topic"}
+    assert "not supported by sparkcat yet" in err and "Unknown configuration key 'errors.some.future.setting'" in err
 
 
 def test_features_not_supported_yet_are_refused_not_silently_ignored(tmp_path, unique_name, capsys):
@@ -217,3 +245,16 @@ def test_console_script_exit_codes(tmp_path, unique_name):
 
     usage = subprocess.run([str(script), "validate"], capture_output=True, text=True, timeout=120)
     assert usage.returncode == 2
+
+
+def test_a_file_outside_the_allowed_dirs_fails_naming_the_key_and_the_setting(tmp_path, unique_name, capsys):
+    path = _spec(tmp_path, "outside.yaml", f"""
+        name: {unique_name}
+        config:
+          connector.class: {FILE_SINK}
+          topics: orders
+          file: {tmp_path / 'elsewhere' / '..' / '..' / 'out.txt'}
+    """)
+    assert main(["validate", "--worker-config", _worker(tmp_path), str(path)]) != 0
+    err = capsys.readouterr().err
+    assert _flagged_keys(err, path, unique_name) == {"file"} and "file.allowed.dirs" in err

@@ -39,7 +39,8 @@ class KafkaLog(KeyedLog):
 
     ``transactional_id`` makes every append one transaction, so a newer writer with the
     same id fences this one (``FencedError``). ``timeout_s`` bounds admin, metadata and
-    flush waits, and how long a read may go without progress. ``client_config`` entries
+    flush waits, and how long a read may go without progress. ``replication_factor`` is used
+    when the topic is created (-1: the broker's default). ``client_config`` entries
     override the defaults of all three clients (admin, producer, consumer).
     """
 
@@ -49,7 +50,7 @@ class KafkaLog(KeyedLog):
         topic: str,
         partitions: int = 1,
         compact: bool = True,
-        replication_factor: int = 1,
+        replication_factor: int = -1,
         client_config: dict[str, Any] | None = None,
         transactional_id: str | None = None,
         timeout_s: float = 30.0,

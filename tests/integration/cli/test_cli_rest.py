@@ -29,7 +29,8 @@ pytestmark = pytest.mark.integration
 @pytest.fixture
 def driver(spark, tmp_path) -> Iterator[Driver]:
     worker = WorkerConfig(state_dir=str(tmp_path / "state"), rest_host="127.0.0.1", rest_port=free_port(),
-                          group_id="cli-it")
+                          group_id="cli-it", file_allowed_dirs=[str(tmp_path)],
+                          plugin_packages=["sparkcat.connectors", "tests.unit.rest"])
     running = Driver(spark, worker, rest=True, watch_pipelines=False)
     running.start()
     try:
@@ -61,7 +62,7 @@ def cli(capsys, url, driver):
     """Runs ``sparkcat ARGV --url URL [--state-dir]`` in-process: (exit code, stdout, stderr)."""
     def run(*argv: str) -> tuple[int, str, str]:
         capsys.readouterr()
-        extra = ["--state-dir", driver.worker.state_dir] if argv[0] == "apply" else []
+        extra = ["--state-dir", driver.worker.state_dir] if argv[0] in ("apply", "validate") else []
         code = main([*argv, "--url", url, *extra])
         out, err = capsys.readouterr()
         return code, out, err
@@ -154,7 +155,7 @@ def test_apply_dry_run_prints_the_diff_and_leaves_the_running_config_alone(cli, 
     assert names(http) == ["extra", "seq"]
 
 
-def test_apply_diffs_show_password_values_as_hidden(cli, http, specs, tmp_path):
+def test_apply_diffs_show_password_values_as_hidden(cli, http, specs, tmp_path, driver):
     def vault(password: str, **extra: Any) -> dict[str, Any]:
         return {"connector.class": "tests.unit.rest.secret_connector:SecretSourceConnector",
                 "db.password": password, **extra,
@@ -168,7 +169,12 @@ def test_apply_diffs_show_password_values_as_hidden(cli, http, specs, tmp_path):
         code, out, _ = cli(*argv)
         assert {"  ~ db.password: [hidden] -> [hidden]", "  + db.port: 6543"} <= set(out.splitlines())
         assert "s3cret" not in out and "n3w" not in out
-    assert http.get("/connectors/vault/config").json()["db.password"] == "n3w"
+    assert http.get("/connectors/vault/config").json()["db.password"] == "[hidden]"
+    assert driver.herder.connector_config("vault")["db.password"] == "n3w"
+    for argv in (("describe", "vault"), ("describe", "vault", "-o", "json"), ("get", "vault", "-o", "json")):
+        code, out, err = cli(*argv)
+        assert code == 0 and "n3w" not in out, (argv, out, err)
+        assert "[hidden]" in out or argv[0] == "get"  # get shows states, no config
 
 
 def test_apply_prune_deletes_exactly_the_connectors_absent_from_the_files(cli, http, specs, tmp_path):

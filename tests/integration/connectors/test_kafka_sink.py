@@ -31,7 +31,8 @@ TS0 = 1_700_000_000_000
 def kafka_worker(broker, tmp_path: Path, name: str) -> WorkerConfig:
     return WorkerConfig(state_dir=str(tmp_path / "state"), bootstrap_servers=broker.bootstrap,
                         config_topic=f"{name}-configs", offset_topic=f"{name}-offsets",
-                        status_topic=f"{name}-status")
+                        status_topic=f"{name}-status", file_allowed_dirs=[str(tmp_path)],
+                        plugin_packages=["sparkcat.connectors", "tests.integration.connectors"])
 
 
 def start_driver(spark, worker: WorkerConfig) -> Driver:

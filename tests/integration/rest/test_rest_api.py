@@ -35,7 +35,7 @@ def start_driver(spark, worker: WorkerConfig) -> Driver:
 
 def local_worker(tmp_path: Path) -> WorkerConfig:
     return WorkerConfig(state_dir=str(tmp_path / "state"), rest_host="127.0.0.1", rest_port=free_port(),
-                        group_id="rest-it")
+                        group_id="rest-it", file_allowed_dirs=[str(tmp_path)])
 
 
 @pytest.fixture
@@ -312,7 +312,8 @@ def test_no_generated_request_gets_a_server_error(spark, tmp_path):
 def test_server_info_names_the_brokers_cluster_id(spark, broker, tmp_path, unique_name):
     worker = WorkerConfig(state_dir=str(tmp_path / "state"), bootstrap_servers=broker.bootstrap,
                           config_topic=f"{unique_name}-configs", offset_topic=f"{unique_name}-offsets",
-                          status_topic=f"{unique_name}-status", rest_host="127.0.0.1", rest_port=free_port())
+                          status_topic=f"{unique_name}-status", rest_host="127.0.0.1", rest_port=free_port(),
+                          file_allowed_dirs=[str(tmp_path)])
     driver = start_driver(spark, worker)
     try:
         info = KafkaConnect(url=base_url(driver)).get_cluster_info()

@@ -42,7 +42,8 @@ def log_lines(caplog: pytest.LogCaptureFixture, text: str) -> list[int]:
 def test_connectors_deleted_in_a_burst_stop_together_and_continue_exactly_when_created_again(
         spark, tmp_path, caplog):
     caplog.set_level(logging.INFO, logger="sparkcat.herder")
-    driver = Driver(spark, WorkerConfig(state_dir=str(tmp_path / "state")), rest=False, watch_pipelines=False)
+    driver = Driver(spark, WorkerConfig(state_dir=str(tmp_path / "state"), file_allowed_dirs=[str(tmp_path)]),
+                    rest=False, watch_pipelines=False)
     driver.start()
     herder, reconciler = driver.herder, driver.reconciler
     names = [f"burst-{i}" for i in range(BURST)]

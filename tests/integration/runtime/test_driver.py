@@ -15,6 +15,7 @@ from tests.kafka_helpers import create_topic, read_json_values, read_topic, wait
 
 pytestmark = pytest.mark.integration
 
+PLUGIN_PACKAGES = ["sparkcat.connectors", "tests.integration.runtime"]  # its failing_connector
 JSON_NO_SCHEMA = {"value.converter": "org.apache.kafka.connect.json.JsonConverter",
                   "value.converter.schemas.enable": "false"}
 
@@ -22,11 +23,13 @@ JSON_NO_SCHEMA = {"value.converter": "org.apache.kafka.connect.json.JsonConverte
 def kafka_worker(broker, tmp_path: Path, name: str) -> WorkerConfig:
     return WorkerConfig(state_dir=str(tmp_path / "state"), bootstrap_servers=broker.bootstrap,
                         config_topic=f"{name}-configs", offset_topic=f"{name}-offsets",
-                        status_topic=f"{name}-status")
+                        status_topic=f"{name}-status", file_allowed_dirs=[str(tmp_path)],
+                        plugin_packages=PLUGIN_PACKAGES)
 
 
 def local_worker(tmp_path: Path) -> WorkerConfig:
-    return WorkerConfig(state_dir=str(tmp_path / "state"))
+    return WorkerConfig(state_dir=str(tmp_path / "state"), file_allowed_dirs=[str(tmp_path)],
+                        plugin_packages=PLUGIN_PACKAGES)
 
 
 def start_driver(spark, worker: WorkerConfig) -> Driver:

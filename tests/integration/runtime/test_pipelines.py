@@ -28,7 +28,8 @@ def test_spec_files_are_applied_at_start_and_on_change(spark, tmp_path):
     pipelines.mkdir()
     (pipelines / "watched.yaml").write_text(SPEC.format(tasks=1))
     (pipelines / "broken.yaml").write_text("name: broken\nconfig:\n  connector.class: increment\n  incrementz: 1\n")
-    worker = WorkerConfig(state_dir=str(tmp_path / "state"), pipelines_dir=str(pipelines))
+    worker = WorkerConfig(state_dir=str(tmp_path / "state"), pipelines_dir=str(pipelines),
+                          file_allowed_dirs=[str(tmp_path)])
     driver = Driver(spark, worker, rest=False, watch_pipelines=True)
     driver.start()
     try:

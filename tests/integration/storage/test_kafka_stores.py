@@ -71,3 +71,24 @@ def test_offsets_topic_records_are_byte_compatible_with_connect(broker, unique_n
     records = KafkaLog(broker.bootstrap, f"{unique_name}-offsets").read()
     assert [(r.key, r.value) for r in records] == [
         ('["kafka-connect-increment",{"increment":1}]', b'{"position":3471}')]
+
+
+def test_internal_topics_are_created_with_the_configured_replication_factor(broker, unique_name):
+    from confluent_kafka.admin import AdminClient
+
+    for factor in (-1, 1):
+        name = f"{unique_name}-rf{factor + 1}"
+        stores = open_stores(WorkerConfig(bootstrap_servers=broker.bootstrap, config_topic=f"{name}-configs",
+                                          offset_topic=f"{name}-offsets", status_topic=f"{name}-status",
+                                          config_replication_factor=factor, offset_replication_factor=factor,
+                                          status_replication_factor=factor))
+        try:
+            stores.config.put_target_state("x", TargetState.PAUSED)
+            stores.offsets.put("x", [({"p": 1}, {"o": 1})])
+            stores.status.put(Status("x", None, State.RUNNING, "w", 1))
+        finally:
+            stores.close()
+        topics = AdminClient({"bootstrap.servers": broker.bootstrap}).list_topics(timeout=30).topics
+        for suffix in ("configs", "offsets", "status"):
+            meta = topics[f"{name}-{suffix}"]
+            assert len(meta.partitions) == 1 and len(meta.partitions[0].replicas) == 1  # a one-broker cluster

@@ -25,7 +25,9 @@ class SparklessDriver:
     """What ``create_app`` needs from a driver: herder, stores, reconciler, worker."""
 
     def __init__(self, state_dir: Path):
-        self.worker = WorkerConfig(state_dir=str(state_dir), group_id="rest-unit")
+        self.worker = WorkerConfig(state_dir=str(state_dir), group_id="rest-unit",
+                                   file_allowed_dirs=[str(state_dir.parent)],  # tests write beside state
+                                   plugin_packages=["sparkcat.connectors", "tests.unit.rest"])
         self.driver_id = "test-driver:8083"
         self.stores = memory_stores()
         reporter = new_status_reporter(self.stores, self.driver_id)

@@ -273,7 +273,7 @@ def test_plugins_config_definitions_and_validate(client):
                  "no connector type")
 
 
-def test_password_values_are_hidden_in_validate_but_shown_by_get_config(client):
+def test_password_values_are_hidden_in_validate_and_in_every_config_response(client, driver, tmp_path):
     secret = "tests.unit.rest.secret_connector:SecretSourceConnector"
     config = {"connector.class": secret, "db.password": "s3cr3t", "db.port": "x", "name": "sec"}
     result = client.put(f"/connector-plugins/{secret}/config/validate", json=config).json()
@@ -281,9 +281,22 @@ def test_password_values_are_hidden_in_validate_but_shown_by_get_config(client):
     assert values["db.password"]["value"] == "[hidden]"
     assert "s3cr3t" not in str(result)
     assert values["db.port"]["errors"]
-    # Connect's GET /connectors/NAME/config returns the stored (raw) values, secrets included.
-    create(client, "sec", {**config, "db.port": "1", "sink.connector.class": "file-sink", "sink.file": "/tmp/x"})
-    assert client.get("/connectors/sec/config").json()["db.password"] == "s3cr3t"
+    # Unlike Connect, whose GET /connectors/NAME/config returns stored secrets as they are.
+    create(client, "sec", {**config, "db.port": "1", "sink.connector.class": "file-sink",
+                           "sink.file": str(tmp_path / "x")})
+    assert client.get("/connectors/sec/config").json()["db.password"] == "[hidden]"
+    assert client.get("/connectors/sec").json()["config"]["db.password"] == "[hidden]"
+    # A config read back and sent again keeps its secret instead of storing "[hidden]".
+    again = client.get("/connectors/sec/config").json()
+    assert client.put("/connectors/sec/config", json={**again, "db.port": "2"}).status_code == 200
+    assert driver.herder.connector_config("sec")["db.password"] == "s3cr3t"
+
+
+def test_classes_outside_plugin_packages_are_refused_without_import(client):
+    for path in ["os:system", "tests.unit:Nothing"]:
+        assert_error(client.get(f"/connector-plugins/{path}/config"), 404, "Unknown plugin")
+        assert_error(client.put(f"/connector-plugins/{path}/config/validate", json={"connector.class": path}),
+                     400, "plugin.packages")
 
 
 def test_loggers_list_get_and_set(client):

@@ -47,7 +47,8 @@ def setup(tmp_path):
     stores = memory_stores()
     runner = FakeRunner()
     reconciler = Reconciler(stores, StatusReporter(stores.status, "driver:8083", 1), runner,
-                            WorkerConfig(state_dir=str(tmp_path)))
+                            WorkerConfig(state_dir=str(tmp_path),
+                                         file_allowed_dirs=[str(tmp_path), "/tmp/never-written"]))
     return stores, runner, reconciler
 
 

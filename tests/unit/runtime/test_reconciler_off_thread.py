@@ -115,7 +115,8 @@ def setup(tmp_path: Path):
     stores = memory_stores()
     runner = SlowRunner()
     reconciler = Reconciler(stores, StatusReporter(stores.status, "driver:8083", 1), runner,
-                            WorkerConfig(state_dir=str(tmp_path)))
+                            WorkerConfig(state_dir=str(tmp_path),
+                                         file_allowed_dirs=[str(tmp_path), "/tmp/never-written"]))
     return stores, runner, reconciler
 
 

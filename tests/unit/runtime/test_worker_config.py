@@ -86,3 +86,50 @@ def test_kafka_prefixed_keys_are_passed_through_without_prefix(tmp_path):
                     "kafka.sasl.mechanism: PLAIN\nkafka.socket.timeout.ms: 5000\n")
     assert load_worker_config(path).kafka == {"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN",
                                               "socket.timeout.ms": "5000"}
+
+
+def test_security_and_internal_topic_keys(tmp_path):
+    path = tmp_path / "worker.yaml"
+    path.write_text("plugin.packages: sparkcat.connectors, acme.connect\nfile.allowed.dirs: [/data/in, /data/out]\n"
+                    "config.providers: file\n"
+                    "config.providers.file.class: org.apache.kafka.common.config.provider.FileConfigProvider\n"
+                    "config.providers.file.param.allowed.paths: [/etc/secrets, /run/secrets]\n"
+                    "config.storage.replication.factor: 3\noffset.storage.replication.factor: '2'\n"
+                    "offset.storage.partitions: 1\n")
+    config = load_worker_config(path)
+    assert config.plugin_packages == ["sparkcat.connectors", "acme.connect"]
+    assert config.allowed_dirs == ["/data/in", "/data/out"]
+    assert config.config_providers == {
+        "config.providers": "file",
+        "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
+        "config.providers.file.param.allowed.paths": "/etc/secrets,/run/secrets"}
+    assert (config.config_replication_factor, config.offset_replication_factor,
+            config.status_replication_factor) == (3, 2, -1)
+
+
+def test_defaults_of_the_security_keys():
+    config = WorkerConfig()
+    assert config.plugin_packages == ["sparkcat.connectors"] and config.config_providers == {}
+    assert config.allowed_dirs == ["state", "pipelines"]
+    assert config.with_overrides(state_dir="/srv/s").allowed_dirs == ["/srv/s", "pipelines"]
+    assert config.config_replication_factor == config.offset_replication_factor == -1
+
+
+@pytest.mark.parametrize("text, key", [
+    ("offset.storage.partitions: 25\n", "offset.storage.partitions"),
+    ("status.storage.partitions: -1\n", "status.storage.partitions"),
+    ("status.storage.replication.factor: 0\n", "status.storage.replication.factor"),
+])
+def test_internal_topic_settings_sparkcat_cannot_honour_are_refused(tmp_path, text, key):
+    path = tmp_path / "worker.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as e:
+        load_worker_config(path)
+    assert key in e.value.message and str(path) in e.value.message
+
+
+def test_an_unknown_config_provider_class_fails_at_start(tmp_path):
+    path = tmp_path / "worker.yaml"
+    path.write_text("config.providers: vault\nconfig.providers.vault.class: com.example.VaultConfigProvider\n")
+    with pytest.raises(ConfigError, match="config.providers.vault.class"):
+        load_worker_config(path)

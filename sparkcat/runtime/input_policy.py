@@ -1,0 +1,102 @@
+"""What the worker lets connector configs reach, carried from the worker config to validation and to tasks.
+
+``InputPolicy`` holds the worker's ``plugin.packages``, ``file.allowed.dirs`` and
+config providers. The driver validates every config against it; and because tasks
+start on executors, which never see the worker config, the driver attaches the
+policy to each task config of a query plan (``attach``) and the executor strips it
+off again where the task starts (``prepare``): there the config's placeholders are
+resolved and its path keys checked once more, so a resolved secret or an unchecked
+path never exists anywhere else.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sparkcat import redact
+from sparkcat.errors import ConfigError
+from sparkcat.plugins import DEFAULT_PACKAGES
+from sparkcat.runtime.config_providers import ConfigProviders
+from sparkcat.runtime.paths import allowed_path_problem
+
+#: Directories under state.dir that sparkcat writes itself (stores, query checkpoints, Spark's pool file).
+SPARKCAT_STATE_DIRS = ("stores", "checkpoints", "spark")
+
+#: Set by the driver on the task configs of a query plan only; never stored, never accepted from users.
+POLICY_KEY = "sparkcat.internal.input.policy"
+
+
+@dataclass(frozen=True)
+class InputPolicy:
+    """The worker's limits on connector configs, as plain data (it is serialised into query plans)."""
+
+    plugin_packages: tuple[str, ...] = DEFAULT_PACKAGES
+    allowed_dirs: tuple[str, ...] = ()
+    providers: dict[str, str] = field(default_factory=dict)
+    denied_dirs: tuple[str, ...] = ()     # the state dir's stores, checkpoints and spark: never connector files
+
+    @classmethod
+    def of(cls, worker) -> InputPolicy:
+        """The policy of a ``WorkerConfig``; relative directories are resolved on the driver."""
+        state = Path(worker.state_dir).resolve()
+        return cls(tuple(worker.plugin_packages), tuple(str(Path(d).resolve()) for d in worker.allowed_dirs),
+                   dict(worker.config_providers), tuple(str(state / d) for d in SPARKCAT_STATE_DIRS))
+
+    @classmethod
+    def default(cls) -> InputPolicy:
+        """The policy of a worker with no settings (``conf/worker.yaml``'s defaults)."""
+        from sparkcat.runtime.worker_config import WorkerConfig
+        return cls.of(WorkerConfig())
+
+    @property
+    def config_providers(self) -> ConfigProviders:
+        return ConfigProviders(dict(self.providers), self.allowed_dirs)
+
+    def path_problems(self, config: Mapping[str, str], path_keys: Sequence[str]) -> dict[str, list[str]]:
+        """The errors of each of ``path_keys`` whose value lies outside ``allowed_dirs``."""
+        out = {}
+        for key in path_keys:
+            problem = allowed_path_problem(str(config.get(key) or ""), self.allowed_dirs, self.denied_dirs)
+            if problem is not None:
+                out[key] = [problem]
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps({"plugin_packages": list(self.plugin_packages), "allowed_dirs": list(self.allowed_dirs),
+                           "providers": self.providers, "denied_dirs": list(self.denied_dirs)}, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> InputPolicy:
+        raw = json.loads(text)
+        return cls(tuple(raw["plugin_packages"]), tuple(raw["allowed_dirs"]), dict(raw["providers"]),
+                   tuple(raw.get("denied_dirs", ())))
+
+
+def attach(config: Mapping[str, str], policy: InputPolicy, path_keys: Sequence[str] = ()) -> dict[str, str]:
+    """``config`` plus the policy and the keys that name files, for ``prepare`` where the task starts."""
+    return {**config, POLICY_KEY: json.dumps({"policy": policy.to_json(), "path_keys": list(path_keys)})}
+
+
+def prepare(config: Mapping[str, str]) -> dict[str, str]:
+    """The config a task starts with: placeholders resolved, path keys checked, the policy key removed.
+
+    Raises ConfigError (naming the keys, never a secret) when a placeholder cannot be
+    resolved or a path lies outside the allowed directories. A config without the
+    policy key (a unit test's) comes back as it is.
+    """
+    config = dict(config)
+    attached = config.pop(POLICY_KEY, None)
+    if attached is None:
+        return config
+    raw = json.loads(attached)
+    policy = InputPolicy.from_json(raw["policy"])
+    resolved = policy.config_providers.resolved(config, "task config")
+    redact.remember_config_secrets(resolved)
+    problems = policy.path_problems(resolved, raw["path_keys"])
+    if problems:
+        details = "; ".join(f"{k}: {' '.join(m)}" for k, m in problems.items())
+        raise ConfigError(f"task config: {details}", problems)
+    return resolved

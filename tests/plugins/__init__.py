@@ -1,0 +1,1 @@
+"""Connector plugins that exist only for tests (allowed through the worker's ``plugin.packages``)."""
