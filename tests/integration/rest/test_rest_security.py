@@ -73,8 +73,9 @@ def secured(spark, tmp_path_factory) -> Iterator[Secured]:
         basic_credentials_file=secret(base / "rest.password", f"# users\nadmin: {PASSWORD}\n"),
         bearer_tokens_file=secret(base / "rest.tokens", f"ci: {TOKEN}\n"),
         max_concurrent_requests=4)
+    # the tests' sink files live in their own tmp_path, beside this fixture's directory
     worker = WorkerConfig(state_dir=str(base / "state"), group_id="rest-sec", rest_port=http_port,
-                          rest_security=security)
+                          rest_security=security, file_allowed_dirs=[str(tmp_path_factory.getbasetemp())])
     driver = Driver(spark, worker, rest=True, watch_pipelines=False)
     driver.start()
     try:
