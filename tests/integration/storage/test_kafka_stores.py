@@ -92,3 +92,45 @@ def test_internal_topics_are_created_with_the_configured_replication_factor(brok
         for suffix in ("configs", "offsets", "status"):
             meta = topics[f"{name}-{suffix}"]
             assert len(meta.partitions) == 1 and len(meta.partitions[0].replicas) == 1  # a one-broker cluster
+
+
+def replicas_of(bootstrap: str, topic: str) -> int:
+    """Replicas of partition 0, once every broker's metadata has the new topic's partition."""
+    from confluent_kafka.admin import AdminClient
+
+    from tests.kafka_helpers import wait_until
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    found: list[int] = []
+
+    def listed() -> bool:  # all topics: a metadata request naming the topic would auto-create it
+        metadata = admin.list_topics(timeout=10).topics.get(topic)
+        partitions = metadata.partitions if metadata is not None else {}
+        found[:] = [len(partitions[0].replicas)] if 0 in partitions else []
+        return bool(found)
+    wait_until(listed, timeout_s=30, message=f"metadata of {topic}")
+    return found[0]
+
+
+def use(stores) -> None:
+    """Write to each store (topics are created on first use), then close them."""
+    try:
+        stores.config.put_connector_config("inc", {"connector.class": "increment", "increments": "1"},
+                                           TargetState.STARTED)
+        stores.offsets.put("inc", [({"increment": 1}, {"position": 1})])
+        stores.status.put(Status("inc", 0, State.RUNNING, "host:1", 1))
+    finally:
+        stores.close()
+
+
+def test_internal_topics_take_the_brokers_replication_unless_a_factor_is_set(kafka_cluster, unique_name):
+    """On three brokers, -1 (the default) gives the broker's default of 3; Connect's keys set their own."""
+    use(open_stores(worker(kafka_cluster, unique_name)))
+    assert [replicas_of(kafka_cluster.bootstrap, f"{unique_name}-{kind}")
+            for kind in ("configs", "offsets", "status")] == [3, 3, 3]
+
+    other = f"{unique_name}-set"
+    configured = worker(kafka_cluster, other).with_overrides(
+        config_replication_factor=2, offset_replication_factor=1, status_replication_factor=2)
+    use(open_stores(configured))
+    assert [replicas_of(kafka_cluster.bootstrap, f"{other}-{kind}")
+            for kind in ("configs", "offsets", "status")] == [2, 1, 2]
