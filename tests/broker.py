@@ -128,7 +128,7 @@ class KafkaBroker:
         try:
             for node in range(1, self.nodes + 1):
                 server, log4j = self._write_config(node)
-                fmt = subprocess.run(self._jvm(log4j, "kafka.tools.StorageTool", "format", "-t", self.cluster_id,
+                fmt = subprocess.run(self._jvm(log4j, "kafka.tools.StorageTool", "format", f"--cluster-id={self.cluster_id}",
                                                "-c", str(server), "--ignore-formatted"),
                                      capture_output=True, text=True, timeout=120)
                 if fmt.returncode != 0:
@@ -190,6 +190,13 @@ class KafkaBroker:
 
 
 def _random_cluster_id() -> str:
-    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (as StorageTool makes it)."""
+    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (as StorageTool makes it).
+
+    Like Kafka's ``Uuid.randomUuid`` it never starts with ``-``, which a command line would take for
+    an option.
+    """
     import base64
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
