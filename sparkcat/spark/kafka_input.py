@@ -11,7 +11,10 @@ here from the ``QueryPlan`` (``reader_options``):
   ``kafka.``-prefixed options; ``isolation.level`` defaults to ``read_committed``;
 - ``startingOffsets``: where the offsets store says the connector stopped, ``earliest`` for every
   other partition (Connect's ``auto.offset.reset`` for sinks). Spark uses it only for a fresh
-  checkpoint, so a new query (``tasks.max`` changed, checkpoint lost) continues exactly there;
+  checkpoint, so a new query (``tasks.max`` changed, checkpoint lost) continues exactly there.
+  Spark wants specific offsets for exactly the partitions it finds, so they are listed from
+  metadata just before the query starts; a partition added in between fails the query's first
+  batch (Spark's assertion names both sets): its tasks are FAILED until restarted;
 - ``maxOffsetsPerTrigger`` = ``batch.max.records`` x live tasks; ``failOnDataLoss=false``, as a
   Connect sink consumer carries on (from the earliest offset) when records it has not read yet
   were deleted, or its topic was deleted and created again; Spark logs a warning instead.
