@@ -4,7 +4,8 @@
 as strings and a tombstone's value null, from the log's beginning.
 
 - Kafka stores: Spark's own Kafka source over the config topic (``startingOffsets=earliest``,
-  ``read_committed``: the leader writes the log in transactions).
+  ``read_committed``, so records of a writer's aborted or open transaction never reach the herder;
+  DESIGN §6 has the leader write through a transactional producer).
 - Local stores (no broker): ``sparkcat-config-log``, a small Python data source below. Offsets are
   the log's own offsets (``{"next": n}``); reading happens on the driver in ``partitions`` (the
   records travel inside the single InputPartition): the log is small and must be read in order,
