@@ -142,9 +142,23 @@ def _batch_result(connector: str, batch_id: int, rows: list[Any], started: float
     return BatchResult(connector, batch_id, tasks, time.monotonic() - started)
 
 
+def _pylist(column: Any) -> list[Any]:
+    """One Arrow column as a Python list; an all-null column, or a string column holding one value (the
+    topic of a sink's rows, mostly), without converting each value."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    n = len(column)
+    if column.null_count == n:
+        return [None] * n
+    if n > 1 and not column.null_count and pa.types.is_string(column.type) \
+            and pc.count_distinct(column).as_py() == 1:
+        return [column[0].as_py()] * n
+    return column.to_pylist(maps_as_pydicts="lossy")
+
+
 def _columns(batch: Any) -> dict[str, list[Any]]:
     """An Arrow batch as Python column lists (structs as dicts, maps as dicts)."""
-    return {name: batch.column(i).to_pylist(maps_as_pydicts="lossy") for i, name in enumerate(batch.schema.names)}
+    return {name: _pylist(batch.column(i)) for i, name in enumerate(batch.schema.names)}
 
 
 def _raise_task_error(connector: str, task: int | None, error: Exception) -> None:
