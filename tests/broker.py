@@ -106,6 +106,9 @@ class KafkaBroker:
             "share.coordinator.state.topic.replication.factor": replicas,
             "auto.create.topics.enable": "true",
             "log.cleaner.backoff.ms": "1000",
+            # Tests write records with fixed timestamps (e.g. 2023): time-based retention (7 days by
+            # default) would delete them at the first retention check, 30 s after the start.
+            "log.retention.ms": "-1",
         }
         props.update(self.settings)
         return props

@@ -1,4 +1,4 @@
-"""Reading and writing topics in tests, with assign() only (Tansu's group join is slow)."""
+"""Reading and writing topics in tests, with assign() only: no consumer group to join, so reads start at once."""
 
 from __future__ import annotations
 

@@ -78,11 +78,9 @@ class SinkTask(Task):
     ``batch_id`` makes idempotent writes possible: a sink that records the last
     batch id it committed can skip a replayed batch.
 
-    Optional fast path: a task class that defines ``put_messages(messages)`` gets the
-    confluent-kafka ``Message`` objects of its Kafka ranges instead of ``SinkRecord``
-    lists, inside the Spark task that reads them (no Spark rows, no converters: keys and
-    values are the bytes in Kafka). ``put_messages`` replaces ``put``; ``begin_batch``,
-    ``flush`` and ``stop`` are called as on the ``put`` path.
+    Each micro-batch runs each task as one instance (``start``, ``put`` in chunks, ``flush``,
+    ``stop``) on one executor, with the records of the topic-partitions it owns. A task class
+    with ``wants_raw_bytes = True`` gets keys and values as the bytes in Kafka.
     """
 
     @abstractmethod

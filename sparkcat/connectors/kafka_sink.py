@@ -36,16 +36,10 @@ At-least-once: ``flush`` returns only when every record of the micro-batch is ac
 (``acks=all``) and raises on any delivery error, which fails the micro-batch; Spark then replays it
 from the query's checkpoint, so nothing is lost, and a replay may write records of the failed
 attempt a second time. Within a partition the order of the source is kept (idempotent producer).
-Record headers are copied on the direct path (the one the runtime uses for this task); ``put``
-gets ``SinkRecord`` objects, which do not carry headers yet.
+Record headers are copied too (order and repeated keys kept).
 
-Runtime fast path
------------------
-Besides ``put(records)``, the task implements ``put_messages(messages)``: the runtime then runs it
-inside the reading of its Kafka ranges (``sparkcat.spark.kafka_direct_sink``) and hands it the
-consumer's messages as they are, so a record goes from ``consume`` to ``produce`` in one Python
-process without becoming a Spark row or a ``SinkRecord``. Both paths route, partition and
-deliver the same way; the direct path also copies record headers.
+The runtime reads the source topics with Spark's Kafka source and hands each task its records
+as ``SinkRecord`` objects with the bytes of Kafka (``wants_raw_bytes``: no converter runs).
 """
 
 from __future__ import annotations
@@ -82,7 +76,7 @@ BYTE_ARRAY_CONVERTERS = frozenset({"org.apache.kafka.connect.converters.ByteArra
                                    "bytearray", "bytes"})
 
 # Throughput defaults for the copy's producer; worker settings and producer.override.* win.
-# Measured on Tansu (bench/RESULTS.md): lz4 beat none, and big linger/batches cost nothing in
+# Measured (bench/RESULTS.md): lz4 beat none, and big linger/batches cost nothing in
 # latency because every micro-batch ends with flush(), which sends at once whatever lingers.
 COPY_PRODUCER_DEFAULTS: dict[str, str] = {
     "enable.idempotence": "true",
@@ -422,28 +416,10 @@ class KafkaSinkTask(SinkTask):
     # ---- writing
 
     def put(self, records: Iterable[SinkRecord]) -> None:
-        """Queue each record (key and value must be bytes, or None) for its target topic."""
-        cached = self._require()
-        producer = cached.producer
-        self._unflushed = True
-        try:
-            for r in records:
-                target, count = self._target(r.topic)
-                partition = r.kafka_partition if r.kafka_partition is not None and 0 <= r.kafka_partition < count \
-                    else -1
-                self._produce_one(producer, target, _raw(r.value, "value"), _raw(r.key, "key"), partition,
-                                  r.timestamp_ms or 0)
-            producer.poll(0)
-            self._check_errors()
-        except Exception:
-            self._fail()
-            raise
+        """Queue each record (key and value bytes, or None) for its target topic, with its headers.
 
-    def put_messages(self, messages: Sequence[Any]) -> None:
-        """Queue confluent-kafka messages as they came from the runtime's consumer (the direct path).
-
-        The hot loop of a topic copy: one ``produce`` per record, nothing built per record; the
-        headers are copied too. A full local queue waits for deliveries and resumes.
+        The hot loop of a topic copy: one ``produce`` per record; a full local queue waits for
+        deliveries and resumes.
         """
         cached = self._require()
         producer = cached.producer
@@ -452,16 +428,19 @@ class KafkaSinkTask(SinkTask):
         topic = target = None
         count = 0
         try:
-            for m in messages:
-                if m.topic() != topic:
-                    topic = m.topic()
+            for r in records:
+                if r.topic != topic:
+                    topic = r.topic
                     target, count = self._target(topic)
-                p = m.partition()
-                ts = m.timestamp()[1]
+                p = r.kafka_partition
+                partition = p if p is not None and 0 <= p < count else -1
+                value, key = r.value, r.key
+                if not (value is None or type(value) is bytes) or not (key is None or type(key) is bytes):
+                    value, key = _raw(value, "value"), _raw(key, "key")
                 while True:
                     try:
-                        produce(target, m.value(), m.key(), p if p < count else -1,
-                                timestamp=ts if ts > 0 else 0, headers=m.headers())
+                        produce(target, value, key, partition, timestamp=r.timestamp_ms or 0,
+                                headers=r.headers or None)
                         break
                     except BufferError:
                         producer.poll(0.05)
@@ -470,16 +449,6 @@ class KafkaSinkTask(SinkTask):
         except Exception:
             self._fail()
             raise
-
-    @staticmethod
-    def _produce_one(producer: Any, target: str, value: bytes | None, key: bytes | None, partition: int,
-                     ts: int) -> None:
-        while True:
-            try:
-                producer.produce(target, value, key, partition, timestamp=ts)
-                return
-            except BufferError:
-                producer.poll(0.05)
 
     def flush(self, batch_id: int) -> None:
         """Wait until every queued record is acknowledged; raise on any delivery error."""

@@ -8,10 +8,8 @@ result row per task (``RESULT_SCHEMA``) that the handler collects and merges.
 - ``to_kafka``: a source connector's records to Kafka (the default, as in Connect).
 - ``to_sink_task``: a source connector's records straight into the sink named by
   its ``sink.*`` keys, skipping Kafka.
-- ``from_kafka_to_sink_task``: a sink connector's Kafka records into its tasks (``put``).
-- ``direct_sink``: sink tasks that implement ``put_messages`` (the built-in ``kafka`` sink) run
-  inside the ``sparkcat-kafka-direct`` source's reading (``kafka_direct_sink``); the handler only
-  collects their result rows.
+- ``from_kafka_to_sink_task``: a sink connector's Kafka records (Spark's Kafka source, routed to
+  their tasks by ``kafka_input.route``) into its tasks (``put``).
 
 Sink tasks that define ``initialize(context)`` get a ``SinkTaskContext`` (the worker's Kafka)
 before ``start``, as Connect's ``SinkTask.initialize``. A sink task class with
@@ -42,12 +40,12 @@ from pyspark.sql.types import DataType
 from sparkcat.api.records import SinkRecord
 from sparkcat.plugins import load_class
 from sparkcat.runtime.input_policy import prepare
-from sparkcat.spark.converters import ByteArrayConverter, converter_for
+from sparkcat.spark.converters import converter_for
 from sparkcat.spark.plan import TASK_FAILURE_MARK, BatchResult, QueryPlan, TaskBatchResult, task_failure_message
 from sparkcat.storage.offsets import partition_key
 
 __all__ = ["Handler", "RESULT_SCHEMA", "handler_for", "to_kafka", "to_sink_task", "from_kafka_to_sink_task",
-           "direct_sink", "uses_direct_path", "SinkTaskContext", "sink_batch_id", "worker_id",
+           "SinkTaskContext", "sink_batch_id", "worker_id",
            "producer_config", "_PRODUCER_CACHE"]
 
 log = logging.getLogger(__name__)
@@ -145,9 +143,23 @@ def _batch_result(connector: str, batch_id: int, rows: list[Any], started: float
     return BatchResult(connector, batch_id, tasks, time.monotonic() - started)
 
 
+def _pylist(column: Any) -> list[Any]:
+    """One Arrow column as a Python list; an all-null column, or a string column holding one value (the
+    topic of a sink's rows, mostly), without converting each value."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    n = len(column)
+    if column.null_count == n:
+        return [None] * n
+    if n > 1 and not column.null_count and pa.types.is_string(column.type) \
+            and pc.count_distinct(column).as_py() == 1:
+        return [column[0].as_py()] * n
+    return column.to_pylist(maps_as_pydicts="lossy")
+
+
 def _columns(batch: Any) -> dict[str, list[Any]]:
     """An Arrow batch as Python column lists (structs as dicts, maps as dicts)."""
-    return {name: batch.column(i).to_pylist(maps_as_pydicts="lossy") for i, name in enumerate(batch.schema.names)}
+    return {name: _pylist(batch.column(i)) for i, name in enumerate(batch.schema.names)}
 
 
 def _raise_task_error(connector: str, task: int | None, error: Exception) -> None:
@@ -570,33 +582,57 @@ def to_sink_task(plan: QueryPlan) -> Handler:
     return handler
 
 
+def _headers(values: list[Any]) -> list[list[tuple[str, bytes | None]]]:
+    """Spark's ``headers`` column (lists of {key, value} structs, or null) as lists of (key, value) pairs."""
+    return [[] if h is None else [(e["key"], e["value"]) for e in h] for h in values]
+
+
 def _kafka_records(config: dict[str, str], raw: bool = False) -> RecordsOf:
     """SinkRecords from the Kafka source's rows, key and value through the connector's converters.
 
     ``raw``: keys and values stay the bytes they are in Kafka (ByteArrayConverter), whatever the config says.
+    The tally of each task gets its record count and, per Kafka partition, the next offset to read.
     """
-    if raw:
-        key_conv, value_conv = ByteArrayConverter(), ByteArrayConverter()
-    else:
-        key_conv, value_conv = converter_for(config, True), converter_for(config, False)
+    key_conv, value_conv = (None, None) if raw else (converter_for(config, True), converter_for(config, False))
 
     def records_of(cols: dict[str, list[Any]], tallies: _Tallies) -> dict[int, list[SinkRecord]]:
         groups: dict[int, list[SinkRecord]] = {}
-        for i, task in enumerate(cols["_task"]):
-            tally = tallies.of(task)
-            topic, kp, offset = cols["topic"][i], cols["partition"][i], cols["offset"][i]
-            groups.setdefault(task, []).append(SinkRecord(
-                topic=topic, kafka_partition=kp, kafka_offset=offset, value=value_conv.from_bytes(cols["value"][i]),
-                key=key_conv.from_bytes(cols["key"][i]), timestamp_ms=cols["timestamp"][i]))
-            tally.add(f"{topic}:{kp}", {"kafka_topic": topic, "kafka_partition": kp}, {"kafka_offset": offset + 1})
+        tasks, topics, parts, offsets = cols["_task"], cols["topic"], cols["partition"], cols["offset"]
+        keys, values, stamps = cols["key"], cols["value"], cols["timestamp"]
+        headers = _headers(cols["headers"]) if "headers" in cols else [[] for _ in tasks]
+        ends: dict[tuple[int, str, int], int] = {}
+        current, group = None, None
+        for i, task in enumerate(tasks):
+            if task != current:
+                tallies.of(task)
+                current, group = task, groups.setdefault(task, [])
+            key, value = keys[i], values[i]
+            if key_conv is not None:
+                key, value = key_conv.from_bytes(key), value_conv.from_bytes(value)
+            group.append(SinkRecord(topics[i], parts[i], offsets[i], value, key, stamps[i], headers[i]))
+            ends[task, topics[i], parts[i]] = offsets[i] + 1
+        for task, records in groups.items():
+            tallies.of(task).records += len(records)
+        for (task, topic, kp), end in ends.items():
+            tallies.of(task).offsets[f"{topic}:{kp}"] = ({"kafka_topic": topic, "kafka_partition": kp},
+                                                         {"kafka_offset": end})
+        if current is not None:
+            tallies.of(current)
         return groups
     return records_of
 
 
 def from_kafka_to_sink_task(plan: QueryPlan) -> Handler:
-    """Handler for sink connectors: rows of the Kafka source (one Spark partition per task) into SinkTasks."""
+    """Handler for sink connectors: Spark's Kafka rows, routed to their tasks, into SinkTasks (``put``).
+
+    Per micro-batch the driver reads the subscribed partitions (metadata) and assigns them to
+    the live tasks (``kafka_input``); each task's rows meet in one Spark partition, so each
+    task runs as one SinkTask instance per batch on the executor that ran that partition.
+    """
+    from sparkcat.spark.kafka_input import Assignment, route, subscribed_partitions
     created: list[int | None] = []
     contexts = _context_factory(plan)
+    live = [t for t in range(len(plan.task_configs)) if t not in set(plan.excluded_tasks)]
     try:
         raw = bool(getattr(load_class(plan.task_class), "wants_raw_bytes", False))
     except Exception:  # an unloadable task class fails on the executors, blamed on its task
@@ -607,45 +643,15 @@ def from_kafka_to_sink_task(plan: QueryPlan) -> Handler:
         if not created:
             created.append(_checkpoint_created_ms(batch_df.sparkSession, plan.checkpoint_dir))
         sink_batch = sink_batch_id(created[0], batch_id)
+        routed = route(batch_df, Assignment.of(subscribed_partitions(plan), live))
 
         def write(batches: Iterator[Any]) -> Iterator[Any]:
             sinks = _SinkTasks(plan.connector, plan.task_class, plan.task_configs, sink_batch, contexts)
             return _drive_sinks(plan.connector, sinks, batches, _kafka_records(plan.connector_config, raw),
                                 lambda task: task, decode=False)
 
-        rows = batch_df.mapInArrow(write, RESULT_SCHEMA).collect()
+        rows = routed.mapInArrow(write, RESULT_SCHEMA).collect()
         return _batch_result(plan.connector, batch_id, rows, started)
-
-    return handler
-
-
-# ---------------------------------------------------------------- direct path for sink tasks
-
-
-def uses_direct_path(plan: QueryPlan) -> bool:
-    """Whether a sink connector's task takes its consumer's messages (``put_messages``) in the reader."""
-    if plan.connector_type != "sink":
-        return False
-    from sparkcat.spark.kafka_direct_sink import uses_direct_path as takes_messages
-    return takes_messages(plan.task_class)
-
-
-def direct_sink(plan: QueryPlan) -> Handler:
-    """Handler for the ``sparkcat-kafka-direct`` source, whose reading already wrote the batch.
-
-    It names the batch for the tasks' ``flush`` (a local property every task of the job sees),
-    runs the job and merges the per-task result rows.
-    """
-    from sparkcat.spark.kafka_direct_sink import BATCH_ID_PROPERTY
-    created: list[int | None] = []
-
-    def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
-        started = time.monotonic()
-        spark = batch_df.sparkSession
-        if not created:
-            created.append(_checkpoint_created_ms(spark, plan.checkpoint_dir))
-        spark.sparkContext.setLocalProperty(BATCH_ID_PROPERTY, str(sink_batch_id(created[0], batch_id)))
-        return _batch_result(plan.connector, batch_id, batch_df.collect(), started)
 
     return handler
 
@@ -653,8 +659,6 @@ def direct_sink(plan: QueryPlan) -> Handler:
 def handler_for(plan: QueryPlan) -> Handler:
     """The handler a plan needs: Kafka sink connector, source with a ``sink.*`` sink, or source to Kafka."""
     if plan.connector_type == "sink":
-        if uses_direct_path(plan):
-            return direct_sink(plan)
         return from_kafka_to_sink_task(plan)
     if plan.sink_class:
         return to_sink_task(plan)

@@ -1,13 +1,24 @@
-"""A streaming source over the config log, so the herder rebuilds cluster state in ``foreachBatch``.
+"""The config log as a stream, so the herder rebuilds cluster state in ``foreachBatch``.
 
-Offsets are the log's own offsets (``{"next": n}``). Reading happens on the driver in
-``partitions`` (the records travel inside the single InputPartition): the log is
-small and must be read in order, so there is nothing to parallelise.
+``config_log_stream`` is the one entry point: rows ``(offset, key, value)`` with key and value
+as strings and a tombstone's value null, from the log's beginning.
+
+- Kafka stores: Spark's own Kafka source over the config topic (``startingOffsets=earliest``,
+  ``read_committed``, so records of a writer's aborted or open transaction never reach the herder;
+  DESIGN §6 has the leader write through a transactional producer).
+- Local stores (no broker): ``sparkcat-config-log``, a small Python data source below. Offsets are
+  the log's own offsets (``{"next": n}``); reading happens on the driver in ``partitions`` (the
+  records travel inside the single InputPartition): the log is small and must be read in order,
+  so there is nothing to parallelise.
+
+Either way a batch has one Spark partition per log partition (the config topic has one), and
+the herder sorts a batch's rows by offset before it applies them.
 """
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.types import LongType, StringType, StructField, StructType
@@ -73,3 +84,25 @@ class ConfigLogSource(DataSource):
 
     def streamReader(self, schema: StructType) -> ConfigLogReader:
         return ConfigLogReader(json.loads(self.options["spec"]))
+
+
+def config_log_stream(spark: Any, spec: dict[str, str]) -> Any:
+    """A streaming DataFrame ``(offset BIGINT, key STRING, value STRING)`` over the config log of ``spec``.
+
+    ``spec`` is ``storage.factory.config_log_spec(worker)``. The caller gives the query a fresh
+    checkpoint on every start: the herder's state is rebuilt from the log's beginning.
+    """
+    if spec.get("backend") != "kafka":
+        spark.dataSource.register(ConfigLogSource)
+        return spark.readStream.format(ConfigLogSource.name()).option("spec", json.dumps(spec)).load()
+    from pyspark.sql import functions as F
+
+    from sparkcat.spark.kafka_input import client_options
+    worker_kafka = {k[len("kafka."):]: v for k, v in spec.items() if k.startswith("kafka.")}
+    options = client_options(spec["bootstrap.servers"], worker_kafka, defaults={"isolation.level": "read_committed"})
+    df = (spark.readStream.format("kafka").options(**options)
+          .option("subscribe", spec["topic"]).option("startingOffsets", "earliest")
+          .option("failOnDataLoss", "false")  # compaction leaves gaps in a config topic's offsets
+          .load())
+    return df.select(F.col("offset"), F.coalesce(F.col("key").cast("string"), F.lit("")).alias("key"),
+                     F.col("value").cast("string").alias("value"))

@@ -1,8 +1,8 @@
 """Builds and starts the streaming query of one connector from its ``QueryPlan``.
 
 Source connectors read through the ``sparkcat-connector`` data source; sink
-connectors through the ``sparkcat-kafka`` one, or ``sparkcat-kafka-direct`` when their
-task takes messages in the reader (``put_messages``). Either way the query writes with
+connectors through Spark's own Kafka source (``format("kafka")``, options from
+``kafka_input.reader_options``). Either way the query writes with
 ``foreachBatch``, whose function runs in the driver's main Python process (one thread
 per query): the handler writes the batch on executors, and ``on_batch(plan, result)``
 then runs on that same thread, before Spark commits the batch to its checkpoint.
@@ -10,24 +10,24 @@ then runs on that same thread, before Spark commits the batch to its checkpoint.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
-from typing import Any
-
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from sparkcat.spark import connector_source
-from sparkcat.spark.batch_writers import handler_for, uses_direct_path
+from sparkcat.spark.batch_writers import handler_for
 from sparkcat.spark.plan import BatchResult, QueryPlan
 
-__all__ = ["KAFKA_FORMAT", "register_sources", "start_query", "read_stream", "sink_starting_offsets"]
+__all__ = ["KAFKA_FORMAT", "KAFKA_COLUMNS", "register_sources", "start_query", "read_stream",
+           "sink_starting_offsets"]
 
 log = logging.getLogger(__name__)
 
-KAFKA_FORMAT = "sparkcat-kafka"
+KAFKA_FORMAT = "kafka"
+#: The columns a sink connector's batches carry: Spark's Kafka rows with the timestamp in epoch ms.
+KAFKA_COLUMNS = ("topic", "partition", "offset", "timestamp", "key", "value", "headers")
 OnBatch = Callable[[QueryPlan, BatchResult], None]
 # Spark decides whether an error that ends a stopping query is "just the stop" by matching the
 # Python error text with a regex that recurses once per character; the long Java stack trace of
@@ -39,16 +39,8 @@ BatchGate = Callable[[Callable[[], None]], None]
 
 
 def register_sources(spark: SparkSession) -> None:
-    """Register sparkcat's data sources with the session (the Kafka one once it exists)."""
+    """Register sparkcat's Python data source (source connectors) with the session."""
     spark.dataSource.register(connector_source.ConnectorSource)
-    try:
-        from sparkcat.spark.kafka_source import KafkaSource
-    except ImportError as e:
-        log.warning("Kafka data source not available (%s); sink connectors cannot run", e)
-        return
-    spark.dataSource.register(KafkaSource)
-    from sparkcat.spark.kafka_direct_sink import KafkaDirectSinkSource
-    spark.dataSource.register(KafkaDirectSinkSource)
 
 
 def sink_starting_offsets(plan: QueryPlan) -> dict[str, int]:
@@ -69,46 +61,20 @@ def sink_starting_offsets(plan: QueryPlan) -> dict[str, int]:
     return out
 
 
-def _kafka_reader(spark: SparkSession, plan: QueryPlan, fmt: str = KAFKA_FORMAT) -> Any:
-    """readStream of the Kafka source for a sink connector: one Spark partition per task."""
-    config = plan.connector_config
-    reader = (spark.readStream.format(fmt)
-              .option("bootstrap.servers", plan.bootstrap_servers)
-              .option("tasks", str(len(plan.task_configs)))
-              .option("connector", plan.connector)
-              .option("max.records.per.task", str(plan.batch_max_records)))
-    for key in ("topics", "topics.regex"):
-        if config.get(key):
-            reader = reader.option(key, config[key])
-    for key, value in plan.kafka_config.items():
-        if not key.startswith(("producer.", "admin.")):
-            reader = reader.option("kafka." + key.removeprefix("consumer."), str(value))
-    starting = sink_starting_offsets(plan)
-    if starting:
-        reader = reader.option("starting.offsets", json.dumps(starting, sort_keys=True))
-    return reader
-
-
-def _direct_reader(spark: SparkSession, plan: QueryPlan) -> DataFrame:
-    """The ``sparkcat-kafka-direct`` source: the tasks run in the reading; rows are their results.
-
-    The observed metric ``records`` puts the record count back in the query progress, since
-    Spark's own input-row count sees one row per task here.
-    """
-    from sparkcat.spark.kafka_direct_sink import FORMAT
-    spec = {"task_class": plan.task_class, "task_configs": plan.task_configs,
-            "context": {"connector": plan.connector, "bootstrap_servers": plan.bootstrap_servers,
-                        "kafka_config": dict(plan.kafka_config)}}
-    df = _kafka_reader(spark, plan, FORMAT).option("sink", json.dumps(spec, sort_keys=True)).load()
-    return df.observe("sparkcat", F.coalesce(F.sum("records"), F.lit(0)).alias("records"))
+def _kafka_stream(spark: SparkSession, plan: QueryPlan) -> DataFrame:
+    """Spark's Kafka source for a sink connector, positioned by the offsets store on a fresh checkpoint."""
+    from sparkcat.spark.kafka_input import reader_options, subscribed_partitions
+    stored = sink_starting_offsets(plan)
+    partitions = subscribed_partitions(plan) if stored else None
+    df = spark.readStream.format(KAFKA_FORMAT).options(**reader_options(plan, stored, partitions)).load()
+    return df.select("topic", "partition", "offset", F.unix_millis("timestamp").alias("timestamp"),
+                     "key", "value", "headers")
 
 
 def read_stream(spark: SparkSession, plan: QueryPlan) -> DataFrame:
     """The streaming DataFrame of a plan: connector source, or Kafka for sink connectors."""
     if plan.connector_type == "sink":
-        if uses_direct_path(plan):
-            return _direct_reader(spark, plan)
-        return _kafka_reader(spark, plan).load()
+        return _kafka_stream(spark, plan)
     return spark.readStream.format(connector_source.FORMAT).option("plan", plan.to_json()).load()
 
 

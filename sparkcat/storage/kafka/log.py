@@ -4,11 +4,10 @@ sparkcat's internal topics have one partition, so the log is totally ordered. Gi
 ``partitions > 1`` an *existing* topic is accepted but only its partition 0 is used;
 sparkcat never creates such a topic itself.
 
-The end of the log is found by fetching until librdkafka's end-of-partition event,
-whose high watermark comes from the fetch response. ListOffsets (``get_watermark_offsets``)
-is only a starting hint: Tansu 0.6's memory storage answers it with the base offset
-of the newest record *batch* plus one, not the high watermark, and a fetch past the
-real end hangs on Tansu instead of failing with OFFSET_OUT_OF_RANGE.
+The end of the log is the partition's high watermark (ListOffsets, through
+``get_watermark_offsets``; under ``read_committed`` the last stable offset). A read fetches
+from its start until librdkafka's end-of-partition event, so it also ends where the log ends
+in a transaction marker or a compacted gap rather than in a record.
 """
 
 from __future__ import annotations
@@ -31,7 +30,10 @@ from sparkcat.storage.log import KeyedLog, LogRecord
 _CLIENT_LOG = logging.getLogger("sparkcat.storage.kafka.client")  # librdkafka's own messages
 _FENCED_CODES = frozenset({KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH})
 _TRANSIENT_CODES = frozenset({KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT})
-_NO_RECORDS = 2**63 - 1  # a start offset past any record: _scan then only finds the end
+# Answers for a partition whose topic was created a moment ago and has no leader in metadata yet.
+_NOT_READY_CODES = frozenset({KafkaError._UNKNOWN_PARTITION, KafkaError.UNKNOWN_TOPIC_OR_PART,
+                              KafkaError.LEADER_NOT_AVAILABLE, KafkaError.NOT_LEADER_FOR_PARTITION,
+                              KafkaError._UNKNOWN_TOPIC})
 
 
 class KafkaLog(KeyedLog):
@@ -252,31 +254,41 @@ class KafkaLog(KeyedLog):
     def read(self, start: int = 0) -> list[LogRecord]:
         """Every record from offset ``start`` up to the end of the partition as of now."""
         self.open()
-        return self._scan(start)[0]
+        with self._scan_lock:
+            consumer = self._get_consumer()
+            partition = TopicPartition(self.topic, 0)
+            with self._wrapped("reading"):
+                low, high = self._watermarks(consumer)
+                if start >= high:
+                    return []
+                partition.offset = max(start, low)
+                consumer.assign([partition])
+                try:
+                    return self._poll_to_end(consumer, start)
+                finally:
+                    consumer.unassign()
 
     def end_offset(self) -> int:
-        """The high watermark of partition 0, as the broker's fetch reports it."""
+        """The high watermark of partition 0 (the offset the next record will get)."""
         self.open()
-        return self._scan(_NO_RECORDS)[1]
+        with self._scan_lock, self._wrapped("reading the end offset"):
+            return self._watermarks(self._get_consumer())[1]
 
-    def _scan(self, start: int) -> tuple[list[LogRecord], int]:
-        """Fetch from ``start`` (or the end, if earlier) to end of partition: (records, end)."""
-        with self._scan_lock:
-            return self._scan_locked(start)
-
-    def _scan_locked(self, start: int) -> tuple[list[LogRecord], int]:
-        consumer = self._get_consumer()
-        partition = TopicPartition(self.topic, 0)
-        with self._wrapped("reading"):
-            _low, high = consumer.get_watermark_offsets(partition, timeout=self.timeout_s)
-            partition.offset = min(start, max(high, 0))  # never past the end: Tansu would hang
-            consumer.assign([partition])
+    def _watermarks(self, consumer: Consumer) -> tuple[int, int]:
+        """(low, high) watermark of partition 0; waits while a topic created a moment ago has no leader yet."""
+        deadline = time.monotonic() + self.timeout_s
+        while True:
             try:
-                return self._poll_to_end(consumer, start)
-            finally:
-                consumer.unassign()
+                low, high = consumer.get_watermark_offsets(TopicPartition(self.topic, 0), timeout=self.timeout_s)
+                return max(0, low), max(0, high)
+            except KafkaException as exc:
+                err = exc.args[0] if exc.args else None
+                if not isinstance(err, KafkaError) or err.code() not in _NOT_READY_CODES \
+                        or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
-    def _poll_to_end(self, consumer: Consumer, start: int) -> tuple[list[LogRecord], int]:
+    def _poll_to_end(self, consumer: Consumer, start: int) -> list[LogRecord]:
         """Collect records at or after ``start`` until the end-of-partition event."""
         records: list[LogRecord] = []
         deadline = time.monotonic() + self.timeout_s
@@ -292,7 +304,7 @@ class KafkaLog(KeyedLog):
                     records.append(_to_record(msg))
                 deadline = time.monotonic() + self.timeout_s
             elif err.code() == KafkaError._PARTITION_EOF:
-                return records, msg.offset()
+                return records
             elif err.fatal() or err.code() not in _TRANSIENT_CODES:
                 raise self._error("reading", err)
 

@@ -1,7 +1,6 @@
 """The ``kafka`` sink connector on a real broker and Spark, through a Driver with Kafka stores.
 
-Every test runs twice: through the runtime's direct path (``put_messages`` in the reader) and through the plain
-SinkTask ``put(records)`` path, which must copy exactly the same records.
+Its input is Spark's Kafka source; its tasks get SinkRecords (raw bytes and headers) through ``put``.
 """
 
 from __future__ import annotations
@@ -15,16 +14,12 @@ from confluent_kafka import Producer
 
 from sparkcat.bootstrap import Driver
 from sparkcat.runtime.worker_config import WorkerConfig
-from sparkcat.spark.batch_writers import uses_direct_path
-from sparkcat.spark.plan import QueryPlan
 from tests.broker import KafkaBroker
 from tests.kafka_helpers import create_topic, read_topic, wait_until
 
 pytestmark = pytest.mark.integration
 
-FAST = "kafka"
-PUT_ONLY = "tests.integration.connectors.put_only_kafka_sink:PutOnlyKafkaSinkConnector"
-PATHS = pytest.mark.parametrize("connector_class", [FAST, PUT_ONLY], ids=["direct-path", "put-path"])
+KAFKA_SINK = "kafka"
 TS0 = 1_700_000_000_000
 
 
@@ -99,16 +94,14 @@ def count_of(bootstrap: str, topic: str) -> int:
     return len(read_topic(bootstrap, topic))
 
 
-@PATHS
-def test_copy_keeps_keys_values_timestamps_and_partitions_without_loss(spark, broker, tmp_path, unique_name,
-                                                                       connector_class):
+def test_copy_keeps_keys_values_timestamps_and_partitions_without_loss(spark, broker, tmp_path, unique_name):
     src = f"{unique_name}-orders"
     create_topic(broker.bootstrap, src, partitions=3)
     sent = produce_records(broker.bootstrap, src, 3, 1500)
     driver = start_driver(spark, kafka_worker(broker, tmp_path, unique_name))
     try:
         driver.herder.put_connector_config("copy", {
-            "connector.class": connector_class, "topics": src, "tasks.max": "2",
+            "connector.class": KAFKA_SINK, "topics": src, "tasks.max": "2",
             "trigger.interval.ms": "300", "batch.max.records": "400"})
         target = f"{src}.copy"
         wait_until(lambda: count_of(broker.bootstrap, target) >= len(sent), timeout_s=120, message="first copy")
@@ -129,9 +122,7 @@ def test_copy_keeps_keys_values_timestamps_and_partitions_without_loss(spark, br
     assert offsets == {(src, p): len(by_partition(sent)[p]) for p in range(3)}
 
 
-@PATHS
-def test_regex_subscription_target_with_fewer_partitions_and_other_cluster(spark, broker, tmp_path, unique_name,
-                                                                           connector_class):
+def test_regex_subscription_target_with_fewer_partitions_and_other_cluster(spark, broker, tmp_path, unique_name):
     """topics.regex over two topics, a format without .copy, a target cluster of its own with a 1-partition topic."""
     a, b = f"{unique_name}-a", f"{unique_name}-b"
     create_topic(broker.bootstrap, a, partitions=2)
@@ -143,7 +134,7 @@ def test_regex_subscription_target_with_fewer_partitions_and_other_cluster(spark
         driver = start_driver(spark, kafka_worker(broker, tmp_path, unique_name))
         try:
             driver.herder.put_connector_config("mirror", {
-                "connector.class": connector_class, "topics.regex": f"{unique_name}-[ab]", "tasks.max": "3",
+                "connector.class": KAFKA_SINK, "topics.regex": f"{unique_name}-[ab]", "tasks.max": "3",
                 "target.topic.format": "mirror.${topic}", "target.bootstrap.servers": target_broker.bootstrap,
                 "trigger.interval.ms": "300"})
             wait_until(lambda: count_of(target_broker.bootstrap, f"mirror.{a}") >= 300
@@ -180,17 +171,7 @@ def test_a_target_inside_the_subscription_fails_the_task_with_a_clear_trace(spar
     assert count_of(broker.bootstrap, f"{src}.copy") == 0
 
 
-def test_the_kafka_sink_takes_the_direct_path_and_others_do_not():
-    def plan(task_class: str, kind: str = "sink") -> QueryPlan:
-        return QueryPlan("c", kind, "x:Y", task_class, {}, [{}], "/tmp/none")
-
-    assert uses_direct_path(plan("sparkcat.connectors.kafka_sink:KafkaSinkTask"))
-    assert not uses_direct_path(plan("tests.integration.connectors.put_only_kafka_sink:PutOnlyKafkaSinkTask"))
-    assert not uses_direct_path(plan("sparkcat.connectors.file_sink:FileStreamSinkTask"))
-    assert not uses_direct_path(plan("sparkcat.connectors.kafka_sink:KafkaSinkTask", kind="source"))
-
-
-def test_direct_path_copies_headers_and_the_query_progress_counts_records(spark, broker, tmp_path, unique_name):
+def test_copies_headers_and_the_query_progress_counts_records(spark, broker, tmp_path, unique_name):
     src = f"{unique_name}-hdr"
     create_topic(broker.bootstrap, src, partitions=2)
     p = Producer({"bootstrap.servers": broker.bootstrap})
@@ -200,13 +181,12 @@ def test_direct_path_copies_headers_and_the_query_progress_counts_records(spark,
     assert p.flush(30) == 0
     driver = start_driver(spark, kafka_worker(broker, tmp_path, unique_name))
     try:
-        driver.herder.put_connector_config("hdr", {"connector.class": FAST, "topics": src, "tasks.max": "2",
+        driver.herder.put_connector_config("hdr", {"connector.class": KAFKA_SINK, "topics": src, "tasks.max": "2",
                                                    "trigger.interval.ms": "300"})
         wait_until(lambda: count_of(broker.bootstrap, f"{src}.copy") >= 200, timeout_s=120, message="copied")
         query = next(q for q in spark.streams.active if q.name == "hdr")
-        wait_until(lambda: sum(pr.observedMetrics["sparkcat"]["records"] for pr in query.recentProgress
-                               if "sparkcat" in (pr.observedMetrics or {})) >= 200,
-                   timeout_s=30, message="the progress's observed record count")
+        wait_until(lambda: sum(pr.numInputRows for pr in query.recentProgress) >= 200,
+                   timeout_s=30, message="the progress's input record count")
     finally:
         driver.stop()
     from confluent_kafka import Consumer, TopicPartition
@@ -224,3 +204,33 @@ def test_direct_path_copies_headers_and_the_query_progress_counts_records(spark,
     assert len(got) == 200
     assert got[b"v3"] == [("trace", b"t-3"), ("dup", b"1"), ("dup", b"2")]  # order and repeats kept
     assert got[b"v4"] is None
+
+
+def test_offsets_api_moves_where_a_stopped_sink_continues(spark, broker, tmp_path, unique_name):
+    """PATCH offsets of a STOPPED sink: its query starts again from there (Spark's startingOffsets)."""
+    from sparkcat.runtime.config_state import TargetState
+
+    src = f"{unique_name}-moved"
+    create_topic(broker.bootstrap, src, partitions=1)
+    sent = produce_records(broker.bootstrap, src, 1, 100)
+    driver = start_driver(spark, kafka_worker(broker, tmp_path, unique_name))
+    target = f"{src}.copy"
+    try:
+        driver.herder.put_connector_config("moved", {"connector.class": KAFKA_SINK, "topics": src,
+                                                     "trigger.interval.ms": "300"})
+        wait_until(lambda: count_of(broker.bootstrap, target) >= 100, timeout_s=120, message="first copy")
+        driver.herder.set_target_state("moved", TargetState.STOPPED)
+        wait_until(lambda: status_of(driver, "moved")["connector"]["state"] == "STOPPED", timeout_s=60,
+                   message="STOPPED")
+        partition = {"kafka_topic": src, "kafka_partition": 0}
+        assert driver.herder.connector_offsets("moved") == [(partition, {"kafka_offset": 100})]
+        driver.herder.alter_connector_offsets("moved", [(partition, {"kafka_offset": 40})])
+        assert driver.herder.connector_offsets("moved") == [(partition, {"kafka_offset": 40})]
+        sent += produce_records(broker.bootstrap, src, 1, 20, start=100)
+        driver.herder.set_target_state("moved", TargetState.STARTED)
+        wait_until(lambda: count_of(broker.bootstrap, target) >= 180, timeout_s=120, message="copy from offset 40")
+        time.sleep(1.0)  # a further batch would show duplicates
+    finally:
+        driver.stop()
+    copied = read_with_ts(broker.bootstrap, target)
+    assert copied == sent[:100] + sent[40:]  # the first 100, then offsets 40-119 from the moved position, in order

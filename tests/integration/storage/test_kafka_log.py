@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from sparkcat.errors import FencedError, StorageError
@@ -20,11 +21,21 @@ def _admin(bootstrap: str) -> AdminClient:
 
 
 def _topic_config(bootstrap: str, topic: str) -> dict[str, str]:
-    """The topic's configuration as describe_configs reports it."""
+    """The topic's configuration as describe_configs reports it.
+
+    A topic created a moment ago may be unknown to the broker's metadata for a few milliseconds.
+    """
     admin = _admin(bootstrap)  # keep the client alive until its future resolves
-    future = admin.describe_configs([ConfigResource("topic", topic)])
-    entries = next(iter(future.values())).result(timeout=10)
-    return {name: entry.value for name, entry in entries.items()}
+    deadline = time.monotonic() + 10
+    while True:
+        future = admin.describe_configs([ConfigResource("topic", topic)])
+        try:
+            entries = next(iter(future.values())).result(timeout=10)
+            return {name: entry.value for name, entry in entries.items()}
+        except KafkaException as exc:
+            if "UNKNOWN_TOPIC_OR_PART" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
 
 
 def _create(bootstrap: str, topic: str, partitions: int) -> None:

@@ -1,0 +1,274 @@
+"""Kafka input on Spark's own Kafka source (``spark-sql-kafka-0-10``): sink connectors and the config log.
+
+A sink connector's query reads its topics with ``spark.readStream.format("kafka")``, configured
+here from the ``QueryPlan`` (``reader_options``):
+
+- ``topics`` -> ``subscribe``, ``topics.regex`` -> ``subscribePattern``, anchored so that it
+  matches whole topic names as in Connect (new matching topics are picked up by Spark and start
+  at their earliest offset);
+- the worker's Kafka client settings (``kafka.*`` in worker.yaml, ``consumer.`` prefix stripped,
+  ``producer.``/``admin.`` ones left out) and the connector's ``consumer.override.*``, as
+  ``kafka.``-prefixed options; ``isolation.level`` defaults to ``read_committed``;
+- ``startingOffsets``: where the offsets store says the connector stopped, ``earliest`` for every
+  other partition (Connect's ``auto.offset.reset`` for sinks). Spark uses it only for a fresh
+  checkpoint, so a new query (``tasks.max`` changed, checkpoint lost) continues exactly there.
+  Spark wants specific offsets for exactly the partitions it finds, so they are listed from
+  metadata just before the query starts; a partition added in between fails the query's first
+  batch (Spark's assertion names both sets): its tasks are FAILED until restarted;
+- ``maxOffsetsPerTrigger`` = ``batch.max.records`` x live tasks; ``failOnDataLoss=false``, as a
+  Connect sink consumer carries on (from the earliest offset) when records it has not read yet
+  were deleted, or its topic was deleted and created again; Spark logs a warning instead.
+
+Tasks stay Connect's tasks: the subscribed topic-partitions, sorted by (topic, partition), are
+split over the live (not FAILED) tasks with ``group_partitions`` (Connect's
+``ConnectorUtils.groupPartitions``), so a task owns a stable set. A FAILED task's partitions go to
+the other tasks, as a Kafka Connect consumer group rebalances them when that task's consumer
+leaves. ``route`` tags every row of a micro-batch with its task (``_task``) and, unless every task
+owns at most one partition (Spark reads one Kafka partition per Spark partition), shuffles the
+rows so that one Spark partition holds exactly the rows of one task: each task's records then go
+through one instance of its SinkTask per micro-batch.
+
+Everything here runs on the driver (``subscribed_partitions`` asks the broker for metadata with a
+cached confluent-kafka AdminClient, one per Kafka configuration in the process).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sparkcat.api.util import group_partitions
+from sparkcat.errors import ConnectorError
+
+__all__ = ["TopicPartitionKey", "SparkKafkaError", "Assignment", "client_options", "reader_options",
+           "starting_offsets_option", "assign_tasks", "subscribed_partitions", "partition_route_keys",
+           "murmur3_int", "route", "INTERNAL_TOPICS"]
+
+TopicPartitionKey = tuple[str, int]
+
+#: Options the Java consumer of Spark's Kafka source refuses (it manages them itself).
+_REFUSED_BY_SPARK = frozenset({"auto.offset.reset", "enable.auto.commit", "key.deserializer",
+                               "value.deserializer", "interceptor.classes", "group.id",
+                               "bootstrap.servers"})
+#: Settings of the Python (librdkafka) clients only, which the Java consumer would just warn about.
+_LIBRDKAFKA_ONLY = frozenset({"logger", "enable.partition.eof", "enable.auto.offset.store", "fetch.wait.max.ms",
+                              "fetch.queue.backoff.ms", "queued.min.messages", "log_level", "debug"})
+#: Kafka's own internal topics, which a pattern subscription never matches.
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+METADATA_TIMEOUT_S = 30.0
+
+
+class SparkKafkaError(ConnectorError):
+    """Setting up Spark's Kafka input failed (metadata, subscription); the message names the servers."""
+
+
+def client_options(bootstrap: str, kafka_config: Mapping[str, Any],
+                   overrides: Mapping[str, Any] | None = None,
+                   defaults: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """``kafka.``-prefixed options of Spark's Kafka source: defaults < worker settings < overrides.
+
+    ``kafka_config`` holds the worker's ``kafka.*`` keys without that prefix; ``producer.``
+    and ``admin.`` keys are left out, ``consumer.`` is stripped. Keys Spark's source refuses
+    (``auto.offset.reset``, ``group.id``, deserializers, ...) are dropped: it sets them itself.
+    """
+    merged: dict[str, str] = {str(k): str(v) for k, v in (defaults or {}).items()}
+    for key, value in kafka_config.items():
+        if key.startswith(("producer.", "admin.")):
+            continue
+        merged[key.removeprefix("consumer.")] = str(value)
+    merged.update({str(k): str(v) for k, v in (overrides or {}).items()})
+    options = {f"kafka.{k}": v for k, v in sorted(merged.items())
+               if k not in _REFUSED_BY_SPARK and k not in _LIBRDKAFKA_ONLY}
+    options["kafka.bootstrap.servers"] = bootstrap
+    return options
+
+
+def _subscription(config: Mapping[str, str]) -> tuple[list[str], str | None]:
+    topics = [t.strip() for t in str(config.get("topics") or "").split(",") if t.strip()]
+    regex = str(config.get("topics.regex") or "").strip() or None
+    if bool(topics) == bool(regex):
+        raise SparkKafkaError("a sink connector needs exactly one of topics or topics.regex")
+    return topics, regex
+
+
+def subscribed(config: Mapping[str, str], topic: str) -> bool:
+    """Whether a sink connector's config subscribes ``topic`` (Connect's full-match regex)."""
+    topics, regex = _subscription(config)
+    if regex is not None:
+        return topic not in INTERNAL_TOPICS and re.fullmatch(regex, topic) is not None
+    return topic in topics
+
+
+def starting_offsets_option(stored: Mapping[str, int], partitions: Iterable[TopicPartitionKey]) -> str:
+    """Spark's ``startingOffsets`` JSON: the stored next offset, else -2 (earliest), for every partition.
+
+    Spark wants every partition it is assigned when offsets are specific, so ``partitions``
+    must be all subscribed partitions; stored offsets of partitions that no longer exist are
+    left out.
+
+    >>> starting_offsets_option({"a:1": 7, "gone:0": 3}, [("a", 0), ("a", 1)])
+    '{"a": {"0": -2, "1": 7}}'
+    """
+    out: dict[str, dict[str, int]] = {}
+    for topic, partition in sorted(set(partitions)):
+        out.setdefault(topic, {})[str(partition)] = int(stored.get(f"{topic}:{partition}", -2))
+    return json.dumps(out, sort_keys=True)
+
+
+def reader_options(plan: Any, stored: Mapping[str, int], partitions: Sequence[TopicPartitionKey] | None) -> dict[str, str]:
+    """All options of the sink connector's ``readStream.format("kafka")`` (see the module doc).
+
+    ``stored`` is ``{"topic:partition": next offset}`` from the offsets store; ``partitions``
+    the subscribed partitions now (needed only when ``stored`` is not empty).
+    """
+    config = plan.connector_config
+    topics, regex = _subscription(config)
+    overrides = {k[len("consumer.override."):]: v for k, v in config.items() if k.startswith("consumer.override.")}
+    options = client_options(plan.bootstrap_servers, plan.kafka_config, overrides,
+                             defaults={"isolation.level": "read_committed"})
+    if regex is not None:
+        # anchored: Spark matches the pattern anywhere in a topic name, Connect matches whole names
+        options["subscribePattern"] = f"^(?:{regex})$"
+    else:
+        options["subscribe"] = ",".join(topics)
+    if stored and partitions:
+        options["startingOffsets"] = starting_offsets_option(stored, partitions)
+    else:
+        options["startingOffsets"] = "earliest"
+    live = max(1, len(plan.task_configs) - len(set(plan.excluded_tasks)))
+    options["maxOffsetsPerTrigger"] = str(plan.batch_max_records * live)
+    options["failOnDataLoss"] = "false"
+    options["includeHeaders"] = "true"
+    return options
+
+
+def assign_tasks(partitions: Iterable[TopicPartitionKey], task_ids: Sequence[int]) -> dict[TopicPartitionKey, int]:
+    """The task of each partition: sorted by (topic, partition), split over ``task_ids`` with ``group_partitions``.
+
+    >>> assign_tasks([("b", 0), ("a", 1), ("a", 0)], [0, 2])
+    {('a', 0): 0, ('a', 1): 0, ('b', 0): 2}
+    """
+    if not task_ids:
+        raise ValueError("no live task to assign partitions to")
+    owners: dict[TopicPartitionKey, int] = {}
+    for task, owned in zip(task_ids, group_partitions(sorted(set(partitions)), len(task_ids)), strict=True):
+        for tp in owned:
+            owners[tp] = task
+    return owners
+
+
+# ---------------------------------------------------------------- metadata (driver)
+
+_ADMINS: dict[tuple[tuple[str, str], ...], Any] = {}
+_ADMINS_LOCK = threading.Lock()
+
+
+def _admin(bootstrap: str, kafka_config: Mapping[str, Any]) -> Any:
+    """A cached AdminClient for the worker's Kafka (consumer and admin settings), shared by all queries."""
+    from confluent_kafka.admin import AdminClient
+    conf = {k.removeprefix("admin."): str(v) for k, v in kafka_config.items()
+            if not k.startswith(("producer.", "consumer."))}
+    conf["bootstrap.servers"] = bootstrap
+    key = tuple(sorted(conf.items()))
+    with _ADMINS_LOCK:
+        admin = _ADMINS.get(key)
+        if admin is None:
+            admin = _ADMINS[key] = AdminClient(conf)
+        return admin
+
+
+def subscribed_partitions(plan: Any) -> list[TopicPartitionKey]:
+    """The topic-partitions the sink connector subscribes to now, sorted (one metadata request)."""
+    from confluent_kafka import KafkaException
+    try:
+        metadata = _admin(plan.bootstrap_servers, plan.kafka_config).list_topics(timeout=METADATA_TIMEOUT_S)
+    except KafkaException as e:
+        raise SparkKafkaError(f"Kafka at {plan.bootstrap_servers}: listing topics for connector "
+                              f"{plan.connector!r} failed: {e}") from e
+    found = []
+    for name, topic in metadata.topics.items():
+        if topic.error is None and subscribed(plan.connector_config, name):
+            found.extend((name, p) for p in topic.partitions)
+    return sorted(found)
+
+
+# ---------------------------------------------------------------- routing rows to tasks (driver builds, executors run)
+
+
+def murmur3_int(value: int, seed: int = 42) -> int:
+    """Spark's ``Murmur3_x86_32.hashInt`` (what ``hash(int column)`` and hash partitioning compute)."""
+    mask = 0xFFFFFFFF
+
+    def rotl(x: int, r: int) -> int:
+        return ((x << r) | (x >> (32 - r))) & mask
+
+    k1 = (value & mask) * 0xCC9E2D51 & mask
+    k1 = rotl(k1, 15) * 0x1B873593 & mask
+    h1 = rotl(seed ^ k1, 13) * 5 + 0xE6546B64 & mask
+    h1 ^= 4
+    h1 ^= h1 >> 16
+    h1 = h1 * 0x85EBCA6B & mask
+    h1 ^= h1 >> 13
+    h1 = h1 * 0xC2B2AE35 & mask
+    h1 ^= h1 >> 16
+    return h1 - (1 << 32) if h1 & 0x80000000 else h1
+
+
+def partition_route_keys(n: int) -> list[int]:
+    """Integers ``k[i]`` that Spark's hash partitioning into ``n`` partitions sends to partition ``i``.
+
+    Repartitioning by ``k[task index]`` puts each task's rows in a Spark partition of its own
+    (repartitioning by the task id itself could put two tasks in one partition).
+    """
+    keys: list[int | None] = [None] * n
+    left, candidate = n, 0
+    while left:
+        slot = murmur3_int(candidate) % n
+        if keys[slot] is None:
+            keys[slot] = candidate
+            left -= 1
+        candidate += 1
+    return [int(k) for k in keys if k is not None]
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """Which live task owns each subscribed partition, for one micro-batch."""
+
+    owners: dict[TopicPartitionKey, int]
+    live: tuple[int, ...]
+
+    @property
+    def one_partition_per_task(self) -> bool:
+        """True when no task owns two partitions: Spark's input partitions are then already per task."""
+        return len(set(self.owners.values())) == len(self.owners)
+
+    @classmethod
+    def of(cls, partitions: Iterable[TopicPartitionKey], task_ids: Sequence[int]) -> Assignment:
+        return cls(assign_tasks(partitions, task_ids), tuple(task_ids))
+
+
+def route(df: Any, assignment: Assignment) -> Any:
+    """The Kafka rows of one micro-batch with ``_task`` (their task), one Spark partition per task.
+
+    A row of a partition the assignment does not know (a topic that appeared after the
+    metadata was read) goes to the first live task, so no row is ever dropped.
+    """
+    from pyspark.sql import functions as F
+    pairs = []
+    for (topic, partition), task in sorted(assignment.owners.items()):
+        pairs += [F.lit(f"{topic}:{partition}"), F.lit(task)]
+    tp = F.concat_ws(":", F.col("topic"), F.col("partition").cast("string"))
+    owner = F.create_map(*pairs)[tp] if pairs else F.lit(None)
+    tagged = df.withColumn("_task", F.coalesce(owner, F.lit(assignment.live[0])).cast("int"))
+    if assignment.one_partition_per_task:
+        return tagged
+    index = {task: i for i, task in enumerate(assignment.live)}
+    keys = partition_route_keys(len(assignment.live))
+    route_map = F.create_map(*[x for task, i in index.items() for x in (F.lit(task), F.lit(keys[i]))])
+    routed = tagged.withColumn("_route", route_map[F.col("_task")].cast("int"))
+    return routed.repartition(len(assignment.live), F.col("_route")).drop("_route")
