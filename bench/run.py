@@ -18,7 +18,8 @@ temporary log directory, free loopback ports) and an in-process sparkcat ``Drive
 - ``source``: the ``increment`` connector with 4 tasks writing to Kafka as fast as it can.
 - ``apply``: put_connector_config -> first record in Kafka; pause request -> last record written.
 - ``e2e``: 1,000 records/s for 30 s through a Kafka-to-Kafka pipeline; delay at the destination.
-- ``scale``: 10, 25, 50 increment connectors of 2 tasks on the one driver.
+- ``scale``: 10, 50, 100 connectors on the one driver: half increment sources of 2 tasks, half
+  file sinks fed by their topics through Spark's Kafka source.
 
 Other engineers share the machine: every figure is repeated where affordable and reported as
 min/median/max, together with the load average seen during the run.
@@ -702,93 +703,118 @@ class Bench:
     # 5. scale ----------------------------------------------------------------------------
 
     def scenario_scale(self) -> None:
-        levels = [int(x) for x in (self.args.scale_levels or ("3,6" if self.quick else "10,25,50")).split(",")]
+        """Half increment sources (Python data source each), half Kafka-fed file sinks (Spark's Kafka source).
+
+        The sources start first and their memory is taken; then the sinks, each reading its source's
+        topic, and the difference over the number of sinks is the memory of one Kafka-fed connector.
+        """
+        levels = [int(x) for x in (self.args.scale_levels or ("4,8" if self.quick else "10,50,100")).split(",")]
         observe = 10.0 if self.quick else 30.0
-        budget = self.args.scale_timeout
         running_max = 0
-        exclude = {self.broker._proc.pid} if self.broker and self.broker._proc else set()
+        exclude = {proc.pid for proc in self.broker._procs} if self.broker else set()
         for level in levels:
             left = self.deadline - time.monotonic()
             if left < 12.0 * level + observe:  # measured: ~4 s per connector to start, ~8 s to delete
                 self.details[f"scale_{level}"] = {"skipped": f"only {left:.0f}s left of the run's time budget"}
                 log.warning("scale %d skipped: %.0f s left of the time budget", level, left)
                 break
-            names = [f"scale-{self.run_id}-{level}-{i}" for i in range(level)]
-            prefix = self.topic(f"scale{level}_")
-            base_mem = driver_memory(exclude)
-            t0 = time.monotonic()
-
-            def put(j: int, name: str) -> None:
-                self.herder.put_connector_config(name, {
-                    "connector.class": "increment", "increments": f"{2 * j + 1},{2 * j + 2}", "tasks.max": "2",
-                    "topic.prefix": f"{prefix}", "throughput": "1", "records.per.poll": "100",
-                    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-                    "value.converter.schemas.enable": "false"})
-
-            # as REST clients would: concurrently (each put waits until the herder read its write back)
-            with ThreadPoolExecutor(8) as pool:
-                list(pool.map(put, range(level), names))
-            put_s = time.monotonic() - t0
-            ready_at: dict[str, float] = {}
-            broke = None
-            while len(ready_at) < level:
-                for name in names:
-                    rt = self.runtime(name)
-                    if name not in ready_at and rt is not None and rt.batches >= 1 and rt.query is not None \
-                            and rt.query.is_active():
-                        ready_at[name] = time.monotonic() - t0
-                failed = [n for n in names if (self.runtime(n) is not None and self.runtime(n).failed_tasks)]
-                if failed:
-                    broke = f"{len(failed)} connector(s) with FAILED tasks, e.g. {failed[0]}: " \
-                            f"{next(iter(self.runtime(failed[0]).failed_tasks.values()))[:300]}"
-                    break
-                if time.monotonic() - t0 > budget:
-                    broke = f"only {len(ready_at)}/{level} connectors RUNNING with a committed batch after {budget}s"
-                    break
-                time.sleep(0.2)
-            all_ready = time.monotonic() - t0
-            if len(ready_at) == level:
+            result = self._scale_level(level, observe, exclude)
+            if result["broke"] is None:
                 running_max = max(running_max, level)
-            obs_start = time.monotonic()
-            time.sleep(observe)
-            puts_ms, commits_per_s = self.offset_put_stats(obs_start, time.monotonic())
-            mem = driver_memory(exclude)
-            durations, periods = [], []
-            for name in names:
-                rows = self.progress(name)[-20:]
-                durations += [b["durationMs"]["triggerExecution"] for b in rows if b["records"] > 0]
-                stamps = [parse_ts(b["timestamp"]) for b in rows]
-                if len(stamps) >= 3:
-                    periods.append((stamps[-1] - stamps[0]) / (len(stamps) - 1))
-            delete_s = self.delete(*names)
-            self.figures[f"scale_{level}_all_running_s"] = stats(
-                [all_ready], "s", f"{level} connectors x 2 tasks: first put -> all RUNNING with a committed batch")
-            self.figures[f"scale_{level}_put_s"] = stats([put_s], "s", "time to put the configs")
-            self.figures[f"scale_{level}_rss_mb"] = stats([mem["total_rss_mb"]], "MB",
-                                                          "driver Python + JVM + Python workers, RSS sum")
-            self.figures[f"scale_{level}_pss_mb"] = stats([mem["total_pss_mb"]], "MB",
-                                                          "same processes, PSS (shared pages counted once)")
-            self.figures[f"scale_{level}_batch_ms"] = stats(durations, "ms", "micro-batch duration per connector")
-            self.figures[f"scale_{level}_trigger_period_s"] = stats(periods, "s",
-                                                                    "time between batch starts per connector "
-                                                                    "(trigger 1 s)")
-            self.figures[f"scale_{level}_delete_s"] = stats([delete_s], "s", "deleting all of them")
-            self.figures[f"scale_{level}_offsets_put_ms"] = stats(puts_ms, "ms",
-                                                                  "offsets-store write per committed batch, waiting "
-                                                                  "for the store's lock included")
-            self.figures[f"scale_{level}_commits_per_s"] = stats([commits_per_s], "batches/s",
-                                                                 "committed batches per second, all connectors "
-                                                                 "together (each writes the offsets store once)")
-            self.details[f"scale_{level}"] = {"memory_before": base_mem, "memory": mem, "broke": broke,
-                                              "ready": len(ready_at),
-                                              "ready_s_by_connector": sorted(round(v, 2) for v in ready_at.values())}
-            log.info("scale %d: all running in %.1fs, RSS %.0f MB, batch median %s ms, broke: %s", level, all_ready,
-                     mem["total_rss_mb"], statistics.median(durations) if durations else None, broke)
-            if broke:
+            else:
                 break
         self.figures["connectors_running_max"] = stats([running_max], "connectors",
-                                                       "most connectors (2 tasks each) all RUNNING on one local[2] "
-                                                       "driver in this run")
+                                                       "most connectors all RUNNING on one local[2] driver in this "
+                                                       "run (half 2-task sources, half 1-task Kafka-fed sinks)")
+
+    def _put_all(self, configs: dict[str, dict[str, str]]) -> None:
+        """Put connector configs concurrently, as REST clients would (each put waits for its read-back)."""
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda item: self.herder.put_connector_config(*item), configs.items()))
+
+    def _wait_running(self, names: list[str], t0: float) -> tuple[dict[str, float], str | None]:
+        """Wait until each connector's query is active with a committed batch; (ready times, why it broke)."""
+        ready_at: dict[str, float] = {}
+        while len(ready_at) < len(names):
+            for name in names:
+                rt = self.runtime(name)
+                if name not in ready_at and rt is not None and rt.batches >= 1 and rt.query is not None \
+                        and rt.query.is_active():
+                    ready_at[name] = time.monotonic() - t0
+            failed = [n for n in names if (self.runtime(n) is not None and self.runtime(n).failed_tasks)]
+            if failed:
+                return ready_at, (f"{len(failed)} connector(s) with FAILED tasks, e.g. {failed[0]}: "
+                                  f"{next(iter(self.runtime(failed[0]).failed_tasks.values()))[:300]}")
+            if time.monotonic() - t0 > self.args.scale_timeout:
+                return ready_at, (f"only {len(ready_at)}/{len(names)} connectors RUNNING with a committed batch "
+                                  f"after {self.args.scale_timeout}s")
+            time.sleep(0.2)
+        return ready_at, None
+
+    def _scale_level(self, level: int, observe: float, exclude: set[int]) -> dict[str, Any]:
+        sources = [f"scale-{self.run_id}-{level}-src-{i}" for i in range(level // 2)]
+        sinks = [f"scale-{self.run_id}-{level}-sink-{i}" for i in range(level - len(sources))]
+        prefix = self.topic(f"scale{level}_")
+        out_dir = self.work / "state" / "out" / f"scale{level}"
+        base_mem = driver_memory(exclude)
+        t0 = time.monotonic()
+        self._put_all({name: {
+            "connector.class": "increment", "increments": f"{2 * j + 1},{2 * j + 2}", "tasks.max": "2",
+            "topic.prefix": f"{prefix}{j}-", "throughput": "1", "records.per.poll": "100",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter.schemas.enable": "false"} for j, name in enumerate(sources)})
+        ready_at, broke = self._wait_running(sources, t0)
+        sources_mem = driver_memory(exclude)
+        t1 = time.monotonic()
+        if broke is None:
+            self._put_all({name: {
+                "connector.class": "file-sink", "topics.regex": f"{re.escape(prefix)}{j}-.*", "tasks.max": "1",
+                "file": str(out_dir / f"{j}.txt"),
+                "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+                for j, name in enumerate(sinks)})
+            sink_ready, broke = self._wait_running(sinks, t1)
+            ready_at.update({n: t + (t1 - t0) for n, t in sink_ready.items()})
+        all_ready = time.monotonic() - t0
+        obs_start = time.monotonic()
+        time.sleep(observe)
+        puts_ms, commits_per_s = self.offset_put_stats(obs_start, time.monotonic())
+        mem = driver_memory(exclude)
+        names = sources + sinks
+        durations, periods = [], []
+        for name in names:
+            rows = self.progress(name)[-20:]
+            durations += [b["durationMs"]["triggerExecution"] for b in rows if b["records"] > 0]
+            stamps = [parse_ts(b["timestamp"]) for b in rows]
+            if len(stamps) >= 3:
+                periods.append((stamps[-1] - stamps[0]) / (len(stamps) - 1))
+        delete_s = self.delete(*names)
+        per_sink = (mem["total_rss_mb"] - sources_mem["total_rss_mb"]) / max(1, len(sinks))
+        per_source = (sources_mem["total_rss_mb"] - base_mem["total_rss_mb"]) / max(1, len(sources))
+        f = self.figures
+        f[f"scale_{level}_all_running_s"] = stats(
+            [all_ready], "s", f"{len(sources)} sources x 2 tasks, then {len(sinks)} Kafka-fed sinks: first put -> "
+            "all RUNNING with a committed batch")
+        f[f"scale_{level}_rss_mb"] = stats([mem["total_rss_mb"]], "MB", "driver Python + JVM + Python workers, RSS sum")
+        f[f"scale_{level}_pss_mb"] = stats([mem["total_pss_mb"]], "MB", "same processes, PSS (shared pages once)")
+        f[f"scale_{level}_mb_per_kafka_fed_connector"] = stats(
+            [per_sink], "MB", "RSS growth when the Kafka-fed sinks started, per sink")
+        f[f"scale_{level}_mb_per_source_connector"] = stats(
+            [per_source], "MB", "RSS growth when the increment sources started, per source")
+        f[f"scale_{level}_batch_ms"] = stats(durations, "ms", "micro-batch duration per connector")
+        f[f"scale_{level}_trigger_period_s"] = stats(periods, "s", "time between batch starts per connector (1 s)")
+        f[f"scale_{level}_delete_s"] = stats([delete_s], "s", "deleting all of them")
+        f[f"scale_{level}_offsets_put_ms"] = stats(puts_ms, "ms", "offsets-store write per committed batch, "
+                                                   "waiting for the store's lock included")
+        f[f"scale_{level}_commits_per_s"] = stats([commits_per_s], "batches/s", "committed batches per second, all "
+                                                  "connectors together")
+        if broke is None:
+            f["mb_per_kafka_fed_connector"] = stats([per_sink], "MB", f"from the {level}-connector level")
+        self.details[f"scale_{level}"] = {"memory_before": base_mem, "memory_sources": sources_mem, "memory": mem,
+                                          "broke": broke, "ready": len(ready_at),
+                                          "ready_s_by_connector": sorted(round(v, 2) for v in ready_at.values())}
+        log.info("scale %d: all running in %.1fs, RSS %.0f MB (%.0f MB per Kafka-fed sink, %.0f per source), "
+                 "broke: %s", level, all_ready, mem["total_rss_mb"], per_sink, per_source, broke)
+        return {"broke": broke}
 
 
 class _Watcher:
@@ -921,7 +947,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--copy-tasks", type=int, default=2)
     p.add_argument("--copy-batch", type=int, default=250_000,
                    help="batch.max.records (per task) of the copy connector")
-    p.add_argument("--scale-levels", default="", help="comma-separated connector counts (default 10,25,50)")
+    p.add_argument("--scale-levels", default="", help="comma-separated connector counts (default 10,50,100)")
     p.add_argument("--scale-timeout", type=float, default=420.0, help="seconds per level before calling it broken")
     p.add_argument("--driver-memory", default="1g", help="spark.driver.memory (conf/spark-defaults.conf: 1g)")
     p.add_argument("--fifo", action="store_true", help="Spark's FIFO scheduler instead of sparkcat's fair pools")
