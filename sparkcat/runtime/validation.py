@@ -20,6 +20,8 @@ from sparkcat.runtime.names import name_problem
 #: Keys under these prefixes configure converters and the producer, whose own settings are
 #: checked where they are used (the converter, librdkafka).
 ALLOWED_PREFIXES = ("key.converter.", "value.converter.", "producer.override.")
+#: A sink connector's consumer settings go to Spark's Kafka source (``kafka.``-prefixed options).
+SINK_ALLOWED_PREFIXES = ("consumer.override.",)
 SINK_PREFIX = "sink."
 
 #: Connect key prefixes sparkcat has no implementation for: refused rather than silently ignored.
@@ -27,8 +29,8 @@ UNSUPPORTED_PREFIXES = {
     "transforms.": "Single Message Transforms are not supported by sparkcat yet",
     "predicates.": "Predicates are not supported by sparkcat yet",
     "header.converter.": "Header converters are not supported by sparkcat yet",
-    "consumer.override.": "Consumer overrides are not supported by sparkcat yet (sink connectors read with "
-                          "Spark's Kafka source; set its options through the worker's kafka.* keys)",
+    "consumer.override.": "Consumer overrides apply to sink connectors only (their Kafka input); a source "
+                          "connector has no consumer",
     "admin.override.": "Admin client overrides are not supported by sparkcat yet",
     "topic.creation.": "Topic creation settings are not supported by sparkcat yet (topics are created with the "
                        "broker's defaults)",
@@ -64,10 +66,13 @@ def connector_definition(cls: type[Connector]) -> ConfigDef:
     return common.merge(cls().config_def())
 
 
-def _unknown_keys(definition: ConfigDef, config: Mapping[str, object], allow_sink: bool) -> list[ConfigValue]:
+def _unknown_keys(definition: ConfigDef, config: Mapping[str, object], allow_sink: bool,
+                  is_sink: bool = False) -> list[ConfigValue]:
     out = []
     for key, value in config.items():
         if key in definition or key.startswith(ALLOWED_PREFIXES):
+            continue
+        if is_sink and key.startswith(SINK_ALLOWED_PREFIXES):
             continue
         if allow_sink and key.startswith(SINK_PREFIX):
             continue
@@ -211,7 +216,8 @@ def validate_connector_config(config: Mapping[str, object], policy: InputPolicy 
     config = {**config, **resolved}
     definition = connector_definition(cls)
     is_sink = issubclass(cls, SinkConnector)
-    extra = _unknown_keys(definition, config, allow_sink=not is_sink and not _nested) + _unsupported(config)
+    extra = _unknown_keys(definition, config, allow_sink=not is_sink and not _nested, is_sink=is_sink) \
+        + _unsupported(config)
     extra += _converter_errors(config, policy.plugin_packages) + _path_errors(cls, config, policy)
     if is_sink and not _nested:
         extra += _sink_topic_errors(config)

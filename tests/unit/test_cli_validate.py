@@ -258,3 +258,14 @@ def test_a_file_outside_the_allowed_dirs_fails_naming_the_key_and_the_setting(tm
     assert main(["validate", "--worker-config", _worker(tmp_path), str(path)]) != 0
     err = capsys.readouterr().err
     assert _flagged_keys(err, path, unique_name) == {"file"} and "file.allowed.dirs" in err
+
+
+def test_consumer_overrides_are_a_sink_connectors_kafka_input_settings(tmp_path, unique_name, capsys):
+    """Sink connectors read through Spark's Kafka source, which takes consumer.override.*; sources refuse it."""
+    sink = tmp_path / "sink.yaml"
+    sink.write_text(f"name: {unique_name}\nconfig:\n  connector.class: file-sink\n  topics: t\n"
+                    f"  file: {tmp_path / 'out.txt'}\n  consumer.override.fetch.max.bytes: 1048576\n")
+    assert main(["validate", "--worker-config", _worker(tmp_path), str(sink)]) == 0, capsys.readouterr().err
+    source = _increment(tmp_path, unique_name + "-src", "consumer.override.fetch.max.bytes: 1048576\n")
+    assert main(["validate", str(source)]) == 1
+    assert "a source connector has no consumer" in capsys.readouterr().err
