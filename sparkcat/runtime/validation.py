@@ -116,6 +116,7 @@ def validate_connector_config(config: Mapping[str, object], *, _nested: bool = F
     if is_sink and not _nested:
         extra += _sink_topic_errors(config)
     extra += _embedded_sink_errors(config) if not is_sink and not _nested else []
+    extra += cls().validate(config)
     response = definition.validate_response(cls.__name__, config, extra)
     errors = {c["value"]["name"]: list(c["value"]["errors"]) for c in response["configs"]
               if c["value"] and c["value"]["errors"]}
