@@ -21,7 +21,8 @@ Options
   existing table Delta checks that they match its partitioning.
 - ``schema.evolution`` (BOOLEAN, default false): add new columns of a batch to the table
   (Delta's ``mergeSchema`` / schema auto-merge, for appends and merges). When false, a batch
-  with a column the table lacks fails its tasks with Delta's schema mismatch error.
+  with a column the table lacks fails its tasks with a schema mismatch error (in merge mode too,
+  where Delta alone would drop such columns silently).
 - ``write.mode`` (STRING, ``append`` or ``merge``, default ``append``): ``merge`` upserts by the
   record key (``MERGE INTO``: update the row with the same key, else insert). A batch holding a
   key several times keeps its last record. A record without a key fails the batch in merge mode.

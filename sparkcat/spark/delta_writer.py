@@ -255,9 +255,17 @@ def _last_per_key(data: DataFrame, keys: tuple[str, ...]) -> DataFrame:
 
 
 def _merge(spark: SparkSession, data: DataFrame, settings: DeltaSinkSettings, keys: tuple[str, ...]) -> None:
+    """MERGE by key. Delta's ``UPDATE SET *``/``INSERT *`` would drop columns the table lacks without a
+    word when schema evolution is off; they are refused instead, as an append refuses them."""
     from delta.tables import DeltaTable
     target = (DeltaTable.forPath(spark, settings.table_path) if settings.table_path
               else DeltaTable.forName(spark, str(settings.table_name)))
+    if not settings.schema_evolution:
+        known = {c.lower() for c in target.toDF().columns}
+        missing = [c for c in data.columns if c.lower() not in known]
+        if missing:
+            raise ConnectorError(f"schema mismatch: the batch has column(s) {', '.join(missing)} that "
+                                 f"{settings.table} lacks; set schema.evolution=true to add them")
     on = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in keys)
     target.alias("t").merge(data.alias("s"), on).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute()
 
