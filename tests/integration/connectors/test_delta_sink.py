@@ -7,7 +7,11 @@ sparkcat writes is a table other Delta readers accept.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +28,7 @@ from tests.integration.connectors.test_kafka_sink import kafka_worker, start_dri
 from tests.integration.spark.test_connector_query import Batches, Gate, increment_plan, open_store, wait_until
 from tests.kafka_helpers import create_topic
 from tests.kafka_helpers import wait_until as wait_for
+from tests.spark_fixture import REPO
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -144,6 +149,43 @@ def test_kill_and_replay_leaves_no_duplicate_and_no_missing_rows(spark, unique_n
     final = store.get(unique_name)
     for k in (1, 100):
         assert positions(rows, k) == list(range(1, final[f'{{"increment":{k}}}']["position"] + 1))
+    store.close()
+
+
+def test_sigkilled_driver_between_delta_commit_and_checkpoint_commit_replays_without_duplicates(
+        spark, unique_name, tmp_path):
+    """The driver process is SIGKILLed after batch 2 reached Delta and before Spark committed it."""
+    table, ck, stores, markers = tmp_path / "seq", tmp_path / "ck", tmp_path / "stores", tmp_path / "markers"
+    markers.mkdir()
+    plan = delta_plan(unique_name, ck, table, store_dir=stores, batch_max_records=30)
+    (tmp_path / "plan.json").write_text(plan.to_json())
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.integration.connectors.delta_driver", str(tmp_path / "plan.json"),
+         str(stores), str(markers)], cwd=REPO, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=open(tmp_path / "driver.log", "wb"))
+    try:
+        wait_for(lambda: (markers / "2").exists() or child.poll() is not None, timeout_s=300,
+                 message="batch 2 written by the driver process")
+        assert child.poll() is None, (tmp_path / "driver.log").read_text()[-3000:]
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait(30)
+    # The crash window: batch 2 is in Delta (its transaction version), not in Spark's commit log.
+    assert 2 in {c["txn"][0]["version"] % 1000 for c in commits(table) if "txn" in c}
+    assert not (ck / "commits" / "2").exists() and (ck / "offsets" / "2").exists()
+    written = table_rows(spark, table)
+
+    store = open_store(stores)
+    after = Batches(store)
+    run(spark, plan, after, lambda: after.position(1) >= 120)
+    assert after.results[0].batch_id == 2  # replayed ...
+    rows = table_rows(spark, table)
+    final = store.get(unique_name)
+    for k in (1, 100):
+        assert positions(rows, k) == list(range(1, final[f'{{"increment":{k}}}']["position"] + 1))
+    assert len(rows) > len(written)
+    txn_versions = [c["txn"][0]["version"] for c in commits(table) if "txn" in c]
+    assert len(txn_versions) == len(set(txn_versions))  # ... without a second Delta commit of batch 2
     store.close()
 
 
