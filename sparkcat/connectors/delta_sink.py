@@ -191,7 +191,34 @@ def config_problems(config: Mapping[str, Any]) -> dict[str, list[str]]:
     if _kafka_fed(config):
         for is_key in (True, False):
             problems.update(_converter_problems(config, is_key))
+    for key in (KEY_SCHEMA, VALUE_SCHEMA):
+        if key not in problems:
+            problems.update(_ddl_problems(config, key))
     return problems
+
+
+def _ddl_problems(config: Mapping[str, Any], key: str) -> dict[str, list[str]]:
+    """Whether ``key`` holds a DDL field list; checked only where a Spark session runs (the driver).
+
+    Parsing DDL needs Spark's JVM; without one (the offline CLI) the check waits for the query's
+    start, which refuses a bad schema with a ConfigError naming the key.
+    """
+    ddl = _text(config.get(key))
+    if ddl is None:
+        return {}
+    try:
+        from pyspark.sql import SparkSession
+        if SparkSession.getActiveSession() is None:
+            return {}
+        from pyspark.sql.types import DataType, StructType
+        parsed = DataType.fromDDL(ddl)
+    except ImportError:
+        return {}
+    except Exception as e:
+        return {key: [f"not a Spark DDL field list ({str(e).splitlines()[0]})"]}
+    if not isinstance(parsed, StructType) or not parsed.fields:
+        return {key: ["not a Spark DDL field list such as 'id BIGINT, name STRING'"]}
+    return {}
 
 
 def _converter_problems(config: Mapping[str, Any], is_key: bool) -> dict[str, list[str]]:

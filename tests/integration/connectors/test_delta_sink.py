@@ -267,3 +267,11 @@ def test_kafka_topics_into_delta_with_decoded_columns_offsets_and_status(spark, 
     offsets = {(p["kafka_topic"], p["kafka_partition"]): o["kafka_offset"]
                for p, o in driver.stores.offsets.partitions("orders-delta")}
     assert offsets == {(topic, p): 100 for p in range(3)}
+
+
+@pytest.mark.parametrize("ddl", ["id NOSUCHTYPE", "BIGINT"])
+def test_a_schema_that_is_not_a_ddl_field_list_is_refused_naming_the_key(spark, ddl):
+    from sparkcat.runtime.validation import validate_connector_config
+    result = validate_connector_config({"name": "d", "connector.class": "delta", "topics": "t", "table.path": "/x",
+                                        "value.converter.schemas.enable": "false", "value.schema": ddl})
+    assert list(result.errors) == ["value.schema"]
