@@ -275,3 +275,31 @@ def test_a_schema_that_is_not_a_ddl_field_list_is_refused_naming_the_key(spark, 
     result = validate_connector_config({"name": "d", "connector.class": "delta", "topics": "t", "table.path": "/x",
                                         "value.converter.schemas.enable": "false", "value.schema": ddl})
     assert list(result.errors) == ["value.schema"]
+
+
+def test_kafka_merge_into_a_catalog_table_by_string_key(spark, broker, unique_name, tmp_path):
+    """table.name, write.mode=merge, JsonConverter values in Connect's schema/payload envelope."""
+    topic, name = f"{unique_name}-prices", f"prices_{unique_name.replace('-', '_')}"
+    spark.sql(f"CREATE TABLE {name} (key STRING, price BIGINT, kafka_topic STRING, kafka_partition INT, "
+              f"kafka_offset BIGINT, kafka_timestamp TIMESTAMP) USING delta LOCATION '{tmp_path / 'prices'}'")
+    create_topic(broker.bootstrap, topic, partitions=2)
+    schema = {"type": "struct", "optional": False, "fields": [{"type": "int64", "optional": True, "field": "price"}]}
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5})
+    for i in range(100):  # 10 keys, each updated 10 times, in one partition per key
+        key = f"sku-{i % 10}"
+        producer.produce(topic, key=key.encode(), partition=i % 10 % 2,
+                         value=json.dumps({"schema": schema, "payload": {"price": i}}).encode())
+    assert producer.flush(30) == 0
+
+    driver = start_driver(spark, kafka_worker(broker, tmp_path, unique_name))
+    try:
+        driver.herder.put_connector_config("prices-delta", {
+            "connector.class": "delta", "topics": topic, "tasks.max": "1", "table.name": name,
+            "write.mode": "merge", "value.schema": "price BIGINT",
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "trigger.interval.ms": "300", "batch.max.records": "30"})
+        wait_for(lambda: {(r.key, r.price) for r in spark.table(name).collect()}
+                 == {(f"sku-{k}", 90 + k) for k in range(10)}, timeout_s=180, message="the latest price per key")
+    finally:
+        driver.stop()
+    assert spark.table(name).count() == 10
