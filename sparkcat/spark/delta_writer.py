@@ -15,6 +15,11 @@ returns ``handler(batch_df, batch_id) -> BatchResult``. Per batch, on the driver
    name) and ``txnVersion`` = ``sink_batch_id``. Delta skips a write whose version the table
    already recorded for that app id, which makes a replayed batch a no-op.
 
+Looking the recorded version up makes Delta rebuild the table's state from its log, a Spark job of
+``spark.databricks.delta.snapshotPartitions`` tasks (50 by default). Unless that setting is in the
+Spark conf, the writer sets it to the cluster's default parallelism for its writes: measured on
+a loaded 2-core local[2] driver, 20,000-row appends took 10.4 s (median) with 50 and 1.7 s with 2.
+
 A failure of the commit is raised as is: it concerns every task, and the runtime fails them all.
 """
 
@@ -52,6 +57,7 @@ log = logging.getLogger(__name__)
 TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
 AUTO_MERGE_CONF = "spark.databricks.delta.schema.autoMerge.enabled"
+SNAPSHOT_PARTITIONS_CONF = "spark.databricks.delta.snapshotPartitions"
 
 TASK, SEQ = "__sparkcat_task", "__sparkcat_seq"
 PARTITION, OFFSET = "__sparkcat_partition", "__sparkcat_offset"
@@ -286,6 +292,10 @@ def write_batch(spark: SparkSession, rows: DataFrame, shape: Shape, settings: De
     confs = {TXN_APP_ID_CONF: app_id, TXN_VERSION_CONF: str(version)}
     if settings.schema_evolution:
         confs[AUTO_MERGE_CONF] = "true"
+    if not spark.sparkContext.getConf().contains(SNAPSHOT_PARTITIONS_CONF):
+        # Looking the transaction version up rebuilds the table's state in a Spark job of this many
+        # tasks, 50 by default: most of a small batch's time on a small cluster (see the module docs).
+        confs[SNAPSHOT_PARTITIONS_CONF] = str(max(1, spark.sparkContext.defaultParallelism))
     exists = settings.merges and _table_exists(spark, settings)
     with _session_confs(spark, confs):
         if exists:
