@@ -35,6 +35,8 @@ BUILTINS: tuple[PluginInfo, ...] = (
                 "FileStreamSinkConnector", "FileStreamSink")),
     PluginInfo("sparkcat.connectors.kafka_sink:KafkaSinkConnector",
                ("kafka", "kafka-sink", "KafkaSinkConnector", "KafkaSink")),
+    PluginInfo("sparkcat.connectors.delta_sink:DeltaSinkConnector",
+               ("delta", "delta-sink", "DeltaSinkConnector", "DeltaSink")),
 )
 
 

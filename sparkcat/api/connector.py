@@ -10,10 +10,10 @@ they must not hold clients created in ``__init__``, only in ``start``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from sparkcat.api.config import ConfigDef
+from sparkcat.api.config import ConfigDef, ConfigValue
 from sparkcat.api.records import SinkRecord, SourceRecord
 
 
@@ -108,6 +108,14 @@ class Connector(ABC):
     def config_def(self) -> ConfigDef:
         """The connector's own keys; the runtime adds the common connector keys."""
         return ConfigDef()
+
+    def validate(self, config: Mapping[str, Any]) -> list[ConfigValue]:
+        """Checks across keys that ``config_def`` cannot express (Connect's ``Connector.validate``).
+
+        Return one ``ConfigValue`` with errors per offending key; they are reported with the
+        per-key errors. The default has none.
+        """
+        return []
 
     @abstractmethod
     def start(self, config: dict[str, str]) -> None:

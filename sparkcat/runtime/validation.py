@@ -225,6 +225,7 @@ def validate_connector_config(config: Mapping[str, object], policy: InputPolicy 
         extra.append(ConfigValue("name", raw["name"], errors=[str(name_problem(raw["name"]))]))
     extra += _embedded_sink_errors(raw, policy) if not is_sink and not _nested else []
     extra += [ConfigValue(k, raw.get(k), errors=msgs) for k, msgs in provider_errors.items()]
+    extra += cls().validate(config)
     response = definition.validate_response(cls.__name__, config, extra)
     response = _mask_response(response, raw, secret_keys(raw, policy))
     errors = {c["value"]["name"]: list(c["value"]["errors"]) for c in response["configs"]

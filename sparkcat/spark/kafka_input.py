@@ -252,8 +252,8 @@ class Assignment:
         return cls(assign_tasks(partitions, task_ids), tuple(task_ids))
 
 
-def route(df: Any, assignment: Assignment) -> Any:
-    """The Kafka rows of one micro-batch with ``_task`` (their task), one Spark partition per task.
+def tag_tasks(df: Any, assignment: Assignment) -> Any:
+    """The Kafka rows of one micro-batch with ``_task``: the task that owns each row's partition.
 
     A row of a partition the assignment does not know (a topic that appeared after the
     metadata was read) goes to the first live task, so no row is ever dropped.
@@ -264,7 +264,13 @@ def route(df: Any, assignment: Assignment) -> Any:
         pairs += [F.lit(f"{topic}:{partition}"), F.lit(task)]
     tp = F.concat_ws(":", F.col("topic"), F.col("partition").cast("string"))
     owner = F.create_map(*pairs)[tp] if pairs else F.lit(None)
-    tagged = df.withColumn("_task", F.coalesce(owner, F.lit(assignment.live[0])).cast("int"))
+    return df.withColumn("_task", F.coalesce(owner, F.lit(assignment.live[0])).cast("int"))
+
+
+def route(df: Any, assignment: Assignment) -> Any:
+    """``tag_tasks``, then one Spark partition per task (a shuffle only when a task owns several partitions)."""
+    from pyspark.sql import functions as F
+    tagged = tag_tasks(df, assignment)
     if assignment.one_partition_per_task:
         return tagged
     index = {task: i for i, task in enumerate(assignment.live)}
