@@ -48,7 +48,7 @@ esac
 # Spark's UI binds to $SPARK_LOCAL_IP, else every interface. On a local master keep it on
 # the REST API's host (127.0.0.1 by default); other masters need the driver reachable.
 if [ -z "${SPARK_LOCAL_IP:-}" ]; then
-  ui_host="$(python -m sparkcat.spark.ui "$master" ${app_args[@]+"${app_args[@]}"})"
+  ui_host="$(python -m sparkcat.ui_host "$master" ${app_args[@]+"${app_args[@]}"})"
   if [ -n "$ui_host" ]; then export SPARK_LOCAL_IP="$ui_host"; fi
 fi
 

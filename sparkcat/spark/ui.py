@@ -11,16 +11,12 @@ driver's process. On YARN, standalone or Kubernetes the UI listens on every inte
 session when no properties file set it): the UI has no authentication by default, and
 its kill links would stop connector queries behind the herder's back.
 
-Run by spark-submit.sh as ``python -m sparkcat.spark.ui MASTER [driver args...]``: prints
-the address for ``SPARK_LOCAL_IP``, or nothing.
+``python -m sparkcat.ui_host`` tells spark-submit.sh which address that is.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
-import sys
 from collections.abc import Mapping, Sequence
 
 from sparkcat.runtime.rest_config import Listener
@@ -53,26 +49,3 @@ def ui_bind_address(master: str, listeners: Sequence[Listener]) -> str | None:
         return None
     host = hosts.pop()
     return None if host in ("", "0.0.0.0", "::") else host
-
-
-def main(argv: Sequence[str]) -> int:
-    """Print ``SPARK_LOCAL_IP`` for ``MASTER [driver args]``; nothing (exit 0) if the args cannot be read,
-    since the driver reports those itself."""
-    from sparkcat.bootstrap import parse_args, worker_from_args
-    from sparkcat.errors import SparkcatError
-
-    if not argv:
-        return 0
-    try:
-        with contextlib.redirect_stderr(io.StringIO()):  # argparse's complaint comes again from the driver
-            worker = worker_from_args(parse_args(list(argv[1:])))
-    except (SparkcatError, SystemExit):
-        return 0
-    address = ui_bind_address(argv[0], worker.rest_listeners)
-    if address:
-        print(address)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -54,7 +54,7 @@ def test_a_wildcard_or_mixed_rest_host_leaves_the_ui_on_every_interface():
 
 def run_ui(*args: str, cwd: Path) -> str:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "sparkcat.spark.ui", *args], cwd=cwd, env=env,
+    done = subprocess.run([sys.executable, "-m", "sparkcat.ui_host", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=60, check=True)
     return done.stdout.strip()
 
