@@ -788,7 +788,7 @@ class Bench:
             if len(stamps) >= 3:
                 periods.append((stamps[-1] - stamps[0]) / (len(stamps) - 1))
         delete_s = self.delete(*names)
-        per_sink = (mem["total_rss_mb"] - sources_mem["total_rss_mb"]) / max(1, len(sinks))
+        per_sink = mb_per_added_connector(sources_mem, mem, len(sinks))
         per_source = (sources_mem["total_rss_mb"] - base_mem["total_rss_mb"]) / max(1, len(sources))
         f = self.figures
         f[f"scale_{level}_all_running_s"] = stats(
@@ -797,7 +797,8 @@ class Bench:
         f[f"scale_{level}_rss_mb"] = stats([mem["total_rss_mb"]], "MB", "driver Python + JVM + Python workers, RSS sum")
         f[f"scale_{level}_pss_mb"] = stats([mem["total_pss_mb"]], "MB", "same processes, PSS (shared pages once)")
         f[f"scale_{level}_mb_per_kafka_fed_connector"] = stats(
-            [per_sink], "MB", "RSS growth when the Kafka-fed sinks started, per sink")
+            [per_sink], "MB", "JVM + driver Python RSS growth when the Kafka-fed sinks started, per sink, plus "
+            "any growth of the Python workers' RSS")
         f[f"scale_{level}_mb_per_source_connector"] = stats(
             [per_source], "MB", "RSS growth when the increment sources started, per source")
         f[f"scale_{level}_batch_ms"] = stats(durations, "ms", "micro-batch duration per connector")
@@ -815,6 +816,19 @@ class Bench:
         log.info("scale %d: all running in %.1fs, RSS %.0f MB (%.0f MB per Kafka-fed sink, %.0f per source), "
                  "broke: %s", level, all_ready, mem["total_rss_mb"], per_sink, per_source, broke)
         return {"broke": broke}
+
+
+def mb_per_added_connector(before: dict[str, Any], after: dict[str, Any], added: int) -> float:
+    """Memory that ``added`` connectors cost: the growth of the JVM and the driver's Python, plus the
+    Python workers' growth when there is any.
+
+    The Python worker processes are shared by all queries and come and go (the planners of the
+    connectors started just before end), so their total often shrinks while connectors start; a
+    shrink is not credited to the new connectors.
+    """
+    grown = sum(after[g]["rss_mb"] - before[g]["rss_mb"] for g in ("jvm", "driver_python"))
+    grown += max(0.0, after["python_workers"]["rss_mb"] - before["python_workers"]["rss_mb"])
+    return round(grown / max(1, added), 2)
 
 
 class _Watcher:
