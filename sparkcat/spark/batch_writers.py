@@ -656,8 +656,21 @@ def from_kafka_to_sink_task(plan: QueryPlan) -> Handler:
     return handler
 
 
+def _frame_writer(plan: QueryPlan) -> Callable[[QueryPlan], Handler] | None:
+    """The handler factory a sink task class names in ``frame_writer`` (it writes whole batches, e.g. Delta)."""
+    task_class = plan.task_class if plan.connector_type == "sink" else plan.sink_task_class
+    try:
+        path = getattr(load_class(task_class), "frame_writer", None) if task_class else None
+    except Exception:  # an unloadable task class fails on the executors, blamed on its task
+        return None
+    return load_class(path) if path else None
+
+
 def handler_for(plan: QueryPlan) -> Handler:
     """The handler a plan needs: Kafka sink connector, source with a ``sink.*`` sink, or source to Kafka."""
+    frame_writer = _frame_writer(plan)
+    if frame_writer is not None:
+        return frame_writer(plan)
     if plan.connector_type == "sink":
         return from_kafka_to_sink_task(plan)
     if plan.sink_class:
