@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 import socket
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,17 +162,25 @@ class CopyTargets:
         return out
 
     def _ensure(self, target: str, partitions: int) -> None:
+        """Create ``target`` unless it exists; either way its partition count is known from here on.
+
+        The count of a topic just created is the one asked for: metadata may not show the topic yet,
+        and a count of 0 would hand the first batch's records to the partitioner.
+        """
         from confluent_kafka.admin import NewTopic
         existing = self.target_admin.list_topics(timeout=METADATA_TIMEOUT_S).topics  # a full listing never auto-creates
-        if target not in existing:
+        md = existing.get(target)
+        if md is not None and md.error is None and md.partitions:
+            self.counts[target] = (time.monotonic(), len(md.partitions))
+        else:
             future = self.target_admin.create_topics([NewTopic(target, partitions, self.replication)])[target]
             try:
                 future.result(timeout=METADATA_TIMEOUT_S)
                 log.info("Created target topic %s with %d partition(s)", target, partitions)
+                self.counts[target] = (time.monotonic(), partitions)
             except Exception as e:
-                if "TOPIC_ALREADY_EXISTS" not in str(e):
+                if "TOPIC_ALREADY_EXISTS" not in str(e):  # another copy created it first: its metadata says how many
                     raise ConnectorError(f"creating target topic {target!r} failed: {e}") from e
-            self.counts.pop(target, None)
         self.created.add(target)
 
     def _count(self, target: str) -> int:
@@ -250,7 +258,7 @@ def _owners(assignment: Assignment, ranges: Sequence[_Range], topics: Sequence[s
             for r in ranges if topics is None or r.topic in topics]
 
 
-def kafka_copy_handler(plan: QueryPlan) -> Any:
+def kafka_copy_handler(plan: QueryPlan) -> Callable[[DataFrame, int], BatchResult]:
     """The foreachBatch handler of a kafka copy sink connector (see the module doc).
 
     Raises ConfigError at once for a config the writer cannot run (refused producer settings,
@@ -299,8 +307,8 @@ def kafka_copy_handler(plan: QueryPlan) -> Any:
                 raise _blamed(plan, _owners(assignment, ranges), e) from e
             result = _result(plan, batch_id, ranges, assignment, started)
             log.debug("%s batch %d: %d records; metadata %.2fs, read and count %.2fs, targets %.2fs, write %.2fs",
-                     plan.connector, batch_id, result.records, counted_at[0] - started, counted_at[1] - counted_at[0],
-                     prepared - counted_at[1], time.monotonic() - prepared)
+                      plan.connector, batch_id, result.records, counted_at[0] - started,
+                      counted_at[1] - counted_at[0], prepared - counted_at[1], time.monotonic() - prepared)
             return result
         finally:
             batch.unpersist()
