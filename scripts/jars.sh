@@ -2,7 +2,9 @@
 # Usage: sparkcat_need_jars NAME   (NAME = spark | kafka: jvm/NAME/pom.xml -> .jars/NAME/)
 # Maven caches downloads in ~/.m2; .jars/NAME is rebuilt only when its pom changed, so later
 # runs start without Maven. For "spark", jars that pyspark already ships (same artifact, any
-# version) are left out, so the driver's classpath has one copy of each library.
+# version) are left out, so the driver's classpath has one copy of each library, and sparkcat's
+# own JVM code (jvm/interceptor: the kafka copy sink's timestamp interceptor) is compiled with
+# Maven and added; its pom and sources are part of the stamp, so an edit rebuilds it.
 
 sparkcat_need_maven() {
   if command -v mvn >/dev/null 2>&1; then return 0; fi
@@ -15,13 +17,38 @@ sparkcat_need_maven() {
   fi
 }
 
+# The files sparkcat's own JVM module is built from, in a stable order (part of the spark stamp).
+sparkcat_interceptor_sources() {
+  (cd "$sparkcat_root/jvm/interceptor" && find pom.xml src -type f | LC_ALL=C sort)
+}
+
+# Compile jvm/interceptor into DIR (javac through Maven; kafka-clients is provided by Spark's connector).
+sparkcat_build_interceptor() {
+  local dir="$1" module="$sparkcat_root/jvm/interceptor"
+  if ! command -v javac >/dev/null 2>&1; then
+    echo "sparkcat: javac is needed to build $module; install a JDK (e.g. apt-get install openjdk-17-jdk-headless)" >&2
+    return 1
+  fi
+  if ! mvn -q -B -f "$module/pom.xml" package -Dsparkcat.build.dir="$dir/build" >&2; then
+    echo "sparkcat: Maven could not build $module" >&2
+    return 1
+  fi
+  mv "$dir/build/sparkcat-kafka-interceptor.jar" "$dir/" && rm -rf "$dir/build"
+}
+
 sparkcat_need_jars() {
   local name="$1"
   local pom="$sparkcat_root/jvm/$name/pom.xml"
   local dir="$sparkcat_root/.jars/$name"
   local want
   # setup.cfg is part of the stamp: it pins pyspark, whose own jars decide what is left out.
-  want="$(cat "$pom" "$sparkcat_root/setup.cfg" | sha256sum | cut -c1-16)"
+  if [ "$name" = spark ]; then
+    want="$( (cat "$pom" "$sparkcat_root/setup.cfg"; cd "$sparkcat_root/jvm/interceptor" \
+             && sparkcat_interceptor_sources | while read -r f; do echo "$f"; cat "$f"; done) \
+           | sha256sum | cut -c1-16)"
+  else
+    want="$(cat "$pom" "$sparkcat_root/setup.cfg" | sha256sum | cut -c1-16)"
+  fi
   if [ ! -f "$dir/.stamp" ] || ! grep -qx -- "$want" "$dir/.stamp" 2>/dev/null; then
     sparkcat_need_maven || return 1
     echo "sparkcat: resolving the $name jars with Maven into $dir" >&2
@@ -39,6 +66,7 @@ sparkcat_need_jars() {
         artifact="$(basename "$jar" | sed -E 's/-[0-9][^-]*(-[^-]+)?\.jar$//')"
         if compgen -G "$shipped/$artifact-[0-9]*.jar" >/dev/null; then rm -f "$jar"; fi
       done
+      if ! sparkcat_build_interceptor "$dir.tmp"; then rm -rf "$dir.tmp"; return 1; fi
     fi
     echo "$want" > "$dir.tmp/.stamp"
     rm -rf "$dir" && mv "$dir.tmp" "$dir"

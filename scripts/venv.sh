@@ -5,13 +5,15 @@
 sparkcat_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 sparkcat_extras="${1:-rest}"
 
+# A JDK, not only a JRE: Spark needs java, and scripts/jars.sh compiles sparkcat's interceptor with javac.
 sparkcat_need_java() {
-  if command -v java >/dev/null 2>&1; then return 0; fi
+  if command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1; then return 0; fi
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "sparkcat: installing Java 17 (Spark needs a JVM)" >&2
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+    echo "sparkcat: installing a Java 17 JDK (Spark needs a JVM, sparkcat's interceptor javac)" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
   else
-    echo "sparkcat: Spark needs Java 17 or newer on PATH; install it (e.g. apt-get install openjdk-17-jre-headless)" >&2
+    echo "sparkcat: Spark needs Java 17 or newer on PATH, and javac to build sparkcat's interceptor;" \
+         "install a JDK (e.g. apt-get install openjdk-17-jdk-headless)" >&2
     return 1
   fi
 }

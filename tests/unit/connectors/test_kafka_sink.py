@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from sparkcat.connectors.kafka_sink import (
-    COPY_PRODUCER_DEFAULTS,
     KafkaSinkConnector,
     KafkaSinkTask,
     TopicRouter,
-    copy_producer_config,
+    producer_overrides,
+    target_servers,
     target_topic,
 )
 from sparkcat.errors import ConfigError, ConnectorError
@@ -67,28 +67,31 @@ def test_routing_and_the_self_feeding_guard():
         TopicRouter("${topic}", ["orders"], None, same_cluster=True)("orders")
 
 
-def test_producer_settings_layering():
-    conf = copy_producer_config({"producer.override.linger.ms": "7"}, "w:9092",
-                                {"producer.acks": "1", "security.protocol": "SSL", "consumer.fetch.min.bytes": "9"})
-    assert conf["bootstrap.servers"] == "w:9092"
-    assert conf["linger.ms"] == "7"                     # override wins
-    assert conf["acks"] == "1"                          # worker producer setting beats the default
-    assert conf["security.protocol"] == "SSL"           # worker client setting applies on its own cluster
-    assert "fetch.min.bytes" not in conf                # consumer settings do not
-    assert conf["batch.size"] == COPY_PRODUCER_DEFAULTS["batch.size"]
-    other = copy_producer_config({"target.bootstrap.servers": "t:9092"}, "w:9092", {"security.protocol": "SSL"})
-    assert other["bootstrap.servers"] == "t:9092" and "security.protocol" not in other
+def test_producer_overrides_the_java_writer_cannot_honour_are_refused_by_name():
+    assert producer_overrides({"producer.override.linger.ms": "7", "topics": "a"}) == {"linger.ms": "7"}
+    with pytest.raises(ConfigError) as refused:
+        producer_overrides({"producer.override.transactional.id": "x", "producer.override.key.serializer": "y",
+                            "producer.override.message.timeout.ms": "5"})
+    assert set(refused.value.errors) == {"producer.override.transactional.id", "producer.override.key.serializer",
+                                         "producer.override.message.timeout.ms"}
+    assert "use producer.override.delivery.timeout.ms" in refused.value.errors["producer.override.message.timeout.ms"][0]
+    with pytest.raises(ConfigError, match="transactional.id"):  # at connector start, before any query
+        KafkaSinkConnector().start({"name": "c", "topics": "a", "producer.override.transactional.id": "x"})
+
+
+def test_target_servers_default_to_the_worker_and_one_is_needed():
+    assert target_servers({}, "w:9092") == "w:9092"
+    assert target_servers({"target.bootstrap.servers": " t:9092 "}, "w:9092") == "t:9092"
     with pytest.raises(ConfigError):
-        copy_producer_config({}, "", {})
+        target_servers({}, "")
 
 
-def test_unstarted_task_refuses_work_and_values_must_be_bytes():
+def test_the_task_names_its_frame_writer_and_never_takes_records_through_put():
     from sparkcat.api.records import SinkRecord
-    from sparkcat.connectors.kafka_sink import _raw
+    from sparkcat.plugins import load_class
 
-    with pytest.raises(ConnectorError, match="not started"):
-        KafkaSinkTask().put([SinkRecord("t", 0, 0, value=b"x")])
-    assert _raw(b"x", "value") == b"x" and _raw(None, "key") is None and _raw("é", "key") == "é".encode()
-    assert _raw(bytearray(b"ab"), "value") == b"ab"
-    with pytest.raises(ConnectorError, match="ByteArrayConverter"):
-        _raw({"a": 1}, "value")
+    assert callable(load_class(KafkaSinkTask.frame_writer))
+    task = KafkaSinkTask()
+    task.start({"name": "c", "topics": "a"})
+    with pytest.raises(ConnectorError, match="Spark's Kafka writer"):
+        task.put([SinkRecord("t", 0, 0, value=b"x")])
