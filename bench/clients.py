@@ -19,7 +19,6 @@ import argparse
 import json
 import signal
 import struct
-import sys
 import time
 import uuid
 

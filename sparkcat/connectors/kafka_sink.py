@@ -194,7 +194,7 @@ def producer_overrides(config: dict[str, str]) -> dict[str, str]:
         reason = REFUSED_PRODUCER_KEYS.get(key)
         if reason is None and key in LIBRDKAFKA_PRODUCER_KEYS:
             java = LIBRDKAFKA_PRODUCER_KEYS[key]
-            reason = (f"a librdkafka setting the Java producer does not know"
+            reason = ("a librdkafka setting the Java producer does not know"
                       + (f"; use {PRODUCER_OVERRIDE_PREFIX}{java}" if java else ""))
         if reason is not None:
             errors[PRODUCER_OVERRIDE_PREFIX + key] = [reason]
