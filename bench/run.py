@@ -913,10 +913,11 @@ MARK_START, MARK_END = "<!-- bench:generated:start -->", "<!-- bench:generated:e
 
 def render_markdown(results: dict[str, Any]) -> str:
     env = results["environment"]
-    lines = [MARK_START, "", f"Run {results['started']} with `{results['command']}` "
-             f"({results['duration_s']:.0f} s; load average before/after {results['loadavg_before']} / "
-             f"{results['loadavg_after']}).", "",
-             "| environment | |", "|---|---|"]
+    lines = [MARK_START, ""]
+    for run in results.get("runs") or [results]:  # bench/combine.py: the figures of several runs
+        lines.append(f"Run {run['started']} with `{run['command']}` ({run['duration_s']:.0f} s; load average "
+                     f"before/after {run['loadavg_before']} / {run['loadavg_after']}).")
+    lines += ["", "| environment | |", "|---|---|"]
     for k in ("cpu_count", "cpu_model", "memory", "python", "pyspark", "pyarrow", "java", "confluent_kafka",
               "librdkafka", "broker", "spark_master"):
         lines.append(f"| {k} | {env.get(k, '')} |")

@@ -22,7 +22,7 @@ class SelfSigned:
 def self_signed(directory: Path, key_password: str | None = None) -> SelfSigned:
     """A fresh key and certificate in ``directory``; the key is encrypted when ``key_password`` is given."""
     if shutil.which("openssl") is None:
-        pytest.skip("the openssl command is needed to make a test certificate")
+        pytest.fail("the openssl command is needed to make a test certificate (apt-get install openssl)")
     directory.mkdir(parents=True, exist_ok=True)
     cert, key, keystore = directory / "cert.pem", directory / "key.pem", directory / "server.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out",
