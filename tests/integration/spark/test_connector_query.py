@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +20,12 @@ from sparkcat.spark.plan import BatchResult, QueryPlan
 from sparkcat.spark.queries import register_sources, start_query
 from sparkcat.storage.local.log import LocalLog
 from sparkcat.storage.offsets import OffsetStore
+from tests.integration.spark.query_helpers import WAIT_S, Gate, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 INCREMENT_TASK = "sparkcat.connectors.increment:IncrementSourceTask"
 FAILING_TASK = "tests.integration.spark.failing_task:FailingSourceTask"
-WAIT_S = 120.0
 
 
 @pytest.fixture(scope="module")
@@ -56,39 +54,6 @@ class Batches:
         """The highest position reported for ``{"increment": increment}`` (0 before any)."""
         return max([o["position"] for r in self.results for t in r.tasks.values() for p, o in t.offsets
                     if p == {"increment": increment}], default=0)
-
-
-class Gate:
-    """A batch gate like the herder's: a stop waits for the batch in flight and lets no new one write."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.stopping = False
-
-    def __call__(self, run_batch: Callable[[], None]) -> None:
-        with self.lock:
-            if self.stopping:
-                raise RuntimeError("stopping; batch left for replay")
-            run_batch()
-
-    def stop(self, query: Any) -> None:
-        with self.lock:
-            self.stopping = True
-        try:
-            query.stop()
-        except Exception:  # a batch refused by the gate may fail the query first; it is stopped either way
-            pass
-
-
-def wait_until(condition: Callable[[], bool], query: Any, timeout_s: float = WAIT_S) -> None:
-    """Poll ``condition`` until true; fail early with the query's exception if it dies."""
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if not query.isActive:
-            raise AssertionError(f"query terminated: {query.exception()}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout_s}s; progress: {query.lastProgress}")
-        time.sleep(0.1)
 
 
 def create_topics(bootstrap: str, *topics: str) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +24,13 @@ from sparkcat.spark.plan import BatchResult, QueryPlan
 from sparkcat.spark.queries import register_sources, start_query
 from sparkcat.storage.local.log import LocalLog
 from sparkcat.storage.offsets import OffsetStore
+from tests.integration.spark.query_helpers import WAIT_S, Gate, wait_until
 from tests.integration.spark.recording_sink import DIR_CONFIG, FAIL_AT_CONFIG, recorded
 from tests.kafka_helpers import create_topic
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 TASK = "tests.integration.spark.recording_sink:RecordingSinkTask"
-WAIT_S = 120.0
 
 
 @pytest.fixture(scope="module")
@@ -57,38 +56,6 @@ class Batches:
     def records(self) -> int:
         with self.lock:
             return sum(r.records for r in self.results)
-
-
-class Gate:
-    """A batch gate like the herder's: a stop waits for the batch in flight and lets no new one write."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.stopping = False
-
-    def __call__(self, run_batch: Callable[[], None]) -> None:
-        with self.lock:
-            if self.stopping:
-                raise RuntimeError("stopping; batch left for replay")
-            run_batch()
-
-    def stop(self, query: Any) -> None:
-        with self.lock:
-            self.stopping = True
-        try:
-            query.stop()
-        except Exception:  # a batch refused by the gate may fail the query first; it is stopped either way
-            pass
-
-
-def wait_until(condition: Callable[[], bool], query: Any, timeout_s: float = WAIT_S) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if not query.isActive:
-            raise AssertionError(f"query terminated: {query.exception()}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout_s}s; progress: {query.lastProgress}")
-        time.sleep(0.1)
 
 
 def produce(bootstrap: str, topic: str, n: int, partitions: int, first: int = 0) -> None:
