@@ -1,4 +1,4 @@
-"""What the connector-query tests share: a batch gate like the herder's and a query-aware wait."""
+"""What the connector-query tests share: an ``on_batch`` recorder, a batch gate like the herder's, a query-aware wait."""
 
 from __future__ import annotations
 
@@ -7,7 +7,35 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from sparkcat.spark.plan import BatchResult, QueryPlan
+from sparkcat.storage.offsets import OffsetStore
+
 WAIT_S = 120.0
+
+
+class Batches:
+    """``on_batch`` for tests: keeps results and, like the herder, writes offsets to a store."""
+
+    def __init__(self, store: OffsetStore | None = None) -> None:
+        self.store = store
+        self.results: list[BatchResult] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, plan: QueryPlan, result: BatchResult) -> None:
+        if self.store is not None:
+            self.store.put(plan.connector, [o for t in result.tasks.values() for o in t.offsets])
+        with self.lock:
+            self.results.append(result)
+
+    def records(self) -> int:
+        with self.lock:
+            return sum(r.records for r in self.results)
+
+    def position(self, increment: int) -> int:
+        """The highest position reported for ``{"increment": increment}`` (0 before any)."""
+        with self.lock:
+            return max([o["position"] for r in self.results for t in r.tasks.values() for p, o in t.offsets
+                        if p == {"increment": increment}], default=0)
 
 
 class Gate:

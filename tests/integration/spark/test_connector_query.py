@@ -16,11 +16,11 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from sparkcat.connectors.file_sink import FileStreamSinkConnector
 from sparkcat.connectors.increment import IncrementSourceConnector
 from sparkcat.spark.converters import converter_for
-from sparkcat.spark.plan import BatchResult, QueryPlan
+from sparkcat.spark.plan import QueryPlan
 from sparkcat.spark.queries import register_sources, start_query
 from sparkcat.storage.local.log import LocalLog
 from sparkcat.storage.offsets import OffsetStore
-from tests.integration.spark.query_helpers import WAIT_S, Gate, wait_until
+from tests.integration.spark.query_helpers import WAIT_S, Batches, Gate, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -36,24 +36,6 @@ def spark(spark):
 
 
 # ---------------------------------------------------------------- helpers
-
-
-class Batches:
-    """``on_batch`` for tests: records results and, like the herder, writes offsets to a store."""
-
-    def __init__(self, store: OffsetStore | None = None) -> None:
-        self.store = store
-        self.results: list[BatchResult] = []
-
-    def __call__(self, plan: QueryPlan, result: BatchResult) -> None:
-        if self.store is not None:
-            self.store.put(plan.connector, [o for t in result.tasks.values() for o in t.offsets])
-        self.results.append(result)
-
-    def position(self, increment: int) -> int:
-        """The highest position reported for ``{"increment": increment}`` (0 before any)."""
-        return max([o["position"] for r in self.results for t in r.tasks.values() for p, o in t.offsets
-                    if p == {"increment": increment}], default=0)
 
 
 def create_topics(bootstrap: str, *topics: str) -> None:

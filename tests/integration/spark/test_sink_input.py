@@ -9,7 +9,6 @@ transactions are read, and a FAILED task's partitions go to the other tasks.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -20,11 +19,11 @@ from confluent_kafka import Producer
 from pyspark.errors import StreamingQueryException
 
 from sparkcat.spark.kafka_input import Assignment, murmur3_int, route
-from sparkcat.spark.plan import BatchResult, QueryPlan
+from sparkcat.spark.plan import QueryPlan
 from sparkcat.spark.queries import register_sources, start_query
 from sparkcat.storage.local.log import LocalLog
 from sparkcat.storage.offsets import OffsetStore
-from tests.integration.spark.query_helpers import WAIT_S, Gate, wait_until
+from tests.integration.spark.query_helpers import WAIT_S, Batches, Gate, wait_until
 from tests.integration.spark.recording_sink import DIR_CONFIG, FAIL_AT_CONFIG, recorded
 from tests.kafka_helpers import create_topic
 
@@ -37,25 +36,6 @@ TASK = "tests.integration.spark.recording_sink:RecordingSinkTask"
 def spark(spark):
     register_sources(spark)
     return spark
-
-
-class Batches:
-    """``on_batch`` for tests: keeps results and, like the herder, writes offsets to a store."""
-
-    def __init__(self, store: OffsetStore | None = None) -> None:
-        self.store = store
-        self.results: list[BatchResult] = []
-        self.lock = threading.Lock()
-
-    def __call__(self, plan: QueryPlan, result: BatchResult) -> None:
-        if self.store is not None:
-            self.store.put(plan.connector, [o for t in result.tasks.values() for o in t.offsets])
-        with self.lock:
-            self.results.append(result)
-
-    def records(self) -> int:
-        with self.lock:
-            return sum(r.records for r in self.results)
 
 
 def produce(bootstrap: str, topic: str, n: int, partitions: int, first: int = 0) -> None:
