@@ -10,6 +10,8 @@ result row per task (``RESULT_SCHEMA``) that the handler collects and merges.
   its ``sink.*`` keys, skipping Kafka.
 - ``from_kafka_to_sink_task``: a sink connector's Kafka records (Spark's Kafka source, routed to
   their tasks by ``kafka_input.route``) into its tasks (``put``).
+- a *frame writer*: a sink task class that names one in ``frame_writer`` (Delta, the Kafka copy)
+  writes the whole batch DataFrame itself on the driver (``handler_for`` dispatches to it).
 
 Sink tasks that define ``initialize(context)`` get a ``SinkTaskContext`` (the worker's Kafka)
 before ``start``, as Connect's ``SinkTask.initialize``. A sink task class with
@@ -21,6 +23,11 @@ batch ids at 0 with a fresh checkpoint, and a sink that remembers the last batch
 it committed (``FileStreamSinkTask.begin_batch``) would then skip new batches. The
 id is ``checkpoint creation time in ms * 1000 + batch id``: stable for every replay
 from the same checkpoint, larger for any later checkpoint.
+
+At ~680 lines this module holds three jobs that belong apart (per-task tallies and result rows,
+the confluent-kafka producer with its vectorised serialisation, driving sink tasks); it is left
+whole here because the exactly-once work rewrites the producer part, and splitting it first is
+the structure issue's first item.
 """
 
 from __future__ import annotations
