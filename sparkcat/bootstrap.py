@@ -19,14 +19,15 @@ from sparkcat.errors import ConfigError
 from sparkcat.redact import SPARK_REDACTION_REGEX
 from sparkcat.runtime.herder import Herder, new_status_reporter
 from sparkcat.runtime.names import CONFIG_STREAM
-from sparkcat.runtime.paths import safe_join
+from sparkcat.policy.paths import safe_join
 from sparkcat.runtime.pipelines import PipelineWatcher
 from sparkcat.runtime.query_runner import QueryRunner
 from sparkcat.runtime.reconciler import Reconciler
 from sparkcat.runtime.rest_config import check_exposure
 from sparkcat.runtime.worker_config import WorkerConfig, load_worker_config
 from sparkcat.spark.pools import CONTROL_POOL, in_pool
-from sparkcat.storage.factory import Stores, config_log_spec, open_stores
+from sparkcat.runtime.stores import config_log_spec, open_stores
+from sparkcat.storage.factory import Stores
 from sparkcat.storage.log import LogRecord
 
 log = logging.getLogger("sparkcat.driver")

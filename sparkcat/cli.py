@@ -113,7 +113,7 @@ def _report_check(spec: ConnectorSpec, errors: dict[str, list[str]], summary: st
 
 def _worker_policy(args: argparse.Namespace):
     """The worker's plugin packages, allowed dirs and config providers (``--worker-config``, ``--state-dir``)."""
-    from sparkcat.runtime.input_policy import InputPolicy
+    from sparkcat.policy.input_policy import InputPolicy
     from sparkcat.runtime.worker_config import load_worker_config
 
     worker = load_worker_config(worker_config_path(args.worker_config))
@@ -163,7 +163,7 @@ def _status(args: argparse.Namespace) -> int:
 def _store_report(args: argparse.Namespace) -> list[dict[str, Any]]:
     from sparkcat.bootstrap import worker_from_args
     from sparkcat.runtime.status_view import connector_offsets, connector_status
-    from sparkcat.storage.factory import open_stores
+    from sparkcat.runtime.stores import open_stores
 
     worker = worker_from_args(argparse.Namespace(
         worker_config=args.worker_config, bootstrap_servers=args.bootstrap_servers, state_dir=args.state_dir,

@@ -27,7 +27,7 @@ def main(argv: Sequence[str]) -> int:
             worker = worker_from_args(parse_args(list(argv[1:])))
     except (SparkcatError, SystemExit):
         return 0
-    address = ui_bind_address(argv[0], worker.rest_listeners)
+    address = ui_bind_address(argv[0], [listener.host for listener in worker.rest_listeners])
     if address:
         print(address)
     return 0

@@ -12,7 +12,7 @@ from typing import Any, Optional, Union
 from pydantic import BaseModel, Field
 
 from sparkcat.errors import BadRequestError
-from sparkcat.runtime.config_state import TargetState
+from sparkcat.model.config_state import TargetState
 
 ConfigScalar = Optional[Union[str, int, float, bool]]
 ConfigMap = dict[str, ConfigScalar]

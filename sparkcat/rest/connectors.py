@@ -25,7 +25,7 @@ from sparkcat.rest.bodies import (
     java_boolean,
 )
 from sparkcat.rest.context import RestContext
-from sparkcat.runtime.config_state import TargetState
+from sparkcat.model.config_state import TargetState
 from sparkcat.runtime.status_view import connector_status, task_status
 from sparkcat.runtime.validation import mask_connector_config, validate_connector_config
 

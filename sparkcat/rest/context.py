@@ -8,7 +8,7 @@ from typing import Any
 from sparkcat.rest.cluster import ClusterInfo
 from sparkcat.rest.errors import ServiceUnavailableError
 from sparkcat.rest.loggers import LoggerLevels
-from sparkcat.runtime.input_policy import InputPolicy
+from sparkcat.policy.input_policy import InputPolicy
 
 #: How long a request waits for the herder to finish reading the config log at start-up.
 READY_TIMEOUT_S = 30.0

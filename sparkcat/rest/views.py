@@ -12,8 +12,8 @@ from sparkcat import plugins, redact
 from sparkcat.api.config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
 from sparkcat.api.connector import SinkConnector
 from sparkcat.errors import NotFoundError, SparkcatError
-from sparkcat.runtime.config_state import ClusterConfigState
-from sparkcat.runtime.input_policy import InputPolicy
+from sparkcat.model.config_state import ClusterConfigState
+from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.runtime.validation import mask_connector_config, secret_keys
 from sparkcat.runtime.status_view import connector_type
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from sparkcat import redact
 from sparkcat.errors import ConflictError, NotFoundError
-from sparkcat.runtime.config_state import ClusterConfigState, TargetState
+from sparkcat.model.config_state import ClusterConfigState, TargetState
 from sparkcat.runtime.names import check_connector_name
 from sparkcat.runtime.offsets_api import OffsetsApi
 from sparkcat.runtime.reconciler import Reconciler

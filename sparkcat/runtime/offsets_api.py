@@ -14,7 +14,7 @@ import shutil
 from typing import Any
 
 from sparkcat.errors import BadRequestError, ConflictError
-from sparkcat.runtime.config_state import ClusterConfigState, TargetState
+from sparkcat.model.config_state import ClusterConfigState, TargetState
 from sparkcat.runtime.status_view import connector_type
 from sparkcat.storage.offsets import partition_key
 

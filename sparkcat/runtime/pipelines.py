@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 from sparkcat.errors import SparkcatError
-from sparkcat.runtime.config_state import TargetState
+from sparkcat.model.config_state import TargetState
 from sparkcat.specs import ConnectorSpec, load_file, spec_files
 
 log = logging.getLogger("sparkcat.pipelines")

@@ -26,19 +26,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sparkcat import plugins, redact
-from sparkcat.runtime.config_state import ClusterConfigState, TargetState
-from sparkcat.runtime.config_providers import reverse_transform
+from sparkcat.model.config_state import ClusterConfigState, TargetState
+from sparkcat.policy.config_providers import reverse_transform
 from sparkcat.runtime.connector_runtime import ConnectorRuntime
-from sparkcat.runtime.input_policy import InputPolicy, attach
+from sparkcat.policy.input_policy import InputPolicy, attach
 from sparkcat.runtime.names import dir_name
-from sparkcat.runtime.paths import safe_join
+from sparkcat.policy.paths import safe_join
 from sparkcat.runtime.query_runner import QueryRunner, RunningQuery
-from sparkcat.runtime.status import State
+from sparkcat.model.status import State
 from sparkcat.runtime.status_reporter import StatusReporter, format_trace
 from sparkcat.runtime.validation import embedded_sink_config, secret_keys, validate_connector_config
 from sparkcat.runtime.worker_config import WorkerConfig
 from sparkcat.spark.plan import TASK_FAILURE_MARK, BatchResult, QueryPlan
-from sparkcat.storage.factory import Stores, offsets_store_spec
+from sparkcat.runtime.stores import offsets_store_spec
+from sparkcat.storage.factory import Stores
 
 log = logging.getLogger("sparkcat.herder")
 
@@ -431,7 +432,7 @@ class Reconciler:
         cls = type(rt.instance)
         sink_class, sink_task_class, sink_task_configs = rt.sink or (None, None, [])
         sink_paths = getattr(plugins.load_class(sink_class), "path_keys", ()) if sink_class else ()
-        # Configs go to executors with the worker's policy attached (runtime/input_policy.py): tasks
+        # Configs go to executors with the worker's policy attached (policy/input_policy.py): tasks
         # resolve their placeholders and check their paths where they start.
         return QueryPlan(
             connector=rt.name,

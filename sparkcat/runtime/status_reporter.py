@@ -6,7 +6,7 @@ import logging
 import traceback
 
 from sparkcat import redact
-from sparkcat.runtime.status import State, Status
+from sparkcat.model.status import State, Status
 from sparkcat.storage.status import StatusStore
 
 log = logging.getLogger("sparkcat.status")

@@ -6,8 +6,8 @@ from typing import Any
 
 from sparkcat import plugins
 from sparkcat.errors import NotFoundError, SparkcatError
-from sparkcat.runtime.config_state import ClusterConfigState
-from sparkcat.runtime.status import Status
+from sparkcat.model.config_state import ClusterConfigState
+from sparkcat.model.status import Status
 from sparkcat.storage.offsets import OffsetStore
 from sparkcat.storage.status import StatusStore
 

@@ -13,8 +13,8 @@ from sparkcat import plugins, redact
 from sparkcat.api.config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG, ConfigDef, ConfigValue, Type
 from sparkcat.api.connector import Connector, SinkConnector
 from sparkcat.errors import ConfigError, NotFoundError
-from sparkcat.runtime.config_providers import has_placeholder
-from sparkcat.runtime.input_policy import InputPolicy
+from sparkcat.policy.config_providers import has_placeholder
+from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.runtime.names import name_problem
 
 #: Keys under these prefixes configure converters and the producer, whose own settings are

@@ -10,8 +10,9 @@ from typing import Any
 import yaml
 
 from sparkcat.errors import ConfigError
+from sparkcat.plugins import DEFAULT_PACKAGES
 from sparkcat.runtime import rest_config
-from sparkcat.runtime.config_providers import ConfigProviders
+from sparkcat.policy.config_providers import ConfigProviders
 from sparkcat.runtime.rest_config import Listener, RestSecurityConfig
 
 _KEYS = {
@@ -39,8 +40,6 @@ _INTS = ("rest_port", "config_replication_factor", "offset_replication_factor", 
          "offset_partitions", "status_partitions")
 #: Keys under this prefix configure Connect's ConfigProviders (``config.providers``, ``config.providers.NAME.*``).
 PROVIDERS_PREFIX = "config.providers"
-#: The packages connector and converter classes may come from when plugin.packages is not set.
-DEFAULT_PLUGIN_PACKAGES = ("sparkcat.connectors",)
 
 
 @dataclass
@@ -58,7 +57,7 @@ class WorkerConfig:
     pipelines_dir: str = "pipelines"
     kafka: dict[str, str] = field(default_factory=dict)
     rest_security: RestSecurityConfig = field(default_factory=RestSecurityConfig)
-    plugin_packages: list[str] = field(default_factory=lambda: list(DEFAULT_PLUGIN_PACKAGES))
+    plugin_packages: list[str] = field(default_factory=lambda: list(DEFAULT_PACKAGES))
     file_allowed_dirs: list[str] | None = None          # None: state_dir and pipelines_dir
     config_providers: dict[str, str] = field(default_factory=dict)   # config.providers* keys as written
     config_replication_factor: int = -1

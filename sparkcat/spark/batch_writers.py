@@ -46,7 +46,7 @@ from pyspark.sql.types import DataType
 
 from sparkcat.api.records import SinkRecord
 from sparkcat.plugins import load_class
-from sparkcat.runtime.input_policy import prepare
+from sparkcat.policy.input_policy import prepare
 from sparkcat.spark.converters import converter_for
 from sparkcat.spark.plan import TASK_FAILURE_MARK, BatchResult, QueryPlan, TaskBatchResult, task_failure_message
 from sparkcat.storage.offsets import partition_key

@@ -89,7 +89,7 @@ class ConfigLogSource(DataSource):
 def config_log_stream(spark: Any, spec: dict[str, str]) -> Any:
     """A streaming DataFrame ``(offset BIGINT, key STRING, value STRING)`` over the config log of ``spec``.
 
-    ``spec`` is ``storage.factory.config_log_spec(worker)``. The caller gives the query a fresh
+    ``spec`` is ``runtime.stores.config_log_spec(worker)``. The caller gives the query a fresh
     checkpoint on every start: the herder's state is rebuilt from the log's beginning.
     """
     if spec.get("backend") != "kafka":

@@ -37,7 +37,7 @@ from pyspark.sql.types import DataType, StructType
 from sparkcat.api.connector import SourceTask
 from sparkcat.api.records import SourceRecord
 from sparkcat.plugins import load_class
-from sparkcat.runtime.input_policy import prepare
+from sparkcat.policy.input_policy import prepare
 from sparkcat.spark.plan import QueryPlan, task_failure_message
 from sparkcat.storage.offsets import partition_key
 

@@ -307,7 +307,7 @@ def _converter_class(name: str) -> type[Converter]:
 
 def converter_for(config: dict[str, str], is_key: bool) -> Converter:
     """The configured key or value converter of a connector config (JsonConverter when unset)."""
-    from sparkcat.runtime.input_policy import prepare
+    from sparkcat.policy.input_policy import prepare
 
     config = prepare(config)  # a plan's connector config: its placeholders resolved here, where it is used
     prefix = "key.converter" if is_key else "value.converter"

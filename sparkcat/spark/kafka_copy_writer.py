@@ -51,7 +51,7 @@ from sparkcat.connectors.kafka_sink import (
     target_servers,
 )
 from sparkcat.errors import ConfigError, ConnectorError, SparkcatError
-from sparkcat.runtime.input_policy import prepare
+from sparkcat.policy.input_policy import prepare
 from sparkcat.spark.kafka_input import Assignment, TopicPartitionKey, subscribed_partitions
 from sparkcat.spark.plan import BatchResult, QueryPlan, TaskBatchResult, task_failure_message
 

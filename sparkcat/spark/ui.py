@@ -17,9 +17,7 @@ its kill links would stop connector queries behind the herder's back.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-
-from sparkcat.runtime.rest_config import Listener
+from collections.abc import Iterable, Mapping
 
 KILL_ENABLED = "spark.ui.killEnabled"
 _LOCAL_MASTER = re.compile(r"local(\[[^\]]*\])?|local-cluster\[[^\]]*\]")
@@ -34,17 +32,17 @@ def ui_conf(existing: Mapping[str, str]) -> dict[str, str]:
     return {} if KILL_ENABLED in existing else {KILL_ENABLED: "false"}
 
 
-def ui_bind_address(master: str, listeners: Sequence[Listener]) -> str | None:
-    """The REST API's host for a local master, when every listener uses that one specific host; else None.
+def ui_bind_address(master: str, hosts: Iterable[str]) -> str | None:
+    """The REST API's host for a local master, when all its listeners' ``hosts`` are one specific host; else None.
 
-    >>> ui_bind_address("local[*]", [Listener("http", "127.0.0.1", 8083)])
+    >>> ui_bind_address("local[*]", ["127.0.0.1"])
     '127.0.0.1'
-    >>> ui_bind_address("yarn", [Listener("http", "127.0.0.1", 8083)]) is None
+    >>> ui_bind_address("yarn", ["127.0.0.1"]) is None
     True
     """
     if not _LOCAL_MASTER.fullmatch(master.strip()):
         return None
-    hosts = {listener.host for listener in listeners}
+    hosts = set(hosts)
     if len(hosts) != 1:
         return None
     host = hosts.pop()

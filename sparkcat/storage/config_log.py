@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from sparkcat.runtime.config_state import ClusterConfigState, RestartRequest, SessionKey, TargetState
+from sparkcat.model.config_state import ClusterConfigState, RestartRequest, SessionKey, TargetState
 from sparkcat.storage import json_codec
 from sparkcat.storage.log import KeyedLog, LogRecord
 

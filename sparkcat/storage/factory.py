@@ -1,11 +1,16 @@
-"""Opens the three stores on the backend a worker config asks for (Kafka topics or a local directory)."""
+"""Opens stores from plain data (a backend spec), so storage needs nothing from the runtime.
+
+A spec is a flat ``dict[str, str]`` that can cross to another process (a Spark reader):
+``{"backend": "kafka", "bootstrap.servers": ..., "topic": ..., "kafka.<client key>": ...}``
+or ``{"backend": "local", "dir": ..., "name": ...}``. ``sparkcat.runtime.stores`` builds
+specs from a worker config.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
-from sparkcat.runtime.worker_config import WorkerConfig
 from sparkcat.storage.config_log import ConfigLog
 from sparkcat.storage.log import KeyedLog, MemoryLog
 from sparkcat.storage.offsets import OffsetStore
@@ -25,24 +30,19 @@ class Stores:
             store.close()
 
 
-def _logs(worker: WorkerConfig) -> tuple[KeyedLog, KeyedLog, KeyedLog]:
-    names = (worker.config_topic, worker.offset_topic, worker.status_topic)
-    if worker.uses_kafka:
+def open_log(spec: Mapping[str, str], replication_factor: int = -1) -> KeyedLog:
+    """The keyed log a spec names; no network or file work happens until first use.
+
+    ``replication_factor`` applies when a Kafka topic is created; -1 leaves it to the
+    broker's ``default.replication.factor``.
+    """
+    if spec.get("backend") == "kafka":
         from sparkcat.storage.kafka.log import KafkaLog
-        # Connect's *.storage.replication.factor keys; -1 leaves it to the broker's default.replication.factor.
-        factors = (worker.config_replication_factor, worker.offset_replication_factor,
-                   worker.status_replication_factor)
-        return tuple(KafkaLog(worker.bootstrap_servers, topic, replication_factor=factor,
-                              client_config=dict(worker.kafka)) for topic, factor in zip(names, factors))
+        client = {k[len("kafka."):]: v for k, v in spec.items() if k.startswith("kafka.")}
+        return KafkaLog(spec["bootstrap.servers"], spec["topic"], replication_factor=replication_factor,
+                        client_config=client)
     from sparkcat.storage.local.log import LocalLog
-    directory = Path(worker.state_dir) / "stores"
-    return tuple(LocalLog(directory, name) for name in names)
-
-
-def open_stores(worker: WorkerConfig) -> Stores:
-    """Stores for a worker; no network or file work happens until first use."""
-    config, offsets, status = _logs(worker)
-    return Stores(ConfigLog(config), OffsetStore(offsets), StatusStore(status))
+    return LocalLog(spec["dir"], spec["name"])
 
 
 def memory_stores() -> Stores:
@@ -50,31 +50,6 @@ def memory_stores() -> Stores:
     return Stores(ConfigLog(MemoryLog()), OffsetStore(MemoryLog()), StatusStore(MemoryLog()))
 
 
-def offsets_store_spec(worker: WorkerConfig) -> dict[str, str]:
-    """Plain data telling another process (a Spark reader) how to open this cluster's offsets store."""
-    if worker.uses_kafka:
-        spec = {"backend": "kafka", "bootstrap.servers": worker.bootstrap_servers, "topic": worker.offset_topic}
-        spec.update({f"kafka.{k}": v for k, v in worker.kafka.items()})
-        return spec
-    return {"backend": "local", "dir": str(Path(worker.state_dir).resolve() / "stores"),
-            "name": worker.offset_topic}
-
-
-def config_log_spec(worker: WorkerConfig) -> dict[str, str]:
-    """Like ``offsets_store_spec``, for the config log (read by the herder's config stream)."""
-    spec = offsets_store_spec(worker)
-    if worker.uses_kafka:
-        spec["topic"] = worker.config_topic
-    else:
-        spec["name"] = worker.config_topic
-    return spec
-
-
-def open_offsets_store(spec: dict[str, str]) -> OffsetStore:
-    """Open the offsets store described by ``offsets_store_spec`` (read side; writes need the lock)."""
-    if spec.get("backend") == "kafka":
-        from sparkcat.storage.kafka.log import KafkaLog
-        client = {k[len("kafka."):]: v for k, v in spec.items() if k.startswith("kafka.")}
-        return OffsetStore(KafkaLog(spec["bootstrap.servers"], spec["topic"], client_config=client))
-    from sparkcat.storage.local.log import LocalLog
-    return OffsetStore(LocalLog(spec["dir"], spec["name"]))
+def open_offsets_store(spec: Mapping[str, str]) -> OffsetStore:
+    """Open the offsets store a spec describes (read side; writes need the lock)."""
+    return OffsetStore(open_log(spec))

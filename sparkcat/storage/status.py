@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from sparkcat.runtime.status import State, Status, TopicStatus
+from sparkcat.model.status import State, Status, TopicStatus
 from sparkcat.storage import json_codec
 from sparkcat.storage.log import KeyedLog
 

@@ -208,7 +208,7 @@ def test_copies_headers_and_the_query_progress_counts_records(spark, broker, tmp
 
 def test_offsets_api_moves_where_a_stopped_sink_continues(spark, broker, tmp_path, unique_name):
     """PATCH offsets of a STOPPED sink: its query starts again from there (Spark's startingOffsets)."""
-    from sparkcat.runtime.config_state import TargetState
+    from sparkcat.model.config_state import TargetState
 
     src = f"{unique_name}-moved"
     create_topic(broker.bootstrap, src, partitions=1)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sparkcat.bootstrap import Driver
-from sparkcat.runtime.config_state import TargetState
+from sparkcat.model.config_state import TargetState
 from sparkcat.runtime.worker_config import WorkerConfig
 from tests.kafka_helpers import create_topic, read_json_values, read_topic, wait_until
 

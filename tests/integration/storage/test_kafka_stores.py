@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from sparkcat.runtime.config_state import TargetState
-from sparkcat.runtime.status import State, Status
+from sparkcat.model.config_state import TargetState
+from sparkcat.model.status import State, Status
 from sparkcat.runtime.worker_config import WorkerConfig
-from sparkcat.storage.factory import open_stores
+from sparkcat.runtime.stores import open_stores
 from sparkcat.storage.kafka.log import KafkaLog
 
 pytestmark = pytest.mark.integration

@@ -232,7 +232,7 @@ def test_pause_resume_stop_delete_status_codes(client, driver, tmp_path):
 
 
 def test_topics_and_reset(client, driver, tmp_path):
-    from sparkcat.runtime.status import TopicStatus
+    from sparkcat.model.status import TopicStatus
 
     create(client, "tp", increment(tmp_path / "o"))
     driver.stores.status.put_topic(TopicStatus("seq_1", "tp", 0, 1))

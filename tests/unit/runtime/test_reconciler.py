@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sparkcat.runtime.config_state import TargetState
+from sparkcat.model.config_state import TargetState
 from sparkcat.runtime.reconciler import Reconciler, failed_task_ids
 from sparkcat.runtime.status_reporter import StatusReporter
 from sparkcat.runtime.worker_config import WorkerConfig

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sparkcat.runtime.config_state import TargetState
+from sparkcat.model.config_state import TargetState
 from sparkcat.runtime.reconciler import STARTS_AT_ONCE, Reconciler
 from sparkcat.runtime.status_reporter import StatusReporter
 from sparkcat.runtime.worker_config import WorkerConfig

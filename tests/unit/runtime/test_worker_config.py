@@ -133,3 +133,8 @@ def test_an_unknown_config_provider_class_fails_at_start(tmp_path):
     path.write_text("config.providers: vault\nconfig.providers.vault.class: com.example.VaultConfigProvider\n")
     with pytest.raises(ConfigError, match="config.providers.vault.class"):
         load_worker_config(path)
+
+
+def test_default_input_policy_is_the_policy_of_a_worker_with_no_settings():
+    from sparkcat.policy.input_policy import InputPolicy
+    assert InputPolicy.default() == InputPolicy.of(WorkerConfig())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from sparkcat.runtime.config_state import TargetState
+from sparkcat.model.config_state import TargetState
 from sparkcat.storage.config_log import ConfigLog, ConfigStateBuilder
 from sparkcat.storage.log import LogRecord, MemoryLog
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from sparkcat.runtime.status import State, Status, TopicStatus
+from sparkcat.model.status import State, Status, TopicStatus
 from sparkcat.storage.local.log import LocalLog
 from sparkcat.storage.log import MemoryLog
 from sparkcat.storage.status import StatusStore

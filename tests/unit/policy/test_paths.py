@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sparkcat.errors import ConfigError
-from sparkcat.runtime.paths import allowed_path_problem, check_allowed_path, safe_join
+from sparkcat.policy.paths import allowed_path_problem, check_allowed_path, safe_join
 
 
 @pytest.mark.parametrize("part", ["..", ".", "", "../x", "a/../../x", "/etc"])

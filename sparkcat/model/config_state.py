@@ -1,6 +1,6 @@
 """A snapshot of the cluster's configuration, as rebuilt from the config log.
 
-Kept apart from observed state (``sparkcat.runtime.status``): this is what users
+Kept apart from observed state (``sparkcat.model.status``): this is what users
 asked for (configs, target states), not what is running.
 """
 

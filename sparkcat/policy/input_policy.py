@@ -19,8 +19,8 @@ from pathlib import Path
 from sparkcat import redact
 from sparkcat.errors import ConfigError
 from sparkcat.plugins import DEFAULT_PACKAGES
-from sparkcat.runtime.config_providers import ConfigProviders
-from sparkcat.runtime.paths import allowed_path_problem
+from sparkcat.policy.config_providers import ConfigProviders
+from sparkcat.policy.paths import allowed_path_problem
 
 #: Directories under state.dir that sparkcat writes itself (stores, query checkpoints, Spark's pool file).
 SPARKCAT_STATE_DIRS = ("stores", "checkpoints", "spark")
@@ -41,15 +41,20 @@ class InputPolicy:
     @classmethod
     def of(cls, worker) -> InputPolicy:
         """The policy of a ``WorkerConfig``; relative directories are resolved on the driver."""
-        state = Path(worker.state_dir).resolve()
-        return cls(tuple(worker.plugin_packages), tuple(str(Path(d).resolve()) for d in worker.allowed_dirs),
-                   dict(worker.config_providers), tuple(str(state / d) for d in SPARKCAT_STATE_DIRS))
+        return cls.build(worker.plugin_packages, worker.allowed_dirs, worker.config_providers, worker.state_dir)
+
+    @classmethod
+    def build(cls, plugin_packages: Sequence[str], allowed_dirs: Sequence[str], providers: Mapping[str, str],
+              state_dir: str) -> InputPolicy:
+        """The policy of these worker settings; relative directories are resolved here."""
+        state = Path(state_dir).resolve()
+        return cls(tuple(plugin_packages), tuple(str(Path(d).resolve()) for d in allowed_dirs),
+                   dict(providers), tuple(str(state / d) for d in SPARKCAT_STATE_DIRS))
 
     @classmethod
     def default(cls) -> InputPolicy:
-        """The policy of a worker with no settings (``conf/worker.yaml``'s defaults)."""
-        from sparkcat.runtime.worker_config import WorkerConfig
-        return cls.of(WorkerConfig())
+        """The policy of a worker with no settings (``conf/worker.yaml``'s defaults: ``state``, ``pipelines``)."""
+        return cls.build(DEFAULT_PACKAGES, ("state", "pipelines"), {}, "state")
 
     @property
     def config_providers(self) -> ConfigProviders:

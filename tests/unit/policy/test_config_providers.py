@@ -6,8 +6,8 @@ import pytest
 
 from sparkcat import redact
 from sparkcat.errors import ConfigError
-from sparkcat.runtime.config_providers import ConfigProviders, reverse_transform
-from sparkcat.runtime.input_policy import POLICY_KEY, InputPolicy, attach, prepare
+from sparkcat.policy.config_providers import ConfigProviders, reverse_transform
+from sparkcat.policy.input_policy import POLICY_KEY, InputPolicy, attach, prepare
 
 JAVA = "org.apache.kafka.common.config.provider."
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from sparkcat import redact
 from sparkcat.errors import ConfigError
-from sparkcat.runtime.paths import allowed_path_problem
+from sparkcat.policy.paths import allowed_path_problem
 
 #: Connect's ``ConfigTransformer.DEFAULT_PATTERN``: ``${provider:[path:]key}``.
 PLACEHOLDER = re.compile(r"\$\{([^}]*?):(([^}]*?):)?([^}]*?)\}")

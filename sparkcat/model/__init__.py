@@ -1,0 +1,1 @@
+"""The cluster state every layer shares: config snapshot, target states, restart requests, statuses."""

@@ -1,0 +1,1 @@
+"""What connector configs may reach: input policy, config providers, allowed paths."""
