@@ -598,7 +598,7 @@ class Bench:
     # 3. apply latency --------------------------------------------------------------------
 
     def scenario_apply(self) -> None:
-        from sparkcat.runtime.config_state import TargetState
+        from sparkcat.model.config_state import TargetState
 
         repeats = 1 if self.quick else 3
         put_lat, pause_lat, pause_status = [], [], []
