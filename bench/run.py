@@ -398,7 +398,7 @@ class Bench:
 
     def committed_records(self, name: str) -> int:
         rt = self.runtime(name)
-        return 0 if rt is None else rt.records
+        return 0 if rt is None else rt.progress.records
 
     def delete(self, *names: str) -> float:
         t0 = time.monotonic()
@@ -735,7 +735,7 @@ class Bench:
         while len(ready_at) < len(names):
             for name in names:
                 rt = self.runtime(name)
-                if name not in ready_at and rt is not None and rt.batches >= 1 and rt.query is not None \
+                if name not in ready_at and rt is not None and rt.progress.batches >= 1 and rt.query is not None \
                         and rt.query.is_active():
                     ready_at[name] = time.monotonic() - t0
             failed = [n for n in names if (self.runtime(n) is not None and self.runtime(n).failed_tasks)]

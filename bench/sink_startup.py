@@ -124,7 +124,7 @@ def main() -> None:
                 "connector.class": "kafka", "topics": f"src{i}", "tasks.max": "1", "trigger.interval.ms": "1000"}})
             rt = None
             while rt is None or rt.query is None or rt.query.query is None or not rt.query.query.recentProgress \
-                    or rt.records < 1000:
+                    or rt.progress.records < 1000:
                 if time.time() - t0 > 300:
                     raise SystemExit(f"{name}: no committed batch within 300 s")
                 time.sleep(0.02)

@@ -26,7 +26,6 @@ from sparkcat.rest.bodies import (
 )
 from sparkcat.rest.context import RestContext
 from sparkcat.model.config_state import TargetState
-from sparkcat.runtime.status_view import connector_status, task_status
 from sparkcat.runtime.validation import mask_connector_config, validate_connector_config
 
 ALTERED = "The offsets for this connector have been altered successfully"
@@ -63,7 +62,7 @@ def _info(ctx: RestContext, name: str) -> dict[str, Any]:
 
 
 def _status(ctx: RestContext, name: str) -> dict[str, Any]:
-    return connector_status(name, ctx.herder.snapshot(), ctx.status_store)
+    return ctx.herder.connector_status(name)
 
 
 def router(ctx: RestContext) -> APIRouter:
@@ -81,7 +80,7 @@ def router(ctx: RestContext) -> APIRouter:
             try:
                 for kind in expand:
                     if kind == "status":
-                        entry["status"] = connector_status(name, state, ctx.status_store)
+                        entry["status"] = herder.connector_status(name, state)
                     elif kind == "info":
                         entry["info"] = views.connector_info(name, state, ctx.policy)
             except NotFoundError:
@@ -170,12 +169,7 @@ def router(ctx: RestContext) -> APIRouter:
 
     @api.get("/{name}/tasks/{task}/status", summary="One task's state")
     def get_task_status(name: str, task: int) -> Any:
-        state = ctx.herder.snapshot()
-        if not state.contains(name):
-            raise NotFoundError(f"Connector {name} not found")
-        if task not in state.task_ids(name):
-            raise NotFoundError(f"No status found for task {name}-{task}")
-        return task_status(name, task, ctx.status_store)
+        return ctx.herder.task_status(name, task)
 
     @api.post("/{name}/tasks/{task}/restart", status_code=204, response_class=Response,
               summary="Restart one task")
@@ -185,9 +179,7 @@ def router(ctx: RestContext) -> APIRouter:
 
     @api.get("/{name}/topics", summary="Topics the connector used (KIP-558)")
     def get_topics(name: str) -> Any:
-        herder = ctx.herder
-        herder.connector_config(name)  # 404 for an unknown connector
-        return {name: {"topics": ctx.status_store.topics(name)}}
+        return {name: {"topics": ctx.herder.active_topics(name)}}
 
     @api.put("/{name}/topics/reset", status_code=202, response_class=Response,
              summary="Forget the topics the connector used")

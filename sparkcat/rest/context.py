@@ -16,7 +16,7 @@ READY_TIMEOUT_S = 30.0
 
 @dataclass
 class RestContext:
-    """The driver as the API sees it; ``driver`` needs ``herder``, ``stores``, ``reconciler`` and ``worker``."""
+    """The driver as the API sees it; ``driver`` needs ``herder`` and ``worker``. Reads go through the herder."""
 
     driver: Any
     cluster: ClusterInfo = field(init=False)
@@ -36,19 +36,10 @@ class RestContext:
     @property
     def policy(self) -> InputPolicy:
         """The worker's limits on connector configs (plugin packages, allowed dirs, config providers)."""
-        reconciler = self.driver.reconciler
-        return reconciler.policy if reconciler is not None else InputPolicy.of(self.driver.worker)
-
-    @property
-    def status_store(self):
-        return self.driver.stores.status
+        herder = self.driver.herder
+        return herder.policy if herder is not None else InputPolicy.of(self.driver.worker)
 
     @property
     def ready(self) -> bool:
         herder = self.driver.herder
         return herder is not None and herder.ready
-
-    def runtimes(self) -> list[tuple[str, Any]]:
-        """(name, ConnectorRuntime) of every connector this driver runs, copied for reading."""
-        reconciler = self.driver.reconciler
-        return sorted(list(reconciler.runtimes.items())) if reconciler is not None else []

@@ -1,64 +1,75 @@
-"""``GET /metrics``: Prometheus text exposition of connector and task progress.
+"""``GET /metrics``: Prometheus text exposition of connector and task progress, by prometheus_client.
 
-Counters come from the reconciler's connector runtimes (what this driver's queries
-committed since it started); states come from the status store.
+Counters come from the herder's connector progress (what this driver's queries
+committed since it started); states come from the connector statuses. A custom
+collector reads both at scrape time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+
+#: The text format generate_latest writes (0.0.4), as this endpoint has always declared it.
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 _CONNECTOR_METRICS = (
-    ("sparkcat_connector_records_total", "counter",
+    ("sparkcat_connector_records_total", CounterMetricFamily,
      "Records the connector's query committed since this driver started.", "records"),
-    ("sparkcat_connector_batches_total", "counter",
+    ("sparkcat_connector_batches_total", CounterMetricFamily,
      "Micro-batches the connector's query committed since this driver started.", "batches"),
-    ("sparkcat_connector_last_batch_duration_seconds", "gauge",
+    ("sparkcat_connector_last_batch_duration_seconds", GaugeMetricFamily,
      "Duration of the connector's last committed micro-batch.", "last_batch_s"),
 )
 
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-def _labels(**labels: object) -> str:
-    return "{" + ",".join(f'{k}="{_escape(str(v))}"' for k, v in labels.items()) + "}"
+#: (name, progress) pairs (progress has ``records``, ``batches``, ``last_batch_s``) and
+#: ``GET /connectors/NAME/status`` bodies.
+Snapshot = tuple[Iterable[tuple[str, Any]], Iterable[dict[str, Any]]]
 
 
-def _number(value: float) -> str:
-    return repr(float(value)) if isinstance(value, float) else str(value)
+class ConnectorCollector:
+    """A prometheus_client collector over what ``read`` returns at each scrape."""
+
+    def __init__(self, read: Callable[[], Snapshot]):
+        self.read = read
+
+    def collect(self) -> Iterator[Metric]:
+        progress, statuses = self.read()
+        progress, statuses = list(progress), list(statuses)
+        for name, family, help_text, attr in _CONNECTOR_METRICS:
+            metric = family(name, help_text, labels=["connector"])
+            for connector, p in progress:
+                metric.add_metric([connector], getattr(p, attr))
+            yield metric
+        connector_state = GaugeMetricFamily("sparkcat_connector_state", "The connector's state (1 for its current state).",
+                                            labels=["connector", "state", "worker_id"])
+        task_state = GaugeMetricFamily("sparkcat_task_state", "The task's state (1 for its current state).",
+                                       labels=["connector", "task", "state", "worker_id"])
+        task_failed = GaugeMetricFamily("sparkcat_task_failed", "Whether the task is FAILED (1) or not (0).",
+                                        labels=["connector", "task"])
+        for s in statuses:
+            c = s["connector"]
+            connector_state.add_metric([s["name"], c["state"], c["worker_id"]], 1)
+            for t in s["tasks"]:
+                task_state.add_metric([s["name"], str(t["id"]), t["state"], t["worker_id"]], 1)
+                task_failed.add_metric([s["name"], str(t["id"])], 1 if t["state"] == "FAILED" else 0)
+        yield from (connector_state, task_state, task_failed)
 
 
-def render(runtimes: Iterable[tuple[str, Any]], statuses: Iterable[dict[str, Any]]) -> str:
-    """The exposition text for ``runtimes`` (name, ConnectorRuntime) and connector ``statuses``.
+def registry(read: Callable[[], Snapshot]) -> CollectorRegistry:
+    """A registry holding only the connector collector (not the process-wide default one)."""
+    out = CollectorRegistry(auto_describe=False)
+    out.register(ConnectorCollector(read))
+    return out
 
-    ``statuses`` are ``GET /connectors/NAME/status`` bodies.
-    """
-    runtimes = list(runtimes)
-    statuses = list(statuses)
-    lines: list[str] = []
-    for metric, kind, help_text, attr in _CONNECTOR_METRICS:
-        lines += [f"# HELP {metric} {help_text}", f"# TYPE {metric} {kind}"]
-        lines += [f"{metric}{_labels(connector=name)} {_number(getattr(rt, attr))}" for name, rt in runtimes]
-    lines += ["# HELP sparkcat_connector_state The connector's state (1 for its current state).",
-              "# TYPE sparkcat_connector_state gauge"]
-    for s in statuses:
-        c = s["connector"]
-        lines.append(f"sparkcat_connector_state{_labels(connector=s['name'], state=c['state'], worker_id=c['worker_id'])} 1")
-    lines += ["# HELP sparkcat_task_state The task's state (1 for its current state).",
-              "# TYPE sparkcat_task_state gauge"]
-    for s in statuses:
-        for t in s["tasks"]:
-            labels = _labels(connector=s["name"], task=t["id"], state=t["state"], worker_id=t["worker_id"])
-            lines.append(f"sparkcat_task_state{labels} 1")
-    lines += ["# HELP sparkcat_task_failed Whether the task is FAILED (1) or not (0).",
-              "# TYPE sparkcat_task_failed gauge"]
-    for s in statuses:
-        for t in s["tasks"]:
-            lines.append(f"sparkcat_task_failed{_labels(connector=s['name'], task=t['id'])} "
-                         f"{1 if t['state'] == 'FAILED' else 0}")
-    return "\n".join(lines) + "\n"
+
+def exposition(metrics: CollectorRegistry) -> str:
+    return generate_latest(metrics).decode()
+
+
+def render(progress: Iterable[tuple[str, Any]], statuses: Iterable[dict[str, Any]]) -> str:
+    """The exposition text for ``progress`` (name, progress) and connector ``statuses``."""
+    return exposition(registry(lambda: (progress, statuses)))

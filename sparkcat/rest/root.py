@@ -10,7 +10,6 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from sparkcat.errors import NotFoundError
 from sparkcat.rest import metrics
 from sparkcat.rest.context import RestContext
-from sparkcat.runtime.status_view import connector_status
 
 HEALTHY = {"status": "healthy", "message": "Worker has completed startup and is ready to handle requests."}
 STARTING = {"status": "starting", "message": "Worker is still starting up."}
@@ -30,17 +29,26 @@ def router(ctx: RestContext) -> APIRouter:
             return JSONResponse(HEALTHY)
         return JSONResponse(STARTING, status_code=503)
 
+    registry = metrics.registry(lambda: _metrics_snapshot(ctx))
+
     @api.get("/metrics", response_class=PlainTextResponse, summary="Prometheus metrics per connector and task")
     def prometheus() -> PlainTextResponse:
-        statuses = []
-        if ctx.ready:
-            herder = ctx.herder
-            state = herder.snapshot()
-            for name in state.connectors():
-                try:
-                    statuses.append(connector_status(name, state, ctx.status_store))
-                except NotFoundError:
-                    continue
-        return PlainTextResponse(metrics.render(ctx.runtimes(), statuses), media_type=metrics.CONTENT_TYPE)
+        return PlainTextResponse(metrics.exposition(registry), media_type=metrics.CONTENT_TYPE)
 
     return api
+
+
+def _metrics_snapshot(ctx: RestContext) -> metrics.Snapshot:
+    """Progress of the connectors this driver runs and, once the herder is ready, their statuses."""
+    herder = ctx.driver.herder
+    if herder is None:
+        return [], []
+    statuses = []
+    if ctx.ready:
+        state = herder.snapshot()
+        for name in state.connectors():
+            try:
+                statuses.append(herder.connector_status(name, state))
+            except NotFoundError:
+                continue
+    return herder.connector_progress(), statuses

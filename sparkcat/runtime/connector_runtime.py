@@ -6,6 +6,25 @@ from dataclasses import dataclass, field
 
 from sparkcat.api.connector import Connector
 from sparkcat.runtime.query_runner import RunningQuery
+from sparkcat.spark.plan import BatchResult
+
+
+@dataclass
+class Progress:
+    """What this driver's queries of one connector committed since it started (``GET /metrics``).
+
+    Spark's own progress (``StreamingQuery.recentProgress``) restarts with each query and
+    keeps only its last batches, so these totals are kept here, in this one place.
+    """
+
+    batches: int = 0
+    records: int = 0
+    last_batch_s: float = 0.0
+
+    def add(self, result: BatchResult) -> None:
+        self.batches += 1
+        self.records += result.records
+        self.last_batch_s = result.duration_s
 
 
 @dataclass
@@ -21,10 +40,7 @@ class ConnectorRuntime:
     failed: str | None = None           # the connector itself failed (trace)
     task_workers: dict[int, str] = field(default_factory=dict)
     last_restart_offset: int = -1
-    batches: int = 0
-    records: int = 0
-    last_batch_s: float = 0.0
-    generation: int = 0
+    progress: Progress = field(default_factory=Progress)
     sink: tuple[str, str, list[dict[str, str]]] | None = None   # embedded sink: class, task class, configs
     sink_offsets: dict[str, tuple[dict, dict]] = field(default_factory=dict)
 

@@ -9,10 +9,10 @@ one streaming query per connector started, paused, stopped or restarted.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import queue
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
@@ -20,6 +20,9 @@ from typing import Any
 from sparkcat import redact
 from sparkcat.errors import ConflictError, NotFoundError
 from sparkcat.model.config_state import ClusterConfigState, TargetState
+from sparkcat.policy.input_policy import InputPolicy
+from sparkcat.runtime import status_view
+from sparkcat.runtime.connector_runtime import Progress
 from sparkcat.runtime.names import check_connector_name
 from sparkcat.runtime.offsets_api import OffsetsApi
 from sparkcat.runtime.reconciler import Reconciler
@@ -43,6 +46,7 @@ class Herder(OffsetsApi):
         self.driver_id = driver_id
         self._builder = ConfigStateBuilder()
         self._state_lock = threading.Lock()
+        self._state_read = threading.Condition(self._state_lock)  # notified as config records are applied
         self._requests: queue.Queue[tuple[Callable[[], Any], Future]] = queue.Queue()
         self._wake = threading.Event()
         reconciler.wake = self._wake.set  # a query stopped on its own thread: reconcile without waiting a tick
@@ -78,8 +82,9 @@ class Herder(OffsetsApi):
 
     def on_config_records(self, records: list[LogRecord]) -> None:
         """Called from the config log stream's foreachBatch: apply in log order, then reconcile."""
-        with self._state_lock:
+        with self._state_read:
             self._builder.apply_all(records)
+            self._state_read.notify_all()
         self._wake.set()
 
     def _run(self) -> None:
@@ -114,9 +119,9 @@ class Herder(OffsetsApi):
         return result
 
     def _await_config_offset(self, offset: int, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        while self.snapshot().offset < offset and time.monotonic() < deadline:
-            time.sleep(0.02)
+        """Wait until the config stream has applied ``offset`` (a write of ours came back), at most ``timeout_s``."""
+        with self._state_read:
+            self._state_read.wait_for(lambda: self._builder.state.offset >= offset, timeout_s)
 
     # ------------------------------------------------------------------ reads
 
@@ -144,6 +149,31 @@ class Herder(OffsetsApi):
         if state is None:
             raise NotFoundError(f"Connector {name} not found")
         return state
+
+    @property
+    def policy(self) -> InputPolicy:
+        """The worker's limits on connector configs, as requests are validated against them."""
+        return self.reconciler.policy
+
+    def connector_status(self, name: str, state: ClusterConfigState | None = None) -> dict[str, Any]:
+        """``GET /connectors/NAME/status``, from ``state`` (a snapshot already taken) or a fresh one."""
+        return status_view.connector_status(name, state or self.snapshot(), self.stores.status)
+
+    def task_status(self, name: str, task: int) -> dict[str, Any]:
+        """``GET /connectors/NAME/tasks/N/status``; 404 for an unknown connector or task."""
+        if task not in self._require(name).task_ids(name):
+            raise NotFoundError(f"No status found for task {name}-{task}")
+        return status_view.task_status(name, task, self.stores.status)
+
+    def active_topics(self, name: str) -> list[str]:
+        """The topics the connector used (KIP-558)."""
+        self._require(name)
+        return self.stores.status.topics(name)
+
+    def connector_progress(self) -> list[tuple[str, Progress]]:
+        """(name, copy of its progress) of every connector this driver runs, by name."""
+        runtimes = sorted(list(self.reconciler.runtimes.items()))
+        return [(name, dataclasses.replace(rt.progress)) for name, rt in runtimes]
 
     # ------------------------------------------------------------------ requests
 

@@ -464,9 +464,7 @@ class Reconciler:
             # API and a fresh checkpoint both see them after a driver restart.
             self.stores.offsets.put(plan.connector, offsets)
         if rt is not None:
-            rt.batches += 1
-            rt.records += result.records
-            rt.last_batch_s = result.duration_s
+            rt.progress.add(result)
             if plan.connector_type == "sink":
                 rt.sink_offsets.update({_tp_key(p): (p, o) for p, o in offsets})
         for t in result.tasks.values():

@@ -14,7 +14,6 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 
 import httpx
 import pytest
@@ -164,14 +163,14 @@ def test_the_cli_passes_credentials_and_verifies_tls(secured, capsys, monkeypatc
 
 
 class Gate:
-    """In place of the reconciler for /metrics: ``items()`` blocks until opened, or raises ``error``."""
+    """In place of the herder's ``connector_progress`` for /metrics: blocks until opened, or raises ``error``."""
 
     def __init__(self, error: Exception | None = None):
         self.entered = threading.Semaphore(0)
         self.opened = threading.Event()
         self.error = error
 
-    def items(self):
+    def __call__(self):
         if self.error is not None:
             raise self.error
         self.entered.release()
@@ -180,16 +179,14 @@ class Gate:
 
 
 @pytest.fixture
-def gated(secured) -> Iterator[Gate]:
-    """Swaps the reconciler the REST views read (the herder keeps its own), then restores it."""
-    real = secured.driver.reconciler
+def gated(secured, monkeypatch) -> Iterator[Gate]:
+    """Swaps the herder's connector progress, which /metrics reads, for a gate; restored afterwards."""
     gate = Gate()
-    secured.driver.reconciler = SimpleNamespace(runtimes=gate)
+    monkeypatch.setattr(secured.driver.herder, "connector_progress", gate)
     try:
         yield gate
     finally:
         gate.opened.set()
-        secured.driver.reconciler = real
 
 
 def test_slow_requests_fill_the_slots_then_503_while_health_answers(secured, gated):

@@ -7,7 +7,6 @@ import logging
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from fastapi.testclient import TestClient
@@ -110,14 +109,14 @@ def test_a_body_over_the_limit_is_413_and_writes_nothing(guarded, driver):
 
 
 class Gate:
-    """Stands in for the reconciler's runtimes: ``items()`` blocks until opened, or raises."""
+    """Stands in for the herder's ``connector_progress``: blocks until opened, or raises."""
 
     def __init__(self, error: Exception | None = None):
         self.entered = threading.Semaphore(0)
         self.open = threading.Event()
         self.error = error
 
-    def items(self):
+    def __call__(self):
         if self.error is not None:
             raise self.error
         self.entered.release()
@@ -125,9 +124,9 @@ class Gate:
         return []
 
 
-def test_requests_beyond_the_in_flight_limit_get_503_and_health_still_answers(guarded, driver):
+def test_requests_beyond_the_in_flight_limit_get_503_and_health_still_answers(guarded, driver, monkeypatch):
     gate = Gate()
-    driver.reconciler = SimpleNamespace(runtimes=gate)
+    monkeypatch.setattr(driver.herder, "connector_progress", gate)
     auth = basic("alice", "s3cret")
     results: list[int] = []
     slow = [threading.Thread(target=lambda: results.append(guarded.get("/metrics", headers=auth).status_code))
@@ -148,8 +147,8 @@ def test_requests_beyond_the_in_flight_limit_get_503_and_health_still_answers(gu
     assert guarded.get("/connectors", headers=auth).status_code == 200  # slots were given back
 
 
-def test_an_unexpected_fault_is_a_500_with_only_a_request_id(guarded, driver, caplog):
-    driver.reconciler = SimpleNamespace(runtimes=Gate(RuntimeError("cannot open /srv/internal/secret.db")))
+def test_an_unexpected_fault_is_a_500_with_only_a_request_id(guarded, driver, caplog, monkeypatch):
+    monkeypatch.setattr(driver.herder, "connector_progress", Gate(RuntimeError("cannot open /srv/internal/secret.db")))
     with caplog.at_level(logging.ERROR, logger="sparkcat.rest"):
         r = guarded.get("/metrics", headers=basic("alice", "s3cret"))
     assert r.status_code == 500
