@@ -18,6 +18,26 @@ class TargetState(str, Enum):
     STOPPED = "STOPPED"
 
 
+#: Connect's ``initial_state`` names (create requests, pipeline specs) -> target state.
+INITIAL_STATES = {"RUNNING": TargetState.STARTED, "PAUSED": TargetState.PAUSED, "STOPPED": TargetState.STOPPED}
+
+
+def initial_target_state(value: str | None) -> TargetState | None:
+    """An ``initial_state`` (any case) as a target state; None for none (Connect's default, running).
+
+    >>> initial_target_state(" paused "), initial_target_state(None)
+    (<TargetState.PAUSED: 'PAUSED'>, None)
+
+    Raises ``ValueError`` for a name that is not one of ``INITIAL_STATES``.
+    """
+    if value is None:
+        return None
+    try:
+        return INITIAL_STATES[value.strip().upper()]
+    except KeyError:
+        raise ValueError(f"Invalid initial_state {value!r}: must be one of RUNNING, PAUSED or STOPPED") from None
+
+
 @dataclass(frozen=True)
 class RestartRequest:
     """A ``restart-connector-NAME`` record; ``offset`` orders requests so each is handled once."""

@@ -2,7 +2,7 @@
 
 >>> from types import SimpleNamespace
 >>> from sparkcat.runtime.worker_config import WorkerConfig
->>> app = create_app(SimpleNamespace(herder=None, stores=None, reconciler=None, worker=WorkerConfig()))
+>>> app = create_app(SimpleNamespace(herder=None, worker=WorkerConfig()))
 >>> sorted(app.openapi()["paths"]["/connectors/{name}/offsets"])
 ['delete', 'get', 'patch']
 """
@@ -27,7 +27,7 @@ DESCRIPTION = (
 
 def create_app(driver: Any, policy: GuardPolicy | None = None) -> FastAPI:
     """The application for ``driver`` (a ``sparkcat.bootstrap.Driver``, or anything with its
-    ``herder``, ``stores``, ``reconciler`` and ``worker`` attributes).
+    ``herder`` and ``worker`` attributes).
 
     ``policy`` (authentication, Host allow-list, limits) defaults to the one the worker
     config describes; building it reads the credentials files.

@@ -12,12 +12,12 @@ from typing import Any, Optional, Union
 from pydantic import BaseModel, Field
 
 from sparkcat.errors import BadRequestError
+from sparkcat.model import config_state
 from sparkcat.model.config_state import TargetState
 
 ConfigScalar = Optional[Union[str, int, float, bool]]
 ConfigMap = dict[str, ConfigScalar]
 
-_INITIAL_STATES = {"RUNNING": TargetState.STARTED, "PAUSED": TargetState.PAUSED, "STOPPED": TargetState.STOPPED}
 
 
 class CreateConnectorRequest(BaseModel):
@@ -68,13 +68,10 @@ def config_strings(config: dict[str, Any]) -> dict[str, str | None]:
 
 def initial_target_state(value: str | None) -> TargetState | None:
     """``initial_state`` of a create request as a target state (None: Connect's default, running)."""
-    if value is None:
-        return None
     try:
-        return _INITIAL_STATES[value.strip().upper()]
-    except KeyError:
-        raise BadRequestError(f"Invalid initial_state {value!r}: must be one of RUNNING, PAUSED or STOPPED") \
-            from None
+        return config_state.initial_target_state(value)
+    except ValueError as e:
+        raise BadRequestError(str(e)) from None
 
 
 def java_boolean(value: str | None, default: bool) -> bool:

@@ -9,12 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from sparkcat import plugins, redact
-from sparkcat.api.config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
-from sparkcat.api.connector import SinkConnector
 from sparkcat.errors import NotFoundError, SparkcatError
 from sparkcat.model.config_state import ClusterConfigState
 from sparkcat.policy.input_policy import InputPolicy
-from sparkcat.runtime.validation import mask_connector_config, secret_keys
+from sparkcat.runtime.validation import framework_definition, mask_connector_config, secret_keys
 from sparkcat.runtime.status_view import connector_type
 
 CONNECTOR_TYPES = ("source", "sink")
@@ -73,7 +71,7 @@ def plugin_config(plugin: str, policy: InputPolicy | None = None) -> list[dict[s
     except SparkcatError:
         raise NotFoundError(f"Unknown plugin {plugin}.") from None
     own = cls().config_def().key_infos()
-    base = (SINK_CONNECTOR_CONFIG if issubclass(cls, SinkConnector) else SOURCE_CONNECTOR_CONFIG).key_infos()
+    base = framework_definition(cls).key_infos()
     names = {k["name"] for k in own}
     return own + [k for k in base if k["name"] not in names]
 

@@ -7,13 +7,10 @@ import threading
 from pathlib import Path
 
 from sparkcat.errors import SparkcatError
-from sparkcat.model.config_state import TargetState
+from sparkcat.model.config_state import initial_target_state
 from sparkcat.specs import ConnectorSpec, load_file, spec_files
 
 log = logging.getLogger("sparkcat.pipelines")
-
-INITIAL_STATES = {"RUNNING": TargetState.STARTED, "PAUSED": TargetState.PAUSED, "STOPPED": TargetState.STOPPED}
-
 
 def substitute(config: dict[str, str], variables: dict[str, str]) -> dict[str, str]:
     """Replace ``${state.dir}``-style placeholders, so example specs can write under the state directory."""
@@ -32,7 +29,7 @@ def apply_spec(herder, spec: ConnectorSpec, variables: dict[str, str] | None = N
     current = herder.snapshot().connector_config(spec.name)
     if current == spec.config:
         return "unchanged"
-    initial = INITIAL_STATES.get(spec.initial_state or "RUNNING")
+    initial = initial_target_state(spec.initial_state or "RUNNING")  # specs.load_file checked the name
     created = herder.put_connector_config(spec.name, spec.config, initial_state=initial)
     return "created" if created else "updated"
 

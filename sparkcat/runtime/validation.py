@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from sparkcat import plugins, redact
 from sparkcat.api.config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG, ConfigDef, ConfigValue, Type
-from sparkcat.api.connector import Connector, SinkConnector
+from sparkcat.api.connector import Connector
 from sparkcat.errors import ConfigError, NotFoundError
 from sparkcat.policy.config_providers import has_placeholder
 from sparkcat.policy.input_policy import InputPolicy
@@ -60,10 +60,19 @@ class ValidationResult:
                           f"{sum(map(len, self.errors.values()))} error(s): {details}", dict(self.errors))
 
 
+def is_sink(cls: type[Connector]) -> bool:
+    """Whether ``cls`` is a sink connector (everything else is treated as a source)."""
+    return plugins.connector_type(cls) == "sink"
+
+
+def framework_definition(cls: type[Connector]) -> ConfigDef:
+    """The keys the framework reads from every connector of ``cls``'s kind (Connect's ConnectorConfig)."""
+    return SINK_CONNECTOR_CONFIG if is_sink(cls) else SOURCE_CONNECTOR_CONFIG
+
+
 def connector_definition(cls: type[Connector]) -> ConfigDef:
     """The common keys of the connector's kind plus its own keys."""
-    common = SINK_CONNECTOR_CONFIG if issubclass(cls, SinkConnector) else SOURCE_CONNECTOR_CONFIG
-    return common.merge(cls().config_def())
+    return framework_definition(cls).merge(cls().config_def())
 
 
 def _unknown_keys(definition: ConfigDef, config: Mapping[str, object], allow_sink: bool,
@@ -215,15 +224,15 @@ def validate_connector_config(config: Mapping[str, object], policy: InputPolicy 
         {k: v for k, v in config.items() if isinstance(v, str)})
     config = {**config, **resolved}
     definition = connector_definition(cls)
-    is_sink = issubclass(cls, SinkConnector)
-    extra = _unknown_keys(definition, config, allow_sink=not is_sink and not _nested, is_sink=is_sink) \
+    sink = is_sink(cls)
+    extra = _unknown_keys(definition, config, allow_sink=not sink and not _nested, is_sink=sink) \
         + _unsupported(config)
     extra += _converter_errors(config, policy.plugin_packages) + _path_errors(cls, config, policy)
-    if is_sink and not _nested:
+    if sink and not _nested:
         extra += _sink_topic_errors(config)
     if not _nested and "name" in raw and name_problem(raw["name"]) is not None:
         extra.append(ConfigValue("name", raw["name"], errors=[str(name_problem(raw["name"]))]))
-    extra += _embedded_sink_errors(raw, policy) if not is_sink and not _nested else []
+    extra += _embedded_sink_errors(raw, policy) if not sink and not _nested else []
     extra += [ConfigValue(k, raw.get(k), errors=msgs) for k, msgs in provider_errors.items()]
     extra += cls().validate(config)
     response = definition.validate_response(cls.__name__, config, extra)
