@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
@@ -65,3 +66,32 @@ class MemoryLog(KeyedLog):
         """Keep only the newest record per key, as Kafka's log cleaner would (tests use this)."""
         newest = {r.key: r.offset for r in self._records}
         self._records = [r for r in self._records if newest[r.key] == r.offset]
+
+
+class LogView:
+    """A store's in-memory view of its keyed log: ``refresh`` applies what anyone wrote since.
+
+    Subclasses say how one record changes the view (``_apply``); they hold ``_lock``
+    while they read or change it.
+    """
+
+    def __init__(self, backend: KeyedLog):
+        self.backend = backend
+        self._lock = threading.RLock()  # query threads and the herder write concurrently
+        self._next = 0
+
+    def refresh(self) -> None:
+        with self._lock:
+            self._refresh()
+
+    def _refresh(self) -> None:
+        """Apply records written since the last refresh, by anyone."""
+        for record in self.backend.read(self._next):
+            self._apply(record.key, record.value)
+            self._next = record.offset + 1
+
+    def _apply(self, key: str, value: bytes | None) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self.backend.close()

@@ -9,37 +9,24 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from typing import Any
 
 from sparkcat.api.util import partition_key
 from sparkcat.storage import json_codec
-from sparkcat.storage.log import KeyedLog
+from sparkcat.storage.log import KeyedLog, LogView
 
 log = logging.getLogger(__name__)
 
 
-class OffsetStore:
+class OffsetStore(LogView):
     """Latest source offset per (connector, source partition), read from a keyed log."""
 
     def __init__(self, backend: KeyedLog):
-        self.backend = backend
-        self._lock = threading.RLock()  # query threads and the herder write concurrently
-        self._next = 0
+        super().__init__(backend)
         self._offsets: dict[str, dict[str, tuple[dict, Any]]] = {}
         # Every raw key seen per partition: Connect may write one partition's keys in
         # several JSON key orders, and a reset must tombstone all of them.
         self._raw_keys: dict[str, dict[str, set[str]]] = {}
-
-    def refresh(self) -> None:
-        with self._lock:
-            self._refresh()
-
-    def _refresh(self) -> None:
-        """Apply records written since the last refresh, by anyone."""
-        for record in self.backend.read(self._next):
-            self._apply(record.key, record.value)
-            self._next = record.offset + 1
 
     def _apply(self, raw_key: str, raw_value: bytes | None) -> None:
         try:
@@ -101,6 +88,3 @@ class OffsetStore:
     def reset(self, connector: str) -> None:
         """Tombstone every partition of ``connector``."""
         self.put(connector, [(p, None) for p, _ in self.partitions(connector)])
-
-    def close(self) -> None:
-        self.backend.close()

@@ -7,11 +7,10 @@ generation always wins, so a late write from an old query cannot hide a newer st
 from __future__ import annotations
 
 import logging
-import threading
 
 from sparkcat.model.status import State, Status, TopicStatus
 from sparkcat.storage import json_codec
-from sparkcat.storage.log import KeyedLog
+from sparkcat.storage.log import KeyedLog, LogView
 
 log = logging.getLogger(__name__)
 
@@ -20,25 +19,14 @@ TASK_PREFIX = "status-task-"
 TOPIC_PREFIX = "status-topic-"
 
 
-class StatusStore:
+class StatusStore(LogView):
     """Connector, task and topic statuses, read from and written to a keyed log."""
 
     def __init__(self, backend: KeyedLog):
-        self.backend = backend
-        self._lock = threading.RLock()  # query threads and the herder write concurrently
-        self._next = 0
+        super().__init__(backend)
         self._connectors: dict[str, Status] = {}
         self._tasks: dict[tuple[str, int], Status] = {}
         self._topics: dict[tuple[str, str], TopicStatus] = {}
-
-    def refresh(self) -> None:
-        with self._lock:
-            self._refresh()
-
-    def _refresh(self) -> None:
-        for record in self.backend.read(self._next):
-            self._apply(record.key, record.value)
-            self._next = record.offset + 1
 
     def _apply(self, key: str, raw: bytes | None) -> None:
         try:
@@ -139,6 +127,3 @@ class StatusStore:
     def connectors(self) -> list[str]:
         self.refresh()
         return sorted(self._connectors)
-
-    def close(self) -> None:
-        self.backend.close()
