@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from sparkcat.api.connector import Connector
 from sparkcat.runtime.query_runner import RunningQuery
@@ -43,6 +44,14 @@ class ConnectorRuntime:
     progress: Progress = field(default_factory=Progress)
     sink: tuple[str, str, list[dict[str, str]]] | None = None   # embedded sink: class, task class, configs
     sink_offsets: dict[str, tuple[dict, dict]] = field(default_factory=dict)
+
+    def set_sink_offset(self, partition: dict, offset: Any) -> None:
+        """Remember where the sink's query is in one Kafka partition (offset None: forget it)."""
+        key = f"{partition.get('kafka_topic')}:{partition.get('kafka_partition')}"
+        if offset is None:
+            self.sink_offsets.pop(key, None)
+        else:
+            self.sink_offsets[key] = (partition, offset)
 
     def stop_instance(self) -> None:
         if self.instance is not None:

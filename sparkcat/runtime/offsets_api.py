@@ -58,11 +58,7 @@ class OffsetsApi:
             self.stores.offsets.put(name, parsed)
             if sink and rt is not None:
                 for partition, offset in parsed:
-                    key = f"{partition['kafka_topic']}:{partition['kafka_partition']}"  # Reconciler's _tp_key
-                    if offset is None:
-                        rt.sink_offsets.pop(key, None)
-                    else:
-                        rt.sink_offsets[key] = (partition, offset)
+                    rt.set_sink_offset(partition, offset)
             self._drop_checkpoint(name)
             log.info("Connector %s: offsets of %d partition(s) altered; it continues from them when resumed",
                      name, len(parsed))

@@ -3,14 +3,9 @@
 Runs on the herder thread only (``on_batch`` is the exception: it runs on a query's
 thread and touches only statuses, offsets and counters).
 
-Stopping a query waits for its batch in flight to be committed, up to a whole
-micro-batch; so queries are stopped on threads of their own, all at once. Starting
-one takes Spark 0.2 to 2 s depending on load, and starts overlap only in part; so
-queries are started on a few starter threads (``STARTS_AT_ONCE``). Either way the
-herder thread goes on with other connectors and requests meanwhile. What follows a
-start or stop (statuses, task configs, checkpoint removal) still runs on the herder
-thread, in the same order as before, once it is done; until then that connector is
-left alone.
+Queries are started and stopped off the herder thread (``sparkcat.runtime.query_moves``);
+until one is done, that connector is left alone. Query plans are built in
+``sparkcat.runtime.plans``.
 """
 
 from __future__ import annotations
@@ -18,58 +13,31 @@ from __future__ import annotations
 import logging
 import re
 import shutil
-import threading
-import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from pathlib import Path
 
 from sparkcat import plugins, redact
 from sparkcat.model.config_state import ClusterConfigState, TargetState
-from sparkcat.policy.config_providers import reverse_transform
-from sparkcat.runtime.connector_runtime import ConnectorRuntime
-from sparkcat.policy.input_policy import InputPolicy, attach
-from sparkcat.runtime.names import dir_name
-from sparkcat.policy.paths import safe_join
-from sparkcat.runtime.query_runner import QueryRunner, RunningQuery
 from sparkcat.model.status import State
+from sparkcat.policy.config_providers import reverse_transform
+from sparkcat.policy.input_policy import InputPolicy
+from sparkcat.runtime import plans
+from sparkcat.runtime.connector_runtime import ConnectorRuntime
+from sparkcat.runtime.plans import class_path
+from sparkcat.runtime.query_moves import QueryMoves
+from sparkcat.runtime.query_runner import QueryRunner
 from sparkcat.runtime.status_reporter import StatusReporter, format_trace
 from sparkcat.runtime.validation import embedded_sink_config, secret_keys, validate_connector_config
 from sparkcat.runtime.worker_config import WorkerConfig
 from sparkcat.spark.plan import TASK_FAILURE_MARK, BatchResult, QueryPlan
-from sparkcat.runtime.stores import offsets_store_spec
 from sparkcat.storage.factory import Stores
 
 log = logging.getLogger("sparkcat.herder")
-
-# Query starts in flight at once. Measured on a local[2] driver with 12 connectors
-# (noisy): 12 starts took 6.2 s one at a time and 3.0 s four at a time, each start
-# slower (0.4-1.5 s instead of 0.2-0.9 s) but more of them done per second.
-STARTS_AT_ONCE = 4
-
-
-def class_path(cls: type) -> str:
-    return f"{cls.__module__}:{cls.__qualname__}"
 
 
 def failed_task_ids(connector: str, error_text: str) -> list[int]:
     """Task ids named by ``task_failure_message`` in a query's exception text."""
     pattern = re.escape(TASK_FAILURE_MARK) + r"\s+" + re.escape(connector) + r"-(\d+):"
     return sorted({int(m) for m in re.findall(pattern, error_text)})
-
-
-@dataclass
-class Pending:
-    """A query being started or stopped off the herder thread, and what the herder thread does after."""
-
-    rt: ConnectorRuntime
-    query: RunningQuery             # the one being stopped; for a start, a stand-in until Spark started it
-    starting: bool = False
-    then: list[Callable[[], None]] = field(default_factory=list)
-    began: float = field(default_factory=time.monotonic)
-    done: threading.Event = field(default_factory=threading.Event)
-    error: Exception | None = None
 
 
 class Reconciler:
@@ -83,10 +51,17 @@ class Reconciler:
         self.policy = InputPolicy.of(worker)
         self.runtimes: dict[str, ConnectorRuntime] = {}
         self._restart_floor = 0
-        self._pending_task_writes: dict[str, int] = {}
-        self._pending: dict[str, Pending] = {}
-        self._starter = ThreadPoolExecutor(STARTS_AT_ONCE, thread_name_prefix="sparkcat-start")
-        self.wake: Callable[[], None] = lambda: None  # the herder's: reconcile again once a query started/stopped
+        self._moves_task_writes: dict[str, int] = {}
+        self._moves = QueryMoves(runner, self._guarded)
+
+    @property
+    def wake(self) -> Callable[[], None]:
+        """The herder's: reconcile again once a query started or stopped."""
+        return self._moves.wake
+
+    @wake.setter
+    def wake(self, wake: Callable[[], None]) -> None:
+        self._moves.wake = wake
 
     def ignore_restarts_before(self, offset: int) -> None:
         """Restart requests already in the log at start-up were handled by an earlier driver (Connect's rule)."""
@@ -99,9 +74,9 @@ class Reconciler:
         self.finish_pending()
         self._check_queries()
         for name in state.connectors():
-            if name not in self._pending:  # else reconciled on a pass after its query started or stopped
+            if name not in self._moves:  # else reconciled on a pass after its query started or stopped
                 self._guarded(name, lambda n=name: self._reconcile_one(state, n))
-        for name in [n for n in self.runtimes if not state.contains(n) and n not in self._pending]:
+        for name in [n for n in self.runtimes if not state.contains(n) and n not in self._moves]:
             self._guarded(name, lambda n=name: self._remove(n))
 
     def _guarded(self, name: str, action: Callable[[], None]) -> None:
@@ -116,7 +91,7 @@ class Reconciler:
         if rt is None:
             return  # the old config's query is stopping; the new config is taken up once it stopped
         self._handle_restart(state, rt)
-        if name in self._pending:
+        if name in self._moves:
             return  # a restart is stopping the query; it starts again on a later pass
         target = state.target_state(name)
         if target == TargetState.STOPPED:
@@ -213,17 +188,17 @@ class Reconciler:
         desired = rt.desired_task_configs or []
         if rt.name not in state.inconsistent and state.all_task_configs(rt.name) == desired \
                 and state.task_counts.get(rt.name) == len(desired):
-            self._pending_task_writes.pop(rt.name, None)
+            self._moves_task_writes.pop(rt.name, None)
             return True
         self._write_task_configs(state, rt.name, desired)
         return False
 
     def _write_task_configs(self, state: ClusterConfigState, name: str, configs: list[dict[str, str]]) -> None:
-        pending = self._pending_task_writes.get(name)
+        pending = self._moves_task_writes.get(name)
         if pending is not None and state.offset < pending:
             return  # our last write has not come back through the stream yet
         self.stores.config.put_task_configs(name, configs)
-        self._pending_task_writes[name] = self.stores.config.backend.end_offset() - 1
+        self._moves_task_writes[name] = self.stores.config.backend.end_offset() - 1
         log.info("Connector %s: committed %d task config(s)", name, len(configs))
 
     # ------------------------------------------------------------------ target states
@@ -318,7 +293,7 @@ class Reconciler:
 
     def _check_queries(self) -> None:
         for rt in self.runtimes.values():
-            if rt.query is None or rt.name in self._pending or rt.query.is_active():
+            if rt.query is None or rt.name in self._moves or rt.query.is_active():
                 continue
             failure = rt.query.failure()
             rt.query = None
@@ -332,74 +307,15 @@ class Reconciler:
     # ------------------------------------------------------------------ starting and stopping queries
 
     def _start_query(self, rt: ConnectorRuntime, plan: QueryPlan, then: Callable[[], None]) -> None:
-        """Start ``plan``'s query on a starter thread; ``then`` runs on the herder thread once it started.
-
-        Until then ``rt.query`` is a stand-in that is not active, so nobody takes the
-        connector for halted, and the connector is left alone.
-        """
-        pending = self._pending[rt.name] = Pending(rt, RunningQuery(plan), starting=True, then=[then])
-        rt.query = pending.query
-        self._starter.submit(self._run_off_thread, pending, lambda: self.runner.start(plan))
+        self._moves.start(rt, plan, then)
 
     def _stop_query(self, rt: ConnectorRuntime, then: Callable[[], None] | None = None) -> bool:
-        """Stop ``rt``'s query on a thread of its own; ``then`` runs on the herder thread once it stopped.
-
-        True when there was no query (``then`` has run already). Otherwise False: the
-        stop waits for the batch in flight to be committed (``QueryRunner.stop``), and
-        ``finish_pending`` on a later pass clears ``rt.query`` and runs ``then``. Until
-        then ``rt.query`` stays set, so nobody takes the connector for halted. A
-        connector with a start or stop in flight is reconciled once that is done, so
-        nothing is done here then (only ``restart_task`` can get here so).
-        """
-        if rt.name in self._pending:
-            return False
-        if rt.query is None:
-            if then is not None:
-                then()
-            return True
-        pending = self._pending[rt.name] = Pending(rt, rt.query, then=[then] if then else [])
-        threading.Thread(target=self._run_off_thread, args=(pending, lambda: self.runner.stop(pending.query)),
-                         name=f"sparkcat-stop-{rt.name}", daemon=True).start()
-        log.info("Connector %s: stopping its query once the batch in flight is committed", rt.name)
-        return False
-
-    def _run_off_thread(self, pending: Pending, action: Callable[[], RunningQuery | None]) -> None:
-        try:
-            query = action()
-            if pending.starting:
-                pending.query = query
-        except Exception as e:  # reported by finish_pending, on the herder thread
-            pending.error = e
-        finally:
-            pending.done.set()
-            self.wake()
+        """``QueryMoves.stop``: True when there was no query (``then`` has run), else False."""
+        return self._moves.stop(rt, then)
 
     def finish_pending(self, wait: bool = False) -> None:
         """Run what waited for each query start or stop that is done (herder thread); ``wait``: for all."""
-        while self._pending:
-            if wait:
-                for pending in list(self._pending.values()):
-                    pending.done.wait()
-            done = [p for p in self._pending.values() if p.done.is_set()]
-            if not done:
-                return
-            for pending in done:
-                del self._pending[pending.rt.name]
-                self._guarded(pending.rt.name, lambda p=pending: self._after_pending(p))
-
-    def _after_pending(self, pending: Pending) -> None:
-        rt = pending.rt
-        took = time.monotonic() - pending.began
-        if pending.starting:
-            rt.query = None if pending.error else pending.query
-        if pending.error is not None:  # as before: the connector is FAILED and a later pass tries again
-            raise pending.error
-        if not pending.starting:
-            if rt.query is pending.query:
-                rt.query = None
-            log.info("Connector %s: query stopped after %.1f s", rt.name, took)
-        for then in pending.then:
-            then()
+        self._moves.finish(wait)
 
     def stop_all(self) -> None:
         """Driver shutdown: all queries stop at once, each after its batch; statuses say nobody runs them now.
@@ -408,11 +324,11 @@ class Reconciler:
         """
         for _ in range(2):
             for rt in list(self.runtimes.values()):
-                if rt.query is not None and rt.name not in self._pending:
+                if rt.query is not None and rt.name not in self._moves:
                     tasks = [t for t in range(len(rt.desired_task_configs or [])) if t not in rt.failed_tasks]
                     self._stop_query(rt, then=lambda rt=rt, tasks=tasks: self._unassigned(rt, tasks))
             self.finish_pending(wait=True)
-        self._starter.shutdown(wait=False)
+        self._moves.shutdown()
         for rt in self.runtimes.values():
             rt.stop_instance()
 
@@ -426,32 +342,10 @@ class Reconciler:
 
     def checkpoint_dir(self, name: str) -> str:
         """The connector's query checkpoint: under ``state/checkpoints``, never derived from the raw name."""
-        return str(safe_join(Path(self.worker.state_dir).resolve() / "checkpoints", dir_name(name)))
+        return plans.checkpoint_dir(self.worker, name)
 
     def _plan(self, state: ClusterConfigState, rt: ConnectorRuntime) -> QueryPlan:
-        cls = type(rt.instance)
-        sink_class, sink_task_class, sink_task_configs = rt.sink or (None, None, [])
-        sink_paths = getattr(plugins.load_class(sink_class), "path_keys", ()) if sink_class else ()
-        # Configs go to executors with the worker's policy attached (policy/input_policy.py): tasks
-        # resolve their placeholders and check their paths where they start.
-        return QueryPlan(
-            connector=rt.name,
-            connector_type=plugins.connector_type(cls),
-            connector_class=class_path(cls),
-            task_class=class_path(rt.instance.task_class()),
-            connector_config=attach(rt.config, self.policy),
-            task_configs=[attach(c, self.policy, cls.path_keys) for c in state.all_task_configs(rt.name)],
-            checkpoint_dir=self.checkpoint_dir(rt.name),
-            bootstrap_servers=self.worker.bootstrap_servers,
-            kafka_config=dict(self.worker.kafka),
-            offsets_store=offsets_store_spec(self.worker),
-            sink_class=sink_class,
-            sink_task_class=sink_task_class,
-            sink_task_configs=[attach(c, self.policy, sink_paths) for c in sink_task_configs],
-            excluded_tasks=sorted(rt.failed_tasks),
-            trigger_interval_ms=int(rt.config.get("trigger.interval.ms", "1000")),
-            batch_max_records=int(rt.config.get("batch.max.records", "100000")),
-        )
+        return plans.query_plan(state, rt, self.worker, self.policy)
 
     def on_batch(self, plan: QueryPlan, result: BatchResult) -> None:
         """A batch was written by the sink: record offsets, executors and counters (query thread)."""
@@ -466,7 +360,8 @@ class Reconciler:
         if rt is not None:
             rt.progress.add(result)
             if plan.connector_type == "sink":
-                rt.sink_offsets.update({_tp_key(p): (p, o) for p, o in offsets})
+                for partition, offset in offsets:
+                    rt.set_sink_offset(partition, offset)
         for t in result.tasks.values():
             if rt is not None and rt.task_workers.get(t.task) != t.worker_id:
                 rt.task_workers[t.task] = t.worker_id
@@ -474,6 +369,3 @@ class Reconciler:
         log.info("Connector %s: batch %d committed with %d record(s) in %.2f s", plan.connector,
                  result.batch_id, result.records, result.duration_s)
 
-
-def _tp_key(partition: dict) -> str:
-    return f"{partition.get('kafka_topic')}:{partition.get('kafka_partition')}"

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sparkcat.model.config_state import TargetState
-from sparkcat.runtime.reconciler import STARTS_AT_ONCE, Reconciler
+from sparkcat.runtime.query_moves import STARTS_AT_ONCE
+from sparkcat.runtime.reconciler import Reconciler
 from sparkcat.runtime.status_reporter import StatusReporter
 from sparkcat.runtime.worker_config import WorkerConfig
 from sparkcat.spark.plan import QueryPlan

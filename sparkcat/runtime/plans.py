@@ -1,0 +1,53 @@
+"""The query plan of a running connector: what its streaming query reads, runs and writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sparkcat import plugins
+from sparkcat.model.config_state import ClusterConfigState
+from sparkcat.policy.input_policy import InputPolicy, attach
+from sparkcat.policy.paths import safe_join
+from sparkcat.runtime.connector_runtime import ConnectorRuntime
+from sparkcat.runtime.names import dir_name
+from sparkcat.runtime.stores import offsets_store_spec
+from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.spark.plan import QueryPlan
+
+
+def class_path(cls: type) -> str:
+    """``module:QualName``, how plans name classes for executors to load."""
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def checkpoint_dir(worker: WorkerConfig, name: str) -> str:
+    """The connector's query checkpoint: under ``state/checkpoints``, never derived from the raw name."""
+    return str(safe_join(Path(worker.state_dir).resolve() / "checkpoints", dir_name(name)))
+
+
+def query_plan(state: ClusterConfigState, rt: ConnectorRuntime, worker: WorkerConfig,
+               policy: InputPolicy) -> QueryPlan:
+    """The plan of ``rt``'s query, with the committed task configs of ``state``."""
+    cls = type(rt.instance)
+    sink_class, sink_task_class, sink_task_configs = rt.sink or (None, None, [])
+    sink_paths = getattr(plugins.load_class(sink_class), "path_keys", ()) if sink_class else ()
+    # Configs go to executors with the worker's policy attached (policy/input_policy.py): tasks
+    # resolve their placeholders and check their paths where they start.
+    return QueryPlan(
+        connector=rt.name,
+        connector_type=plugins.connector_type(cls),
+        connector_class=class_path(cls),
+        task_class=class_path(rt.instance.task_class()),
+        connector_config=attach(rt.config, policy),
+        task_configs=[attach(c, policy, cls.path_keys) for c in state.all_task_configs(rt.name)],
+        checkpoint_dir=checkpoint_dir(worker, rt.name),
+        bootstrap_servers=worker.bootstrap_servers,
+        kafka_config=dict(worker.kafka),
+        offsets_store=offsets_store_spec(worker),
+        sink_class=sink_class,
+        sink_task_class=sink_task_class,
+        sink_task_configs=[attach(c, policy, sink_paths) for c in sink_task_configs],
+        excluded_tasks=sorted(rt.failed_tasks),
+        trigger_interval_ms=int(rt.config.get("trigger.interval.ms", "1000")),
+        batch_max_records=int(rt.config.get("batch.max.records", "100000")),
+    )
