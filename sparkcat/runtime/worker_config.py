@@ -9,62 +9,75 @@ from typing import Any
 
 import yaml
 
+from sparkcat.api.config import ConfigDef, Importance, Type
 from sparkcat.errors import ConfigError
 from sparkcat.plugins import DEFAULT_PACKAGES
 from sparkcat.runtime import rest_config
 from sparkcat.policy.config_providers import ConfigProviders
 from sparkcat.runtime.rest_config import Listener, RestSecurityConfig
 
-_KEYS = {
-    "state.dir": "state_dir",
-    "bootstrap.servers": "bootstrap_servers",
-    "group.id": "group_id",
-    "config.storage.topic": "config_topic",
-    "offset.storage.topic": "offset_topic",
-    "status.storage.topic": "status_topic",
-    "rest.host": "rest_host",
-    "rest.port": "rest_port",
-    "pipelines.dir": "pipelines_dir",
+#: The worker's own keys, typed and documented once; Kafka Connect's names where it has one.
+WORKER_CONFIG = (
+    ConfigDef()
+    .define("state.dir", Type.STRING, "state", importance=Importance.HIGH,
+            documentation="Where the local stores, query checkpoints and Spark's scheduler pools live.")
+    .define("bootstrap.servers", Type.STRING, "", importance=Importance.HIGH,
+            documentation="Kafka brokers for the internal topics and connectors; empty: local stores, no Kafka.")
+    .define("group.id", Type.STRING, "sparkcat-cluster",
+            documentation="The cluster: drivers with the same group.id elect one active leader.")
+    .define("config.storage.topic", Type.STRING, "connect-configs", documentation="The config log's topic.")
+    .define("offset.storage.topic", Type.STRING, "connect-offsets", documentation="The offsets store's topic.")
+    .define("status.storage.topic", Type.STRING, "connect-status", documentation="The status store's topic.")
+    .define("rest.host", Type.STRING, "127.0.0.1", documentation="The REST API's host (unless listeners is set).")
+    .define("rest.port", Type.INT, 8083, documentation="The REST API's port (unless listeners is set).")
+    .define("pipelines.dir", Type.STRING, "pipelines", documentation="Pipeline specs applied and watched.")
     # Security (README "Input and secrets"): what hostile connector configs can reach.
-    "plugin.packages": "plugin_packages",
-    "file.allowed.dirs": "file_allowed_dirs",
+    .define("plugin.packages", Type.LIST, list(DEFAULT_PACKAGES), importance=Importance.HIGH,
+            documentation="The packages connector and converter classes may come from.")
+    .define("file.allowed.dirs", Type.LIST, None, importance=Importance.HIGH,
+            documentation="Directories file connectors may use; unset: state.dir and pipelines.dir.")
     # Internal topics, with Connect's keys; -1 is the broker's default.
-    "config.storage.replication.factor": "config_replication_factor",
-    "offset.storage.replication.factor": "offset_replication_factor",
-    "status.storage.replication.factor": "status_replication_factor",
-    "offset.storage.partitions": "offset_partitions",
-    "status.storage.partitions": "status_partitions",
-}
-_LISTS = ("plugin_packages", "file_allowed_dirs")
-_INTS = ("rest_port", "config_replication_factor", "offset_replication_factor", "status_replication_factor",
-         "offset_partitions", "status_partitions")
+    .define("config.storage.replication.factor", Type.INT, -1, documentation="Replication of the config topic.")
+    .define("offset.storage.replication.factor", Type.INT, -1, documentation="Replication of the offsets topic.")
+    .define("status.storage.replication.factor", Type.INT, -1, documentation="Replication of the status topic.")
+    .define("offset.storage.partitions", Type.INT, 1, documentation="Must be 1: only partition 0 is read.")
+    .define("status.storage.partitions", Type.INT, 1, documentation="Must be 1: only partition 0 is read.")
+    .freeze()
+)
+#: Worker key -> attribute of ``WorkerConfig``: dots as underscores, ``.storage.`` dropped
+#: (``config.storage.topic`` -> ``config_topic``).
+_KEYS = {name: name.replace(".storage.", "_").replace(".", "_") for name in WORKER_CONFIG.names()}
 #: Keys under this prefix configure Connect's ConfigProviders (``config.providers``, ``config.providers.NAME.*``).
 PROVIDERS_PREFIX = "config.providers"
+
+
+def _default(key: str) -> Any:
+    return WORKER_CONFIG.keys[key].default
 
 
 @dataclass
 class WorkerConfig:
     """How one driver runs: where state lives, which broker (if any), which REST port."""
 
-    state_dir: str = "state"
-    bootstrap_servers: str = ""
-    group_id: str = "sparkcat-cluster"
-    config_topic: str = "connect-configs"
-    offset_topic: str = "connect-offsets"
-    status_topic: str = "connect-status"
-    rest_host: str = "127.0.0.1"
-    rest_port: int = 8083
-    pipelines_dir: str = "pipelines"
+    state_dir: str = _default("state.dir")
+    bootstrap_servers: str = _default("bootstrap.servers")
+    group_id: str = _default("group.id")
+    config_topic: str = _default("config.storage.topic")
+    offset_topic: str = _default("offset.storage.topic")
+    status_topic: str = _default("status.storage.topic")
+    rest_host: str = _default("rest.host")
+    rest_port: int = _default("rest.port")
+    pipelines_dir: str = _default("pipelines.dir")
     kafka: dict[str, str] = field(default_factory=dict)
     rest_security: RestSecurityConfig = field(default_factory=RestSecurityConfig)
-    plugin_packages: list[str] = field(default_factory=lambda: list(DEFAULT_PACKAGES))
+    plugin_packages: list[str] = field(default_factory=lambda: list(_default("plugin.packages")))
     file_allowed_dirs: list[str] | None = None          # None: state_dir and pipelines_dir
     config_providers: dict[str, str] = field(default_factory=dict)   # config.providers* keys as written
-    config_replication_factor: int = -1
-    offset_replication_factor: int = -1
-    status_replication_factor: int = -1
-    offset_partitions: int = 1
-    status_partitions: int = 1
+    config_replication_factor: int = _default("config.storage.replication.factor")
+    offset_replication_factor: int = _default("offset.storage.replication.factor")
+    status_replication_factor: int = _default("status.storage.replication.factor")
+    offset_partitions: int = _default("offset.storage.partitions")
+    status_partitions: int = _default("status.storage.partitions")
 
     def __post_init__(self) -> None:
         for key, value in (("offset.storage.partitions", self.offset_partitions),
@@ -114,7 +127,7 @@ def load_worker_config(path: str | Path | None) -> WorkerConfig:
     raw = yaml.safe_load(Path(path).read_text()) or {}
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a worker config must be a mapping of keys to values")
-    values: dict[str, Any] = {}
+    present: dict[str, Any] = {}
     kafka: dict[str, str] = {}
     rest: dict[str, Any] = {}
     providers: dict[str, str] = {}
@@ -124,7 +137,7 @@ def load_worker_config(path: str | Path | None) -> WorkerConfig:
         elif key == PROVIDERS_PREFIX or key.startswith(PROVIDERS_PREFIX + "."):
             providers[key] = _text(value)
         elif key in _KEYS:
-            values[_KEYS[key]] = value
+            present[key] = value
         elif key in rest_config.KEYS:
             rest[key] = value
         else:
@@ -134,23 +147,29 @@ def load_worker_config(path: str | Path | None) -> WorkerConfig:
     if rest.get("listeners") and ({"rest.host", "rest.port"} & raw.keys()):
         raise ConfigError(f"{path}: set either listeners or rest.host/rest.port, not both (listeners replaces "
                           f"them, as in Kafka Connect)", {"listeners": ["conflicts with rest.host/rest.port"]})
-    names = {v: k for k, v in _KEYS.items()}
-    for attr in _INTS:
-        if attr in values:
-            try:
-                values[attr] = int(values[attr])
-            except (TypeError, ValueError):
-                raise ConfigError(f"{path}: {names[attr]} must be a number", {names[attr]: ["not a number"]}) \
-                    from None
-    for attr in _LISTS:
-        if attr in values:
-            values[attr] = _list(values[attr])
-    values = {k: ("" if v is None else v) for k, v in values.items()}
+    values = {_KEYS[key]: value for key, value in _parsed(present, path).items()}
     rest_security = rest_config.parse_rest_config(rest, str(path))
     try:
         return WorkerConfig(**values, kafka=kafka, config_providers=providers, rest_security=rest_security)
     except ConfigError as e:
         raise ConfigError(f"{path}: {e.message}", e.errors) from None
+
+
+def _parsed(present: dict[str, Any], path: str | Path) -> dict[str, Any]:
+    """The keys a file sets, parsed by ``WORKER_CONFIG``; lists drop empty items, an empty text is ``""``."""
+    try:
+        parsed = WORKER_CONFIG.parse(present)
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e.message}", e.errors) from None
+    out: dict[str, Any] = {}
+    for key in present:
+        value, type_ = parsed[key], WORKER_CONFIG.keys[key].type
+        if type_ is Type.INT and value is None:
+            raise ConfigError(f"{path}: {key} must be a number", {key: ["not a number"]})
+        if type_ is Type.LIST:
+            value = [item.strip() for item in value or [] if item.strip()]
+        out[key] = "" if value is None else value
+    return out
 
 
 def _text(value: Any) -> str:
@@ -159,8 +178,3 @@ def _text(value: Any) -> str:
         return ",".join(str(v) for v in value)
     return "" if value is None else str(value)
 
-
-def _list(value: Any) -> list[str]:
-    """A YAML list, or a comma-separated string, as a list of non-empty strings."""
-    items = value if isinstance(value, (list, tuple)) else str(value or "").split(",")
-    return [str(v).strip() for v in items if str(v).strip()]

@@ -138,3 +138,19 @@ def test_an_unknown_config_provider_class_fails_at_start(tmp_path):
 def test_default_input_policy_is_the_policy_of_a_worker_with_no_settings():
     from sparkcat.policy.input_policy import InputPolicy
     assert InputPolicy.default() == InputPolicy.of(WorkerConfig())
+
+
+def test_lists_take_yaml_lists_or_comma_text_and_drop_empty_items(tmp_path):
+    path = tmp_path / "worker.yaml"
+    path.write_text("plugin.packages: 'a, ,b'\nfile.allowed.dirs: [x, ' ', y]\n")
+    config = load_worker_config(path)
+    assert config.plugin_packages == ["a", "b"] and config.file_allowed_dirs == ["x", "y"]
+
+
+@pytest.mark.parametrize("text", ["rest.port: ~\n", "rest.port: [1]\n", "rest.port: 8083.5\n"])
+def test_a_port_that_is_not_a_whole_number_is_refused_naming_the_key(tmp_path, text):
+    path = tmp_path / "worker.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as excinfo:
+        load_worker_config(path)
+    assert "rest.port" in excinfo.value.errors and str(path) in excinfo.value.message
