@@ -5,14 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sparkcat.model.config_state import TargetState
-from sparkcat.runtime.reconciler import Reconciler, failed_task_ids
-from sparkcat.runtime.status_reporter import StatusReporter
-from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.runtime.reconciler import failed_task_ids
 from sparkcat.spark.plan import BatchResult, QueryPlan, TaskBatchResult, task_failure_message
-from sparkcat.storage.factory import memory_stores
+from tests.unit.runtime.reconciler_helpers import INC, reconciler_on_memory, settle, status
 
-INC = {"connector.class": "increment", "increments": "1,100", "tasks.max": "2",
-       "sink.connector.class": "file-sink", "sink.file": "/tmp/never-written"}
 
 
 @dataclass
@@ -44,28 +40,9 @@ class FakeRunner:
 
 
 def setup(tmp_path):
-    stores = memory_stores()
     runner = FakeRunner()
-    reconciler = Reconciler(stores, StatusReporter(stores.status, "driver:8083", 1), runner,
-                            WorkerConfig(state_dir=str(tmp_path),
-                                         file_allowed_dirs=[str(tmp_path), "/tmp/never-written"]))
+    stores, reconciler = reconciler_on_memory(tmp_path, runner)
     return stores, runner, reconciler
-
-
-def settle(stores, reconciler, rounds: int = 4):
-    """Reconcile until the config log stops changing (our own task-config writes come back).
-
-    Queries stop on threads of their own; each round waits for them, as the herder
-    would be woken by them.
-    """
-    for _ in range(rounds):
-        reconciler.reconcile(stores.config.snapshot())
-        reconciler.finish_pending(wait=True)
-
-
-def status(stores, name):
-    c = stores.status.get(name)
-    return (c.state.value if c else None), [t.state.value for t in stores.status.tasks(name)]
 
 
 def test_started_connector_commits_task_configs_then_starts_one_query(tmp_path):

@@ -14,14 +14,9 @@ from pathlib import Path
 
 from sparkcat.model.config_state import TargetState
 from sparkcat.runtime.query_moves import STARTS_AT_ONCE
-from sparkcat.runtime.reconciler import Reconciler
-from sparkcat.runtime.status_reporter import StatusReporter
-from sparkcat.runtime.worker_config import WorkerConfig
 from sparkcat.spark.plan import QueryPlan
-from sparkcat.storage.factory import memory_stores
+from tests.unit.runtime.reconciler_helpers import INC, reconciler_on_memory, settle, status
 
-INC = {"connector.class": "increment", "increments": "1,100", "tasks.max": "2",
-       "sink.connector.class": "file-sink", "sink.file": "/tmp/never-written"}
 WAIT_S = 10.0  # only a bound for a broken implementation; nothing here should take long
 
 
@@ -113,11 +108,8 @@ class SlowRunner:
 
 
 def setup(tmp_path: Path):
-    stores = memory_stores()
     runner = SlowRunner()
-    reconciler = Reconciler(stores, StatusReporter(stores.status, "driver:8083", 1), runner,
-                            WorkerConfig(state_dir=str(tmp_path),
-                                         file_allowed_dirs=[str(tmp_path), "/tmp/never-written"]))
+    stores, reconciler = reconciler_on_memory(tmp_path, runner)
     return stores, runner, reconciler
 
 
@@ -127,12 +119,6 @@ def reconcile(stores, reconciler, rounds: int = 4) -> None:
         reconciler.reconcile(stores.config.snapshot())
 
 
-def settle(stores, reconciler, rounds: int = 4) -> None:
-    for _ in range(rounds):
-        reconciler.reconcile(stores.config.snapshot())
-        reconciler.finish_pending(wait=True)
-
-
 def reconcile_until(condition, stores, reconciler) -> None:
     """Passes until ``condition`` holds (the herder is woken by a finished stop; here we poll)."""
     deadline = time.monotonic() + WAIT_S
@@ -140,11 +126,6 @@ def reconcile_until(condition, stores, reconciler) -> None:
         assert time.monotonic() < deadline, "condition never held"
         reconcile(stores, reconciler, rounds=1)
         time.sleep(0.01)
-
-
-def status(stores, name):
-    c = stores.status.get(name)
-    return (c.state.value if c else None), [t.state.value for t in stores.status.tasks(name)]
 
 
 def running(stores, reconciler, names: list[str]) -> None:
