@@ -1,7 +1,8 @@
 """Connect's response entities built from the herder's snapshot (connector info, tasks, plugins).
 
-Statuses come from ``sparkcat.runtime.status_view`` (shared with the CLI); this module
-adds only what the REST API shows and the CLI does not.
+Statuses come from the herder (``Herder.connector_status``, built by
+``sparkcat.runtime.status_view``, which the CLI shares); this module adds only what
+the REST API shows and the CLI does not.
 """
 
 from __future__ import annotations

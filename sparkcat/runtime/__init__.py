@@ -1,1 +1,1 @@
-"""The driver side: herder, cluster config state, reconciliation and status."""
+"""The driver side: herder, reconciliation, query plans, validation, worker config and status views."""

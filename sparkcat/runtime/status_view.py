@@ -1,4 +1,4 @@
-"""Connector status in Kafka Connect's JSON shape, built from the stores (shared by REST and CLI)."""
+"""Connector status in Kafka Connect's JSON shape, built from the stores (the herder's reads, and the CLI's)."""
 
 from __future__ import annotations
 
