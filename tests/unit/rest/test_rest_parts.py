@@ -62,6 +62,19 @@ def test_metrics_text_escapes_label_values():
     assert text.endswith("\n") and "# TYPE sparkcat_connector_batches_total counter" in text
 
 
+def test_metrics_text_is_prometheus_exposition_with_one_sample_per_connector_and_task():
+    from prometheus_client.parser import text_string_to_metric_families
+
+    progress = [("a", SimpleNamespace(records=5, batches=2, last_batch_s=0.5))]
+    status = {"name": "a", "connector": {"state": "RUNNING", "worker_id": "d"},
+              "tasks": [{"id": 0, "state": "RUNNING", "worker_id": "e"}, {"id": 1, "state": "FAILED", "worker_id": ""}]}
+    families = {f.name: f for f in text_string_to_metric_families(metrics.render(progress, [status]))}
+    assert families["sparkcat_connector_records"].type == "counter"
+    assert [(s.labels, s.value) for s in families["sparkcat_connector_records"].samples] == [({"connector": "a"}, 5)]
+    assert [(s.labels["task"], s.value) for s in families["sparkcat_task_failed"].samples] == [("0", 0), ("1", 1)]
+    assert {s.labels["state"] for s in families["sparkcat_task_state"].samples} == {"RUNNING", "FAILED"}
+
+
 def test_log_levels_map_to_connects_names():
     assert parse_level("warn") == logging.WARNING and parse_level("FATAL") == logging.CRITICAL
     assert level_name(parse_level("OFF")) == "OFF" and level_name(parse_level("TRACE")) == "TRACE"
