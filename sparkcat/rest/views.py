@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from sparkcat import plugins, redact
-from sparkcat.api.config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
 from sparkcat.api.connector import SinkConnector
 from sparkcat.errors import NotFoundError, SparkcatError
+from sparkcat.runtime.config_infos import key_infos
 from sparkcat.runtime.config_state import ClusterConfigState
+from sparkcat.runtime.connector_config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
 from sparkcat.runtime.input_policy import InputPolicy
 from sparkcat.runtime.validation import mask_connector_config, secret_keys
 from sparkcat.runtime.status_view import connector_type
@@ -72,8 +73,8 @@ def plugin_config(plugin: str, policy: InputPolicy | None = None) -> list[dict[s
         cls = plugins.connector_class(plugin, (policy or InputPolicy.default()).plugin_packages)
     except SparkcatError:
         raise NotFoundError(f"Unknown plugin {plugin}.") from None
-    own = cls().config_def().key_infos()
-    base = (SINK_CONNECTOR_CONFIG if issubclass(cls, SinkConnector) else SOURCE_CONNECTOR_CONFIG).key_infos()
+    own = key_infos(cls().config_def())
+    base = key_infos(SINK_CONNECTOR_CONFIG if issubclass(cls, SinkConnector) else SOURCE_CONNECTOR_CONFIG)
     names = {k["name"] for k in own}
     return own + [k for k in base if k["name"] not in names]
 

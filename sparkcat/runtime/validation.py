@@ -10,10 +10,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sparkcat import plugins, redact
-from sparkcat.api.config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG, ConfigDef, ConfigValue, Type
+from sparkcat.api.config import ConfigDef, ConfigValue, Type
 from sparkcat.api.connector import Connector, SinkConnector
 from sparkcat.errors import ConfigError, NotFoundError
+from sparkcat.runtime.config_infos import validate_response
 from sparkcat.runtime.config_providers import has_placeholder
+from sparkcat.runtime.connector_config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
 from sparkcat.runtime.input_policy import InputPolicy
 from sparkcat.runtime.names import name_problem
 
@@ -191,7 +193,7 @@ def _class_error(config: Mapping[str, object], error: Exception) -> ValidationRe
     name = str(config.get("connector.class") or "")
     message = redact.scrub(getattr(error, "message", str(error)))
     value = ConfigValue("connector.class", name, errors=[message])
-    response = ConfigDef().validate_response(name, config, [value])
+    response = validate_response(ConfigDef(), name, config, [value])
     return ValidationResult(name, "unknown", response, {"connector.class": [message]})
 
 
@@ -226,7 +228,7 @@ def validate_connector_config(config: Mapping[str, object], policy: InputPolicy 
     extra += _embedded_sink_errors(raw, policy) if not is_sink and not _nested else []
     extra += [ConfigValue(k, raw.get(k), errors=msgs) for k, msgs in provider_errors.items()]
     extra += cls().validate(config)
-    response = definition.validate_response(cls.__name__, config, extra)
+    response = validate_response(definition, cls.__name__, config, extra)
     response = _mask_response(response, raw, secret_keys(raw, policy))
     errors = {c["value"]["name"]: list(c["value"]["errors"]) for c in response["configs"]
               if c["value"] and c["value"]["errors"]}
