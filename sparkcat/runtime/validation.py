@@ -138,7 +138,7 @@ def _unsupported(config: Mapping[str, object]) -> list[ConfigValue]:
 
 def _converter_errors(config: Mapping[str, object], packages: Sequence[str]) -> list[ConfigValue]:
     """Converter classes that are neither built in nor in the worker's plugin.packages (checked without importing)."""
-    from sparkcat.spark.converters import is_builtin_converter
+    from sparkcat.connectors.converters import is_builtin_converter
 
     out = []
     for key in ("key.converter", "value.converter"):

@@ -47,7 +47,7 @@ from pyspark.sql.types import DataType
 from sparkcat.api.records import SinkRecord
 from sparkcat.plugins import load_class
 from sparkcat.runtime.input_policy import prepare
-from sparkcat.spark.converters import converter_for
+from sparkcat.connectors.converters import converter_for
 from sparkcat.spark.plan import TASK_FAILURE_MARK, BatchResult, QueryPlan, TaskBatchResult, task_failure_message
 from sparkcat.storage.offsets import partition_key
 
@@ -305,7 +305,7 @@ def _flat_json_values(column: Any, value_type: DataType, conv: Any) -> list[Any]
     import pyarrow.compute as pc
     from pyspark.sql.types import StructType
 
-    from sparkcat.spark.converters import JsonConverter
+    from sparkcat.connectors.converters import JsonConverter
     if type(conv) is not JsonConverter or not isinstance(value_type, StructType) or not value_type.fields:
         return None
     if isinstance(column, pa.ChunkedArray):
@@ -334,7 +334,7 @@ def _column_bytes(column: Any, spark_type: DataType | None, conv: Any, json_keys
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from sparkcat.spark.converters import ByteArrayConverter, StringConverter
+    from sparkcat.connectors.converters import ByteArrayConverter, StringConverter
     n = len(column)
     if column.null_count == n:
         return [None] * n
