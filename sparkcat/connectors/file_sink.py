@@ -55,7 +55,7 @@ from typing import IO, Any
 
 from sparkcat import __version__
 from sparkcat.api.config import ConfigDef, Importance, NonEmptyString, Type
-from sparkcat.api.connector import SinkConnector, SinkTask
+from sparkcat.api.connector import CopiesConfigToTasks, SinkConnector, SinkTask
 from sparkcat.api.records import SinkRecord
 from sparkcat.errors import ConnectorError
 
@@ -116,13 +116,15 @@ def _fsync_dir(path: str) -> None:
         os.close(fd)
 
 
-class FileStreamSinkConnector(SinkConnector):
-    """Hands ``tasks.max`` copies of its config to tasks that all append to the one file."""
+class FileStreamSinkConnector(CopiesConfigToTasks, SinkConnector):
+    """Hands ``tasks.max`` copies of its config to tasks that all append to the one file.
+
+    Each copy has its ``task.id`` and the ``task.count``.
+    """
 
     path_keys = (FILE_CONFIG,)  # checked against the worker's file.allowed.dirs by the runtime
-
-    def __init__(self) -> None:
-        self._props: dict[str, str] = {}
+    task_id_key = TASK_ID_CONFIG
+    task_count_key = TASK_COUNT_CONFIG
 
     def version(self) -> str:
         return __version__
@@ -130,19 +132,8 @@ class FileStreamSinkConnector(SinkConnector):
     def config_def(self) -> ConfigDef:
         return CONFIG_DEF
 
-    def start(self, config: dict[str, str]) -> None:
-        CONFIG_DEF.parse(config)
-        self._props = dict(config)
-
     def task_class(self) -> type[FileStreamSinkTask]:
         return FileStreamSinkTask
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        """``max_tasks`` identical configs (as Connect), each with its ``task.id`` and the ``task.count``."""
-        return [
-            {**self._props, TASK_ID_CONFIG: str(i), TASK_COUNT_CONFIG: str(max_tasks)}
-            for i in range(max_tasks)
-        ]
 
 
 class FileStreamSinkTask(SinkTask):

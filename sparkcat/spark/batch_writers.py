@@ -37,7 +37,6 @@ import logging
 import socket
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -45,6 +44,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DataType
 
 from sparkcat.api.records import SinkRecord
+from sparkcat.api.task_context import SinkTaskContext
 from sparkcat.plugins import load_class
 from sparkcat.runtime.input_policy import prepare
 from sparkcat.connectors.converters import converter_for
@@ -445,20 +445,6 @@ def to_kafka(plan: QueryPlan) -> Handler:
 
 
 # ---------------------------------------------------------------- sink tasks
-
-
-@dataclass(frozen=True)
-class SinkTaskContext:
-    """What a sink task may learn about its worker (Connect's ``SinkTaskContext``), via ``initialize``.
-
-    ``bootstrap_servers`` and ``kafka_config`` (the worker's ``kafka.*`` settings, prefixes such as
-    ``producer.`` kept) describe the Kafka cluster the connector's records come from.
-    """
-
-    connector: str
-    task_id: int
-    bootstrap_servers: str = ""
-    kafka_config: dict[str, str] = field(default_factory=dict)
 
 
 def _context_factory(plan: QueryPlan) -> Callable[[int], SinkTaskContext]:
