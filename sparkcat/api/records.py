@@ -16,8 +16,9 @@ class SourceRecord:
     (a dict for a struct, a str for a string schema). ``topic`` may be None when the
     records go to a sink named by the connector's ``sink.*`` keys.
 
-    >>> SourceRecord({"increment": 1}, {"position": 3}, "seq_1", value={"position": 3, "value": 3})
-    SourceRecord(source_partition={'increment': 1}, source_offset={'position': 3}, topic='seq_1', ...)
+    >>> record = SourceRecord({"increment": 1}, {"position": 3}, "seq_1", value={"position": 3, "value": 3})
+    >>> record.topic, record.source_offset, record.key, record.headers
+    ('seq_1', {'position': 3}, None, [])
     """
 
     source_partition: dict[str, Any]

@@ -81,11 +81,24 @@ def _message_of(error: ConfigError, name: str, value: Any) -> str:
 class ConfigDef:
     """An ordered set of config key definitions, like Connect's ``ConfigDef``.
 
+    Keys are declared once with ``define``; ``parse`` turns a config of strings (or
+    JSON/YAML scalars) into typed values and raises on any bad key, ``validate`` reports
+    every key's value and errors without raising.
+
+    >>> from sparkcat.api.config import Range, ValidString
     >>> d = (ConfigDef()
     ...      .define("tasks.max", Type.INT, 1, Range.at_least(1), Importance.HIGH, "Max tasks.")
-    ...      .define("topic", Type.STRING, documentation="Topic to write."))
+    ...      .define("topic", Type.STRING, documentation="Topic to write.")
+    ...      .define("mode", Type.STRING, "append", ValidString.in_("append", "merge")))
     >>> d.parse({"tasks.max": "3", "topic": "orders"})
-    {'tasks.max': 3, 'topic': 'orders'}
+    {'tasks.max': 3, 'topic': 'orders', 'mode': 'append'}
+    >>> try:
+    ...     d.parse({"tasks.max": "0"})
+    ... except ConfigError as e:
+    ...     print(e.errors["tasks.max"])
+    ['Invalid value 0 for configuration tasks.max: Value must be at least 1']
+    >>> [(v.name, v.errors) for v in d.validate({"topic": "orders", "mode": "upsert"}) if v.errors]
+    [('mode', ['Invalid value upsert for configuration mode: String must be one of: append, merge'])]
     """
 
     def __init__(self) -> None:
