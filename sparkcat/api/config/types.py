@@ -28,7 +28,14 @@ __all__ = [
 ]
 
 
-class Type(str, Enum):
+class _ConnectName(str, Enum):
+    """An enum whose ``str()`` is its value: Connect's name, as REST responses send it."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Type(_ConnectName):
     """The type of a config value; values are Connect's names, as sent in REST responses."""
 
     BOOLEAN = "BOOLEAN"
@@ -41,31 +48,22 @@ class Type(str, Enum):
     CLASS = "CLASS"
     PASSWORD = "PASSWORD"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class Importance(str, Enum):
+class Importance(_ConnectName):
     """How likely a user is to need to change a key (shown in docs and REST)."""
 
     HIGH = "HIGH"
     MEDIUM = "MEDIUM"
     LOW = "LOW"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class Width(str, Enum):
+class Width(_ConnectName):
     """A UI hint for the width of a key's input field."""
 
     NONE = "NONE"
     SHORT = "SHORT"
     MEDIUM = "MEDIUM"
     LONG = "LONG"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 class _NoDefault:

@@ -21,20 +21,9 @@ from sparkcat.api.config import (
     Width,
 )
 from sparkcat.errors import ConfigError
+from tests.unit.api.config_defs import small_def
 
 MISSING_NAME = 'Missing required configuration "name" which has no default value.'
-
-
-def small_def() -> ConfigDef:
-    return (
-        ConfigDef()
-        .define("name", Type.STRING, validator=NonEmptyString(), importance=Importance.HIGH, group="Common")
-        .define("tasks.max", Type.INT, 1, Range.at_least(1), Importance.HIGH, group="Common")
-        .define("mode", Type.STRING, "bulk", ValidString.in_("bulk", "incrementing"), group="Mode")
-        .define("secret", Type.PASSWORD, None, group="Connection")
-        .define("enabled", Type.BOOLEAN, True, group="Mode")
-        .define("tables", Type.LIST, "", group="Connection")
-    )
 
 
 def errors_of(values: list[ConfigValue]) -> dict[str, list[str]]:

@@ -2,22 +2,11 @@
 
 from __future__ import annotations
 
-from sparkcat.api.config import ConfigDef, ConfigValue, Importance, NonEmptyString, Range, Type, ValidString
+from sparkcat.api.config import ConfigValue
 from sparkcat.runtime.config_infos import key_infos, validate_response
+from tests.unit.api.config_defs import small_def
 
 MISSING_NAME = 'Missing required configuration "name" which has no default value.'
-
-
-def small_def() -> ConfigDef:
-    return (
-        ConfigDef()
-        .define("name", Type.STRING, validator=NonEmptyString(), importance=Importance.HIGH, group="Common")
-        .define("tasks.max", Type.INT, 1, Range.at_least(1), Importance.HIGH, group="Common")
-        .define("mode", Type.STRING, "bulk", ValidString.in_("bulk", "incrementing"), group="Mode")
-        .define("secret", Type.PASSWORD, None, group="Connection")
-        .define("enabled", Type.BOOLEAN, True, group="Mode")
-        .define("tables", Type.LIST, "", group="Connection")
-    )
 
 
 def test_validate_response_matches_connect_shape() -> None:
