@@ -29,6 +29,7 @@ from typing import Any
 from pyspark.sql import types as T
 
 from sparkcat.api.converter import Converter
+from sparkcat.api.records import record_text
 
 __all__ = ["Converter", "JsonConverter", "StringConverter", "ByteArrayConverter", "converter_for",
            "connect_schema", "JSON_CONVERTER", "STRING_CONVERTER", "BYTE_ARRAY_CONVERTER"]
@@ -240,15 +241,7 @@ class StringConverter(Converter):
             return None
         if isinstance(value, (bytes, bytearray, memoryview)):
             return bytes(value)
-        if isinstance(value, str):
-            return value.encode(self.encoding)
-        if isinstance(value, bool):
-            return b"true" if value else b"false"
-        if hasattr(value, "asDict"):
-            value = value.asDict(recursive=True)
-        if isinstance(value, (dict, list, tuple)):
-            return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str).encode(self.encoding)
-        return str(value).encode(self.encoding)
+        return record_text(value).encode(self.encoding)
 
     def from_bytes(self, data: bytes | None) -> Any:
         return None if data is None else bytes(data).decode(self.encoding)
