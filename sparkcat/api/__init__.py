@@ -1,4 +1,4 @@
-"""What a connector author sees: connectors, tasks, records, ConfigDef and helpers.
+"""What a connector author sees: connectors, tasks and their hooks, records, converters, ConfigDef and helpers.
 
 Nothing here imports the runtime.
 """
@@ -17,14 +17,25 @@ from sparkcat.api.config import (
     ValidString,
     Width,
 )
-from sparkcat.api.connector import Connector, SinkConnector, SinkTask, SourceConnector, SourceTask, Task
+from sparkcat.api.connector import (
+    Connector,
+    CopiesConfigToTasks,
+    SinkConnector,
+    SinkTask,
+    SourceConnector,
+    SourceTask,
+    Task,
+    task_config_copies,
+)
+from sparkcat.api.converter import Converter
 from sparkcat.api.records import SinkRecord, SourceRecord
+from sparkcat.api.task_context import SinkTaskContext
 from sparkcat.api.util import group_partitions, partition_key
 
 
 __all__ = [
     "NO_DEFAULT", "ConfigDef", "ConfigKey", "ConfigValue", "Importance", "NonEmptyString", "Password",
-    "Range", "Type", "ValidList", "ValidString", "Width", "Connector", "SinkConnector", "SinkTask",
-    "SourceConnector", "SourceTask", "Task", "SinkRecord", "SourceRecord", "group_partitions",
-    "partition_key",
+    "Range", "Type", "ValidList", "ValidString", "Width", "Connector", "CopiesConfigToTasks", "SinkConnector",
+    "SinkTask", "SourceConnector", "SourceTask", "Task", "task_config_copies", "Converter", "SinkRecord",
+    "SourceRecord", "SinkTaskContext", "group_partitions", "partition_key",
 ]

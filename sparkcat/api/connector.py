@@ -11,10 +11,22 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from sparkcat.api.config import ConfigDef, ConfigValue
 from sparkcat.api.records import SinkRecord, SourceRecord
+from sparkcat.api.task_context import SinkTaskContext
+
+__all__ = [
+    "Connector",
+    "CopiesConfigToTasks",
+    "SinkConnector",
+    "SinkTask",
+    "SourceConnector",
+    "SourceTask",
+    "Task",
+    "task_config_copies",
+]
 
 
 class Task(ABC):
@@ -37,6 +49,24 @@ class SourceTask(Task):
     ``poll(partition, start, end)`` must be deterministic for a given range: Spark
     replays a micro-batch after a failure and exactly-once sinks rely on the replay
     giving the same records.
+
+    A task that counts up from 0, one record per offset:
+
+    >>> class CountTask(SourceTask):
+    ...     def start(self, config):
+    ...         self.topic = config["topic"]
+    ...     def partitions(self):
+    ...         return [{"counter": 0}]
+    ...     def latest_offsets(self, current):
+    ...         return {key: 3 for key in current}
+    ...     def poll(self, partition, start, end):
+    ...         first = 0 if start is None else start + 1
+    ...         for n in range(first, end + 1):
+    ...             yield SourceRecord(partition, {"n": n}, self.topic, value=str(n))
+    >>> task = CountTask()
+    >>> task.start({"topic": "numbers"})
+    >>> [r.value for r in task.poll({"counter": 0}, None, 2)]
+    ['0', '1', '2']
     """
 
     @abstractmethod
@@ -76,12 +106,76 @@ class SinkTask(Task):
     A raise in ``put`` or ``flush`` fails the micro-batch: nothing of it is committed
     in the query's checkpoint, so the batch is replayed when the task restarts.
     ``batch_id`` makes idempotent writes possible: a sink that records the last
-    batch id it committed can skip a replayed batch.
+    batch id it committed can skip a replayed batch (``begin_batch``).
 
-    Each micro-batch runs each task as one instance (``start``, ``put`` in chunks, ``flush``,
-    ``stop``) on one executor, with the records of the topic-partitions it owns. A task class
-    with ``wants_raw_bytes = True`` gets keys and values as the bytes in Kafka.
+    Each micro-batch runs each task as one instance (``initialize``, ``start``,
+    ``begin_batch``, ``put`` in chunks, ``flush``, ``stop``) on one executor, with the
+    records of the topic-partitions it owns.
+
+    >>> class ListSink(SinkTask):
+    ...     def start(self, config):
+    ...         self.pending, self.written = [], []
+    ...     def put(self, records):
+    ...         self.pending.extend(r.value for r in records)
+    ...     def flush(self, batch_id):
+    ...         self.written, self.pending = self.written + self.pending, []
+    >>> sink = ListSink()
+    >>> sink.start({})
+    >>> sink.put([SinkRecord("t", 0, 0, value="a"), SinkRecord("t", 0, 1, value="b")])
+    >>> sink.flush(batch_id=7)
+    >>> sink.written
+    ['a', 'b']
     """
+
+    wants_raw_bytes: ClassVar[bool] = False
+    """True: keys and values arrive as the bytes in Kafka, whatever converters the config names."""
+
+    frame_writer: ClassVar[str | None] = None
+    """``"module:factory"`` of a foreachBatch handler factory that writes whole micro-batches.
+
+    When set, the runtime never calls ``put``: ``factory(plan)`` returns the handler that
+    writes each batch DataFrame on the driver (Delta, the Kafka copy). For sinks whose
+    system has a Spark writer.
+
+    >>> class DeltaLike(SinkTask):
+    ...     frame_writer = "sparkcat.spark.delta_writer:delta_handler"
+    ...     def start(self, config): ...
+    ...     def put(self, records): raise AssertionError("never called")
+    >>> DeltaLike.frame_writer.split(":")[1]
+    'delta_handler'
+    """
+
+    def initialize(self, context: SinkTaskContext) -> None:
+        """Receive what the task may know of its worker, before ``start`` (Connect's ``SinkTask.initialize``).
+
+        >>> class Probe(SinkTask):
+        ...     def start(self, config): ...
+        ...     def put(self, records): ...
+        >>> probe = Probe()
+        >>> probe.initialize(SinkTaskContext("orders-sink", 2, "broker:9092"))
+        >>> probe.context.task_id
+        2
+        """
+        self.context = context
+
+    def begin_batch(self, batch_id: int) -> bool:
+        """Called once per micro-batch before any ``put``; False skips the batch (already written).
+
+        ``batch_id`` grows with every batch and is the same on a replay, so a sink that
+        stores the last id it made durable can return False for a replayed batch.
+
+        >>> class Once(SinkTask):
+        ...     last = -1
+        ...     def start(self, config): ...
+        ...     def put(self, records): ...
+        ...     def begin_batch(self, batch_id):
+        ...         fresh, self.last = batch_id > self.last, max(batch_id, self.last)
+        ...         return fresh
+        >>> task = Once()
+        >>> task.begin_batch(1), task.begin_batch(1), task.begin_batch(2)
+        (True, False, True)
+        """
+        return True
 
     @abstractmethod
     def put(self, records: list[SinkRecord]) -> None:
@@ -134,7 +228,27 @@ class Connector(ABC):
 
 
 class SourceConnector(Connector):
-    """A connector that produces records (to Kafka by default, or to a sink named by ``sink.*``)."""
+    """A connector that produces records (to Kafka by default, or to a sink named by ``sink.*``).
+
+    A connector that spreads its counters over at most ``tasks.max`` tasks:
+
+    >>> from sparkcat.api.config import Type
+    >>> from sparkcat.api.util import group_partitions
+    >>> class CountConnector(SourceConnector):
+    ...     def config_def(self):
+    ...         return ConfigDef().define("counters", Type.LIST, documentation="Counter names.")
+    ...     def start(self, config):
+    ...         self.counters = self.config_def().parse(config)["counters"]
+    ...     def task_class(self):
+    ...         return SourceTask  # a real connector names its own task class
+    ...     def task_configs(self, max_tasks):
+    ...         groups = group_partitions(self.counters, min(max_tasks, len(self.counters)))
+    ...         return [{"counters": ",".join(g)} for g in groups]
+    >>> connector = CountConnector()
+    >>> connector.start({"counters": "a,b,c"})
+    >>> connector.task_configs(2)
+    [{'counters': 'a,b'}, {'counters': 'c'}]
+    """
 
     connector_type = "source"
 
@@ -143,3 +257,63 @@ class SinkConnector(Connector):
     """A connector that consumes Kafka topics (``topics`` or ``topics.regex``) into an external system."""
 
     connector_type = "sink"
+
+
+def task_config_copies(config: Mapping[str, str], max_tasks: int, id_key: str | None = "task.id",
+                       count_key: str | None = None) -> list[dict[str, str]]:
+    """``max_tasks`` copies of ``config``, each with its task id under ``id_key`` (and the count under ``count_key``).
+
+    The task configs of a connector whose tasks all do the same work (most sinks; the
+    runtime shares the topic-partitions out among them).
+
+    >>> task_config_copies({"file": "out.txt"}, 2, count_key="task.count")
+    [{'file': 'out.txt', 'task.id': '0', 'task.count': '2'}, {'file': 'out.txt', 'task.id': '1', 'task.count': '2'}]
+    """
+    copies = []
+    for i in range(max_tasks):
+        copy = dict(config)
+        if id_key:
+            copy[id_key] = str(i)
+        if count_key:
+            copy[count_key] = str(max_tasks)
+        copies.append(copy)
+    return copies
+
+
+class CopiesConfigToTasks:
+    """Mixin for a ``Connector`` whose tasks each get a copy of its config (``task_config_copies``).
+
+    ``start`` checks the config (``check_config``: by default it parses against
+    ``config_def()``) and keeps it; ``task_configs`` hands out the copies. Set
+    ``task_count_key`` to add the number of tasks to each copy.
+
+    >>> from sparkcat.api.config import Type
+    >>> class EchoSink(CopiesConfigToTasks, SinkConnector):
+    ...     def config_def(self):
+    ...         return ConfigDef().define("file", Type.STRING)
+    ...     def task_class(self):
+    ...         return SinkTask
+    >>> sink = EchoSink()
+    >>> sink.start({"file": "out.txt", "topics": "t"})
+    >>> sink.task_configs(2)
+    [{'file': 'out.txt', 'topics': 't', 'task.id': '0'}, {'file': 'out.txt', 'topics': 't', 'task.id': '1'}]
+    """
+
+    task_id_key: ClassVar[str | None] = "task.id"
+    task_count_key: ClassVar[str | None] = None
+
+    def __init__(self) -> None:
+        self.props: dict[str, str] = {}
+
+    def check_config(self, config: dict[str, str]) -> None:
+        """Raise ``ConfigError`` when ``config`` cannot run; by default parse it against ``config_def()``."""
+        self.config_def().parse(config)  # type: ignore[attr-defined]
+
+    def start(self, config: dict[str, str]) -> None:
+        """Check the config, then keep it for ``task_configs``."""
+        self.check_config(config)
+        self.props = dict(config)
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        """``max_tasks`` copies of the config, each with its ``task.id``."""
+        return task_config_copies(self.props, max_tasks, self.task_id_key, self.task_count_key)

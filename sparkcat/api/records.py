@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,8 +17,9 @@ class SourceRecord:
     (a dict for a struct, a str for a string schema). ``topic`` may be None when the
     records go to a sink named by the connector's ``sink.*`` keys.
 
-    >>> SourceRecord({"increment": 1}, {"position": 3}, "seq_1", value={"position": 3, "value": 3})
-    SourceRecord(source_partition={'increment': 1}, source_offset={'position': 3}, topic='seq_1', ...)
+    >>> record = SourceRecord({"increment": 1}, {"position": 3}, "seq_1", value={"position": 3, "value": 3})
+    >>> record.topic, record.source_offset, record.key, record.headers
+    ('seq_1', {'position': 3}, None, [])
     """
 
     source_partition: dict[str, Any]
@@ -45,3 +47,27 @@ class SinkRecord:
     key: Any = None
     timestamp_ms: int | None = None
     headers: list[tuple[str, bytes | None]] = field(default_factory=list)
+
+
+def record_text(value: Any) -> str:
+    """A record key or value as text: compact JSON for dicts, lists and Spark Rows; ``true``/``false``; ``null``.
+
+    What a text sink writes and what Connect's StringConverter sends for a value that is not
+    already text. Bytes are decoded as UTF-8 (bad bytes replaced).
+
+    >>> record_text({"id": 1, "ok": True}), record_text(False), record_text(None), record_text(b"hi")
+    ('{"id":1,"ok":true}', 'false', 'null', 'hi')
+    """
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).decode("utf-8", errors="replace")
+    if hasattr(value, "asDict"):  # a Spark Row, without importing pyspark
+        value = value.asDict(recursive=True)
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    return str(value)

@@ -75,7 +75,7 @@ from typing import Any
 
 from sparkcat import __version__
 from sparkcat.api.config import ConfigDef, ConfigValue, Importance, Type, ValidString
-from sparkcat.api.connector import SinkConnector, SinkTask
+from sparkcat.api.connector import CopiesConfigToTasks, SinkConnector, SinkTask
 from sparkcat.api.records import SinkRecord
 from sparkcat.errors import ConfigError, ConnectorError
 
@@ -223,7 +223,7 @@ def _ddl_problems(config: Mapping[str, Any], key: str) -> dict[str, list[str]]:
 
 def _converter_problems(config: Mapping[str, Any], is_key: bool) -> dict[str, list[str]]:
     """Whether the key or value converter has a Spark-side equivalent here, with the schema it needs."""
-    from sparkcat.spark.converters import ByteArrayConverter, JsonConverter, StringConverter, converter_for
+    from sparkcat.connectors.converters import ByteArrayConverter, JsonConverter, StringConverter, converter_for
     side = "key" if is_key else "value"
     converter_key, schema_key = f"{side}.converter", f"{side}.schema"
     try:
@@ -242,11 +242,10 @@ def _converter_problems(config: Mapping[str, Any], is_key: bool) -> dict[str, li
     return {}
 
 
-class DeltaSinkConnector(SinkConnector):
+class DeltaSinkConnector(CopiesConfigToTasks, SinkConnector):
     """Hands ``tasks.max`` copies of its config to its tasks (see "Tasks" in the module docstring)."""
 
-    def __init__(self) -> None:
-        self._props: dict[str, str] = {}
+    task_id_key = TASK_ID
 
     def version(self) -> str:
         return __version__
@@ -258,15 +257,11 @@ class DeltaSinkConnector(SinkConnector):
         """Connect's ``Connector.validate`` checks across keys, one ConfigValue per offending key."""
         return [ConfigValue(k, config.get(k), errors=m) for k, m in config_problems(config).items()]
 
-    def start(self, config: dict[str, str]) -> None:
+    def check_config(self, config: dict[str, str]) -> None:
         DeltaSinkSettings.parse(config)
-        self._props = dict(config)
 
     def task_class(self) -> type[DeltaSinkTask]:
         return DeltaSinkTask
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [{**self._props, TASK_ID: str(i)} for i in range(max_tasks)]
 
 
 class DeltaSinkTask(SinkTask):

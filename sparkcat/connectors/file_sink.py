@@ -55,11 +55,11 @@ from typing import IO, Any
 
 from sparkcat import __version__
 from sparkcat.api.config import ConfigDef, Importance, NonEmptyString, Type
-from sparkcat.api.connector import SinkConnector, SinkTask
-from sparkcat.api.records import SinkRecord
+from sparkcat.api.connector import CopiesConfigToTasks, SinkConnector, SinkTask
+from sparkcat.api.records import SinkRecord, record_text
 from sparkcat.errors import ConnectorError
 
-__all__ = ["FileStreamSinkConnector", "FileStreamSinkTask", "CONFIG_DEF", "render_value", "sidecar_path"]
+__all__ = ["FileStreamSinkConnector", "FileStreamSinkTask", "CONFIG_DEF", "sidecar_path"]
 
 log = logging.getLogger(__name__)
 
@@ -78,23 +78,6 @@ CONFIG_DEF: ConfigDef = (
     .freeze()
 )
 """The connector's keys (Connect's name); ``task.id`` and ``task.count`` are added to task configs."""
-
-
-def render_value(value: Any) -> str:
-    """One record value as the text of its line (compact JSON for dicts, lists and Rows)."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value).decode("utf-8", errors="replace")
-    if hasattr(value, "asDict"):  # a Spark Row, without importing pyspark
-        value = value.asDict(recursive=True)
-    if isinstance(value, (dict, list, tuple)):
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
-    return str(value)
 
 
 def sidecar_path(file: str, task_id: str) -> str:
@@ -116,13 +99,15 @@ def _fsync_dir(path: str) -> None:
         os.close(fd)
 
 
-class FileStreamSinkConnector(SinkConnector):
-    """Hands ``tasks.max`` copies of its config to tasks that all append to the one file."""
+class FileStreamSinkConnector(CopiesConfigToTasks, SinkConnector):
+    """Hands ``tasks.max`` copies of its config to tasks that all append to the one file.
+
+    Each copy has its ``task.id`` and the ``task.count``.
+    """
 
     path_keys = (FILE_CONFIG,)  # checked against the worker's file.allowed.dirs by the runtime
-
-    def __init__(self) -> None:
-        self._props: dict[str, str] = {}
+    task_id_key = TASK_ID_CONFIG
+    task_count_key = TASK_COUNT_CONFIG
 
     def version(self) -> str:
         return __version__
@@ -130,19 +115,8 @@ class FileStreamSinkConnector(SinkConnector):
     def config_def(self) -> ConfigDef:
         return CONFIG_DEF
 
-    def start(self, config: dict[str, str]) -> None:
-        CONFIG_DEF.parse(config)
-        self._props = dict(config)
-
     def task_class(self) -> type[FileStreamSinkTask]:
         return FileStreamSinkTask
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        """``max_tasks`` identical configs (as Connect), each with its ``task.id`` and the ``task.count``."""
-        return [
-            {**self._props, TASK_ID_CONFIG: str(i), TASK_COUNT_CONFIG: str(max_tasks)}
-            for i in range(max_tasks)
-        ]
 
 
 class FileStreamSinkTask(SinkTask):
@@ -248,7 +222,7 @@ class FileStreamSinkTask(SinkTask):
             raise ConnectorError("FileStreamSinkTask is not started")
         write = self._out.write
         for record in records:
-            write(render_value(record.value).encode("utf-8") + b"\n")
+            write(record_text(record.value).encode("utf-8") + b"\n")
 
     def flush(self, batch_id: int) -> None:
         """Flush and fsync the file, then record ``batch_id`` as committed."""

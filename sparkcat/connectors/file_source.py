@@ -53,7 +53,7 @@ from typing import Any
 from sparkcat import __version__
 from sparkcat.api import partition_key
 from sparkcat.api.config import ConfigDef, Custom, Importance, NonEmptyString, Range, Type
-from sparkcat.api.connector import SourceConnector, SourceTask
+from sparkcat.api.connector import CopiesConfigToTasks, SourceConnector, SourceTask
 from sparkcat.api.records import SourceRecord
 
 __all__ = ["FileStreamSourceConnector", "FileStreamSourceTask", "CONFIG_DEF", "FILENAME_FIELD", "POSITION_FIELD"]
@@ -176,13 +176,11 @@ def scan_lines(path: str, start: int, end: int, limit: int | None = None) -> Ite
                 return
 
 
-class FileStreamSourceConnector(SourceConnector):
+class FileStreamSourceConnector(CopiesConfigToTasks, SourceConnector):
     """Validates the config and hands it to its one task, as Connect's FileStreamSourceConnector does."""
 
     path_keys = (FILE_CONFIG,)  # checked against the worker's file.allowed.dirs by the runtime
-
-    def __init__(self) -> None:
-        self._props: dict[str, str] = {}
+    task_id_key = None
 
     def version(self) -> str:
         return __version__
@@ -190,16 +188,12 @@ class FileStreamSourceConnector(SourceConnector):
     def config_def(self) -> ConfigDef:
         return CONFIG_DEF
 
-    def start(self, config: dict[str, str]) -> None:
-        CONFIG_DEF.parse(config)
-        self._props = dict(config)
-
     def task_class(self) -> type[FileStreamSourceTask]:
         return FileStreamSourceTask
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         """Exactly one task: only one reader of a stream makes sense."""
-        return [dict(self._props)]
+        return super().task_configs(1)
 
 
 class FileStreamSourceTask(SourceTask):

@@ -57,7 +57,7 @@ from collections.abc import Iterable, Sequence
 
 from sparkcat import __version__
 from sparkcat.api.config import ConfigDef, Custom, Importance, Type
-from sparkcat.api.connector import SinkConnector, SinkTask
+from sparkcat.api.connector import CopiesConfigToTasks, SinkConnector, SinkTask
 from sparkcat.api.records import SinkRecord
 from sparkcat.errors import ConfigError, ConnectorError
 
@@ -230,11 +230,17 @@ LIBRDKAFKA_PRODUCER_KEYS: dict[str, str | None] = {
 # ---------------------------------------------------------------- connector and task
 
 
-class KafkaSinkConnector(SinkConnector):
+def _check_kafka_sink_config(config: dict[str, str]) -> None:
+    """Parse the keys, refuse converters the copy cannot honour and bad producer overrides."""
+    CONFIG_DEF.parse(config)
+    _check_converters(config)
+    producer_overrides(config)
+
+
+class KafkaSinkConnector(CopiesConfigToTasks, SinkConnector):
     """Hands ``tasks.max`` copies of its config to tasks; the runtime splits the topic-partitions."""
 
-    def __init__(self) -> None:
-        self._props: dict[str, str] = {}
+    task_id_key = TASK_ID_CONFIG
 
     def version(self) -> str:
         return __version__
@@ -242,17 +248,11 @@ class KafkaSinkConnector(SinkConnector):
     def config_def(self) -> ConfigDef:
         return CONFIG_DEF
 
-    def start(self, config: dict[str, str]) -> None:
-        CONFIG_DEF.parse(config)
-        _check_converters(config)
-        producer_overrides(config)
-        self._props = dict(config)
+    def check_config(self, config: dict[str, str]) -> None:
+        _check_kafka_sink_config(config)
 
     def task_class(self) -> type[KafkaSinkTask]:
         return KafkaSinkTask
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [{**self._props, TASK_ID_CONFIG: str(i)} for i in range(max_tasks)]
 
 
 class KafkaSinkTask(SinkTask):
@@ -267,9 +267,7 @@ class KafkaSinkTask(SinkTask):
         return __version__
 
     def start(self, config: dict[str, str]) -> None:
-        CONFIG_DEF.parse(config)
-        _check_converters(config)
-        producer_overrides(config)
+        _check_kafka_sink_config(config)
 
     def put(self, records: Iterable[SinkRecord]) -> None:
         raise ConnectorError("the kafka sink's records are written by Spark's Kafka writer "

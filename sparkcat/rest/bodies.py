@@ -11,6 +11,7 @@ from typing import Any, Optional, Union
 
 from pydantic import BaseModel, Field
 
+from sparkcat.api.config import scalar_string
 from sparkcat.errors import BadRequestError
 from sparkcat.model import config_state
 from sparkcat.model.config_state import TargetState
@@ -54,13 +55,8 @@ def config_strings(config: dict[str, Any]) -> dict[str, str | None]:
     """
     out: dict[str, str | None] = {}
     for key, value in config.items():
-        if value is None or isinstance(value, str):
-            out[key] = value
-        elif isinstance(value, bool):
-            out[key] = "true" if value else "false"
-        elif isinstance(value, (int, float)):
-            out[key] = str(value)
-        else:
+        out[key] = scalar_string(value)
+        if value is not None and out[key] is None:
             raise BadRequestError(f"Invalid value for configuration {key}: expected a string, number, boolean "
                                   f"or null")
     return out

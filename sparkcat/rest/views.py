@@ -13,6 +13,7 @@ from sparkcat import plugins, redact
 from sparkcat.errors import NotFoundError, SparkcatError
 from sparkcat.model.config_state import ClusterConfigState
 from sparkcat.policy.input_policy import InputPolicy
+from sparkcat.runtime.config_infos import key_infos
 from sparkcat.runtime.validation import framework_definition, mask_connector_config, secret_keys
 from sparkcat.runtime.status_view import connector_type
 
@@ -71,8 +72,8 @@ def plugin_config(plugin: str, policy: InputPolicy | None = None) -> list[dict[s
         cls = plugins.connector_class(plugin, (policy or InputPolicy.default()).plugin_packages)
     except SparkcatError:
         raise NotFoundError(f"Unknown plugin {plugin}.") from None
-    own = cls().config_def().key_infos()
-    base = framework_definition(cls).key_infos()
+    own = key_infos(cls().config_def())
+    base = key_infos(framework_definition(cls))
     names = {k["name"] for k in own}
     return own + [k for k in base if k["name"] not in names]
 

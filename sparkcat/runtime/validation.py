@@ -10,11 +10,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sparkcat import plugins, redact
-from sparkcat.api.config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG, ConfigDef, ConfigValue, Type
+from sparkcat.api.config import ConfigDef, ConfigValue, Type
 from sparkcat.api.connector import Connector
 from sparkcat.errors import ConfigError, NotFoundError
 from sparkcat.policy.config_providers import has_placeholder
 from sparkcat.policy.input_policy import InputPolicy
+from sparkcat.runtime.config_infos import validate_response
+from sparkcat.runtime.connector_config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
 from sparkcat.runtime.names import name_problem
 
 #: Keys under these prefixes configure converters and the producer, whose own settings are
@@ -145,7 +147,7 @@ def _unsupported(config: Mapping[str, object]) -> list[ConfigValue]:
 
 def _converter_errors(config: Mapping[str, object], packages: Sequence[str]) -> list[ConfigValue]:
     """Converter classes that are neither built in nor in the worker's plugin.packages (checked without importing)."""
-    from sparkcat.spark.converters import is_builtin_converter
+    from sparkcat.connectors.converters import is_builtin_converter
 
     out = []
     for key in ("key.converter", "value.converter"):
@@ -200,7 +202,7 @@ def _class_error(config: Mapping[str, object], error: Exception) -> ValidationRe
     name = str(config.get("connector.class") or "")
     message = redact.scrub(getattr(error, "message", str(error)))
     value = ConfigValue("connector.class", name, errors=[message])
-    response = ConfigDef().validate_response(name, config, [value])
+    response = validate_response(ConfigDef(), name, config, [value])
     return ValidationResult(name, "unknown", response, {"connector.class": [message]})
 
 
@@ -235,7 +237,7 @@ def validate_connector_config(config: Mapping[str, object], policy: InputPolicy 
     extra += _embedded_sink_errors(raw, policy) if not sink and not _nested else []
     extra += [ConfigValue(k, raw.get(k), errors=msgs) for k, msgs in provider_errors.items()]
     extra += cls().validate(config)
-    response = definition.validate_response(cls.__name__, config, extra)
+    response = validate_response(definition, cls.__name__, config, extra)
     response = _mask_response(response, raw, secret_keys(raw, policy))
     errors = {c["value"]["name"]: list(c["value"]["errors"]) for c in response["configs"]
               if c["value"] and c["value"]["errors"]}

@@ -37,7 +37,6 @@ import logging
 import socket
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -45,9 +44,10 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DataType
 
 from sparkcat.api.records import SinkRecord
+from sparkcat.api.task_context import SinkTaskContext
 from sparkcat.plugins import load_class
+from sparkcat.connectors.converters import converter_for
 from sparkcat.policy.input_policy import prepare
-from sparkcat.spark.converters import converter_for
 from sparkcat.spark.plan import TASK_FAILURE_MARK, BatchResult, QueryPlan, TaskBatchResult, task_failure_message
 from sparkcat.storage.offsets import partition_key
 
@@ -305,7 +305,7 @@ def _flat_json_values(column: Any, value_type: DataType, conv: Any) -> list[Any]
     import pyarrow.compute as pc
     from pyspark.sql.types import StructType
 
-    from sparkcat.spark.converters import JsonConverter
+    from sparkcat.connectors.converters import JsonConverter
     if type(conv) is not JsonConverter or not isinstance(value_type, StructType) or not value_type.fields:
         return None
     if isinstance(column, pa.ChunkedArray):
@@ -334,7 +334,7 @@ def _column_bytes(column: Any, spark_type: DataType | None, conv: Any, json_keys
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from sparkcat.spark.converters import ByteArrayConverter, StringConverter
+    from sparkcat.connectors.converters import ByteArrayConverter, StringConverter
     n = len(column)
     if column.null_count == n:
         return [None] * n
@@ -445,20 +445,6 @@ def to_kafka(plan: QueryPlan) -> Handler:
 
 
 # ---------------------------------------------------------------- sink tasks
-
-
-@dataclass(frozen=True)
-class SinkTaskContext:
-    """What a sink task may learn about its worker (Connect's ``SinkTaskContext``), via ``initialize``.
-
-    ``bootstrap_servers`` and ``kafka_config`` (the worker's ``kafka.*`` settings, prefixes such as
-    ``producer.`` kept) describe the Kafka cluster the connector's records come from.
-    """
-
-    connector: str
-    task_id: int
-    bootstrap_servers: str = ""
-    kafka_config: dict[str, str] = field(default_factory=dict)
 
 
 def _context_factory(plan: QueryPlan) -> Callable[[int], SinkTaskContext]:

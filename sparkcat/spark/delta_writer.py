@@ -47,7 +47,7 @@ from sparkcat.spark.batch_writers import (
     _Tally,
     sink_batch_id,
 )
-from sparkcat.spark.converters import ByteArrayConverter, StringConverter, converter_for
+from sparkcat.connectors.converters import ByteArrayConverter, StringConverter, converter_for
 from sparkcat.spark.kafka_input import Assignment, subscribed_partitions, tag_tasks
 from sparkcat.spark.plan import BatchResult, QueryPlan
 

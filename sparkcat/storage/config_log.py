@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
+from sparkcat.api.config import connect_string
 from sparkcat.model.config_state import ClusterConfigState, RestartRequest, SessionKey, TargetState
 from sparkcat.storage import json_codec
 from sparkcat.storage.log import KeyedLog, LogRecord
@@ -174,9 +175,7 @@ def _properties(value: object) -> dict[str, str] | None:
 
 def _as_string(value: object) -> str:
     """Connect keeps every property as a string; YAML and JSON may hand us other scalars."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "" if value is None else str(value)
+    return connect_string(value) or ""
 
 
 class ConfigLog:

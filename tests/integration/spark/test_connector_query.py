@@ -15,7 +15,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from sparkcat.connectors.file_sink import FileStreamSinkConnector
 from sparkcat.connectors.increment import IncrementSourceConnector
-from sparkcat.spark.converters import converter_for
+from sparkcat.connectors.converters import converter_for
 from sparkcat.spark.plan import QueryPlan
 from sparkcat.spark.queries import register_sources, start_query
 from sparkcat.storage.local.log import LocalLog
@@ -287,7 +287,7 @@ def test_increment_to_file_sink_exactly_once_across_restarts(spark, unique_name,
 def test_sink_connector_reads_kafka_into_file_sink_tasks(spark, broker, unique_name, tmp_path):
     from confluent_kafka import Producer
 
-    from sparkcat.spark.converters import JsonConverter
+    from sparkcat.connectors.converters import JsonConverter
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
     topic, out = f"{unique_name}-in", tmp_path / "sink.txt"

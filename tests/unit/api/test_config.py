@@ -1,4 +1,4 @@
-"""ConfigDef: parsing, validation, the Connect validate response and generated docs."""
+"""ConfigDef: types, parsing and validation of keys."""
 
 from __future__ import annotations
 
@@ -7,10 +7,7 @@ from typing import Any
 import pytest
 
 from sparkcat.api.config import (
-    COMMON_CONNECTOR_CONFIG,
     NO_DEFAULT,
-    SINK_CONNECTOR_CONFIG,
-    SOURCE_CONNECTOR_CONFIG,
     ConfigDef,
     ConfigValue,
     Custom,
@@ -24,20 +21,9 @@ from sparkcat.api.config import (
     Width,
 )
 from sparkcat.errors import ConfigError
+from tests.unit.api.config_defs import small_def
 
 MISSING_NAME = 'Missing required configuration "name" which has no default value.'
-
-
-def small_def() -> ConfigDef:
-    return (
-        ConfigDef()
-        .define("name", Type.STRING, validator=NonEmptyString(), importance=Importance.HIGH, group="Common")
-        .define("tasks.max", Type.INT, 1, Range.at_least(1), Importance.HIGH, group="Common")
-        .define("mode", Type.STRING, "bulk", ValidString.in_("bulk", "incrementing"), group="Mode")
-        .define("secret", Type.PASSWORD, None, group="Connection")
-        .define("enabled", Type.BOOLEAN, True, group="Mode")
-        .define("tables", Type.LIST, "", group="Connection")
-    )
 
 
 def errors_of(values: list[ConfigValue]) -> dict[str, list[str]]:
@@ -178,13 +164,6 @@ def test_merge_returns_a_new_def_with_both() -> None:
         a.merge(ConfigDef().define("x", Type.INT, 3))
 
 
-def test_shared_connector_defs_cannot_be_mutated() -> None:
-    with pytest.raises(TypeError):
-        COMMON_CONNECTOR_CONFIG.define("oops", Type.INT, 1)
-    extended = COMMON_CONNECTOR_CONFIG.merge(ConfigDef().define("my.key", Type.INT, 1))
-    assert "my.key" in extended and "my.key" not in COMMON_CONNECTOR_CONFIG
-
-
 # ---------------------------------------------------------------- validators
 
 
@@ -275,152 +254,3 @@ def test_recommender_sets_recommended_values_and_visibility() -> None:
     column = {v.name: v for v in d.validate({"mode": "bulk"})}["column"]
     assert column.recommended_values == ["id", "updated_at"]
     assert column.visible is False
-
-
-# ---------------------------------------------------------------- validate_response
-
-
-def test_validate_response_matches_connect_shape() -> None:
-    response = small_def().validate_response(
-        "io.example.JdbcSource", {"tasks.max": "abc", "secret": "hunter2", "enabled": "FALSE", "tables": "a, b"}
-    )
-    assert response["name"] == "io.example.JdbcSource"
-    assert response["error_count"] == 2
-    assert response["groups"] == ["Common", "Mode", "Connection"]
-    configs = {c["definition"]["name"]: c for c in response["configs"]}
-    assert list(configs) == small_def().names()
-
-    name = configs["name"]
-    assert name["definition"] == {
-        "name": "name",
-        "type": "STRING",
-        "required": True,
-        "default_value": None,
-        "importance": "HIGH",
-        "documentation": "",
-        "group": "Common",
-        "width": "NONE",
-        "display_name": "name",
-        "dependents": [],
-        "order": -1,
-    }
-    assert name["value"] == {
-        "name": "name",
-        "value": None,
-        "recommended_values": [],
-        "errors": [MISSING_NAME],
-        "visible": True,
-    }
-    assert configs["secret"]["value"]["value"] == "[hidden]"
-    assert "hunter2" not in repr(response)
-    assert configs["enabled"]["value"]["value"] == "false"
-    assert configs["enabled"]["definition"]["default_value"] == "true"
-    assert configs["tables"]["value"]["value"] == "a,b"
-    assert configs["tables"]["definition"]["default_value"] == ""
-    assert configs["tasks.max"]["definition"]["default_value"] == "1"
-    assert configs["mode"]["value"]["value"] == "bulk"
-
-
-def test_validate_response_counts_messages_and_reports_nulls_and_extra_values() -> None:
-    extra = ConfigValue("connection.url", "jdbc:x", [], ["Cannot connect"], True)
-    response = small_def().validate_response("C", {"name": "a", "mode": None}, extra_values=[extra])
-    configs = response["configs"]
-    assert configs[0] == {
-        "definition": None,
-        "value": {
-            "name": "connection.url",
-            "value": "jdbc:x",
-            "recommended_values": [],
-            "errors": ["Cannot connect"],
-            "visible": True,
-        },
-    }
-    mode = next(c for c in configs if c["definition"] and c["definition"]["name"] == "mode")
-    assert "Null value can not be supplied as the configuration value." in mode["value"]["errors"]
-    assert response["error_count"] == 1 + len(mode["value"]["errors"])
-
-
-# ---------------------------------------------------------------- docs
-
-
-def test_markdown_doc_lists_type_default_valid_values_and_importance() -> None:
-    doc = COMMON_CONNECTOR_CONFIG.to_markdown()
-    assert doc.splitlines()[0] == "| Name | Description | Type | Default | Valid Values | Importance |"
-    tasks = next(line for line in doc.splitlines() if line.startswith("| `tasks.max`"))
-    assert "| int | 1 | [1,...] | high |" in tasks
-    assert "60000 (1 minute)" in doc
-    assert "| `transforms` |" in doc and '| list | "" |' in doc
-
-
-def test_rst_doc() -> None:
-    rst = ConfigDef().define("a.ms", Type.LONG, 5000, Range.at_least(0), Importance.LOW, "Doc.").to_rst()
-    assert rst == (
-        "``a.ms``\n  Doc.\n\n  * Type: long\n  * Default: 5000 (5 seconds)\n"
-        "  * Valid Values: [0,...]\n  * Importance: low\n\n"
-    )
-
-
-# ---------------------------------------------------------------- connector keys
-
-
-def test_common_connector_config_defaults() -> None:
-    parsed = COMMON_CONNECTOR_CONFIG.parse({"name": "c", "connector.class": "FileStreamSource"})
-    assert parsed["tasks.max"] == 1
-    assert parsed["key.converter"] is None
-    assert parsed["transforms"] == [] and parsed["predicates"] == []
-    assert parsed["errors.tolerance"] == "none"
-    assert parsed["errors.retry.timeout"] == 0
-    assert parsed["errors.retry.delay.max.ms"] == 60000
-    assert parsed["errors.log.enable"] is False
-    assert parsed["batch.max.records"] == 100000
-    assert parsed["trigger.interval.ms"] == 1000
-    assert COMMON_CONNECTOR_CONFIG.groups() == ["Common", "Transforms", "Predicates", "Error Handling", "Spark"]
-    assert COMMON_CONNECTOR_CONFIG.keys["connector.class"].width is Width.LONG
-
-
-def test_common_connector_config_reports_all_problems() -> None:
-    with pytest.raises(ConfigError) as info:
-        COMMON_CONNECTOR_CONFIG.parse(
-            {"name": "", "tasks.max": "0", "errors.tolerance": "some", "transforms": "a,a", "batch.max.records": "0"}
-        )
-    assert set(info.value.errors) == {
-        "name",
-        "connector.class",
-        "tasks.max",
-        "errors.tolerance",
-        "transforms",
-        "batch.max.records",
-    }
-    assert info.value.errors["transforms"] == [
-        "Invalid value [a, a] for configuration transforms: Duplicate alias provided."
-    ]
-
-
-def test_source_and_sink_connector_configs() -> None:
-    base = {"name": "c", "connector.class": "X"}
-    source = SOURCE_CONNECTOR_CONFIG.parse(base)
-    assert source["exactly.once.support"] == "requested"
-    assert source["transaction.boundary"] == "poll"
-    assert source["offsets.storage.topic"] is None
-    assert source["topic.creation.groups"] == []
-    assert SOURCE_CONNECTOR_CONFIG.parse({**base, "exactly.once.support": "REQUIRED"})["exactly.once.support"] == "REQUIRED"
-    assert SOURCE_CONNECTOR_CONFIG.groups()[-3:] == ["Topic Creation", "Exactly Once Support", "offsets.topic"]
-
-    sink = SINK_CONNECTOR_CONFIG.parse({**base, "topics": "a,b"})
-    assert sink["topics"] == ["a", "b"]
-    assert sink["topics.regex"] == ""
-    assert sink["errors.deadletterqueue.topic.replication.factor"] == 3
-    assert sink["errors.deadletterqueue.context.headers.enable"] is False
-    assert "topics" not in SOURCE_CONNECTOR_CONFIG and "exactly.once.support" not in SINK_CONNECTOR_CONFIG
-    with pytest.raises(ConfigError) as info:
-        SINK_CONNECTOR_CONFIG.parse({**base, "topics.regex": "("})
-    assert "topics.regex" in info.value.errors
-
-
-def test_shared_connector_defs_pickle_for_spark_executors() -> None:
-    import pickle
-
-    for shared in (COMMON_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG, SINK_CONNECTOR_CONFIG):
-        copy = pickle.loads(pickle.dumps(shared))
-        assert copy.names() == shared.names() and copy.groups() == shared.groups()
-        assert copy.keys["name"].default is NO_DEFAULT

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from sparkcat.api.records import SinkRecord
-from sparkcat.connectors.file_sink import FileStreamSinkConnector, FileStreamSinkTask, render_value, sidecar_path
+from sparkcat.api.records import SinkRecord, record_text
+from sparkcat.connectors.file_sink import FileStreamSinkConnector, FileStreamSinkTask, sidecar_path
 from sparkcat.errors import ConfigError
 
 
@@ -68,12 +68,12 @@ def test_values_become_lines(tmp_path: Path) -> None:
     ]
 
 
-def test_render_value_of_a_row_like_object() -> None:
+def test_a_row_like_value_is_written_as_json() -> None:
     class Row:
         def asDict(self, recursive: bool = False) -> dict[str, Any]:
             return {"x": 1}
 
-    assert render_value(Row()) == '{"x":1}'
+    assert record_text(Row()) == '{"x":1}'
 
 
 def test_committed_batch_is_skipped_on_replay(tmp_path: Path) -> None:

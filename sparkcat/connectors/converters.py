@@ -1,4 +1,6 @@
-"""Kafka Connect's converters: record keys and values to Kafka bytes and back.
+"""Kafka Connect's built-in converters: record keys and values to Kafka bytes and back.
+
+The interface is ``sparkcat.api.converter.Converter``.
 
 A connector picks them with Connect's keys ``key.converter`` / ``value.converter``
 (and their ``key.converter.*`` / ``value.converter.*`` settings), by Connect's Java
@@ -22,10 +24,12 @@ import base64
 import datetime as dt
 import decimal
 import json
-from abc import ABC, abstractmethod
 from typing import Any
 
 from pyspark.sql import types as T
+
+from sparkcat.api.converter import Converter
+from sparkcat.api.records import record_text
 
 __all__ = ["Converter", "JsonConverter", "StringConverter", "ByteArrayConverter", "converter_for",
            "connect_schema", "JSON_CONVERTER", "STRING_CONVERTER", "BYTE_ARRAY_CONVERTER"]
@@ -56,21 +60,6 @@ def _truthy(value: Any, default: bool) -> bool:
 
 _compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 """Compact JSON text, as Jackson writes it."""
-
-
-class Converter(ABC):
-    """Turns one key or value into Kafka bytes and back; configured like Connect's ``Converter``."""
-
-    def configure(self, settings: dict[str, str], is_key: bool) -> None:
-        """Receive the ``key.converter.*`` / ``value.converter.*`` settings (prefix removed)."""
-
-    @abstractmethod
-    def to_bytes(self, value: Any, spark_type: T.DataType | None) -> bytes | None:
-        """Serialise ``value`` of Spark type ``spark_type`` (None when unknown, e.g. keys)."""
-
-    @abstractmethod
-    def from_bytes(self, data: bytes | None) -> Any:
-        """Deserialise Kafka bytes (None for a null key or a tombstone) into a Python value."""
 
 
 # ---------------------------------------------------------------- Connect schemas of Spark types
@@ -252,15 +241,7 @@ class StringConverter(Converter):
             return None
         if isinstance(value, (bytes, bytearray, memoryview)):
             return bytes(value)
-        if isinstance(value, str):
-            return value.encode(self.encoding)
-        if isinstance(value, bool):
-            return b"true" if value else b"false"
-        if hasattr(value, "asDict"):
-            value = value.asDict(recursive=True)
-        if isinstance(value, (dict, list, tuple)):
-            return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str).encode(self.encoding)
-        return str(value).encode(self.encoding)
+        return record_text(value).encode(self.encoding)
 
     def from_bytes(self, data: bytes | None) -> Any:
         return None if data is None else bytes(data).decode(self.encoding)
@@ -301,7 +282,7 @@ def _converter_class(name: str) -> type[Converter]:
     from sparkcat.plugins import load_class
     loaded = load_class(name)
     if not (isinstance(loaded, type) and issubclass(loaded, Converter)):
-        raise TypeError(f"{name} is not a converter (subclass sparkcat.spark.converters.Converter)")
+        raise TypeError(f"{name} is not a converter (subclass sparkcat.api.converter.Converter)")
     return loaded
 
 

@@ -1,0 +1,180 @@
+"""The keys the framework adds to every connector: Connect's ``ConnectorConfig``,
+``SourceConnectorConfig`` and ``SinkConnectorConfig``, plus sparkcat's "Spark" group.
+
+A connector declares only its own keys (``Connector.config_def``); validation merges
+them with ``SOURCE_CONNECTOR_CONFIG`` or ``SINK_CONNECTOR_CONFIG``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sparkcat.api.config import (
+    NO_DEFAULT,
+    ConfigDef,
+    Custom,
+    Importance,
+    NonEmptyString,
+    NonEmptyStringWithoutControlChars,
+    Range,
+    Type,
+    ValidString,
+    Validator,
+    Width,
+    config_error,
+)
+
+__all__ = ["COMMON_CONNECTOR_CONFIG", "SINK_CONNECTOR_CONFIG", "SOURCE_CONNECTOR_CONFIG"]
+
+
+COMMON_GROUP = "Common"
+TRANSFORMS_GROUP = "Transforms"
+PREDICATES_GROUP = "Predicates"
+ERROR_GROUP = "Error Handling"
+SPARK_GROUP = "Spark"
+TOPIC_CREATION_GROUP = "Topic Creation"
+EXACTLY_ONCE_SUPPORT_GROUP = "Exactly Once Support"
+OFFSETS_TOPIC_GROUP = "offsets.topic"
+
+
+class _UniqueAliases(Validator):
+    """Connect's alias validator: a non-null list without duplicates (a class, so it pickles)."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def ensure_valid(self, name: str, value: Any) -> None:
+        if value is None:
+            raise config_error(name, "null", "entry must be non null")
+        if len(value) > len(set(value)):
+            raise config_error(name, value, "Duplicate alias provided.")
+
+    def __str__(self) -> str:
+        return f"non-null string, unique {self.kind} aliases"
+
+
+def _valid_regex(name: str, value: Any) -> str | None:
+    try:
+        re.compile(value or "")
+    except re.error as e:
+        return f"Invalid regex: {e}"
+    return None
+
+
+_CONVERTER_DOC = (
+    "Converter class used to convert between Kafka Connect format and the serialized form that is written"
+    " to Kafka. This controls the format of the {part} in messages written to or read from Kafka, and since"
+    " this is independent of connectors it allows any connector to work with any serialization format."
+    " Examples of common formats include JSON and Avro."
+)
+
+
+def _common_connector_config() -> ConfigDef:
+    return (
+        ConfigDef()
+        .define("name", Type.STRING, NO_DEFAULT, NonEmptyStringWithoutControlChars(), Importance.HIGH,
+                "Globally unique name to use for this connector.", COMMON_GROUP, 1, Width.MEDIUM, "Connector name")
+        .define("connector.class", Type.STRING, NO_DEFAULT, None, Importance.HIGH,
+                "Name or alias of the class for this connector.", COMMON_GROUP, 2, Width.LONG, "Connector class")
+        .define("tasks.max", Type.INT, 1, Range.at_least(1), Importance.HIGH,
+                "Maximum number of tasks to use for this connector.", COMMON_GROUP, 3, Width.SHORT, "Tasks max")
+        .define("key.converter", Type.CLASS, None, None, Importance.LOW,
+                _CONVERTER_DOC.format(part="keys"), COMMON_GROUP, 5, Width.SHORT, "Key converter class")
+        .define("value.converter", Type.CLASS, None, None, Importance.LOW,
+                _CONVERTER_DOC.format(part="values"), COMMON_GROUP, 6, Width.SHORT, "Value converter class")
+        .define("header.converter", Type.CLASS, None, None, Importance.LOW,
+                "HeaderConverter class used to convert between Kafka Connect format and the serialized form that is"
+                " written to Kafka. Unset means the worker's setting is used.",
+                COMMON_GROUP, 7, Width.SHORT, "Header converter class")
+        .define("transforms", Type.LIST, "", _UniqueAliases("transformation"), Importance.LOW,
+                "Aliases for the transformations to be applied to records.",
+                TRANSFORMS_GROUP, 8, Width.LONG, "Transforms")
+        .define("predicates", Type.LIST, "", _UniqueAliases("predicate"), Importance.LOW,
+                "Aliases for the predicates used by transformations.", PREDICATES_GROUP, 9, Width.LONG, "Predicates")
+        .define("config.action.reload", Type.STRING, "restart", ValidString.in_("none", "restart"), Importance.LOW,
+                "The action to take on the connector when external configuration providers change its"
+                " configuration: 'none' does nothing, 'restart' restarts it with the updated configuration.",
+                COMMON_GROUP, 10, Width.MEDIUM, "Reload Action")
+        .define("errors.retry.timeout", Type.LONG, 0, None, Importance.MEDIUM,
+                "The maximum duration in milliseconds that a failed operation will be reattempted. The default is 0,"
+                " which means no retries will be attempted. Use -1 for infinite retries.",
+                ERROR_GROUP, 1, Width.MEDIUM, "Retry Timeout for Errors")
+        .define("errors.retry.delay.max.ms", Type.LONG, 60000, None, Importance.MEDIUM,
+                "The maximum duration in milliseconds between consecutive retry attempts.",
+                ERROR_GROUP, 2, Width.MEDIUM, "Maximum Delay Between Retries for Errors")
+        .define("errors.tolerance", Type.STRING, "none", ValidString.in_("none", "all"), Importance.MEDIUM,
+                "Behavior for tolerating errors during connector operation. 'none' is the default value and signals"
+                " that any error will result in an immediate connector task failure; 'all' changes the behavior to"
+                " skip over problematic records.", ERROR_GROUP, 3, Width.SHORT, "Error Tolerance")
+        .define("errors.log.enable", Type.BOOLEAN, False, None, Importance.MEDIUM,
+                "If true, write each error and the details of the failed operation and problematic record to the"
+                " application log.", ERROR_GROUP, 4, Width.SHORT, "Log Errors")
+        .define("errors.log.include.messages", Type.BOOLEAN, False, None, Importance.MEDIUM,
+                "Whether to include in the log the record that resulted in a failure. False by default, so record"
+                " keys, values and headers are not written to log files.", ERROR_GROUP, 5, Width.SHORT,
+                "Log Error Details")
+        .define("batch.max.records", Type.LONG, 100000, Range.at_least(1), Importance.MEDIUM,
+                "Maximum number of records each task contributes to one Spark micro-batch (Spark admission"
+                " control), bounding batch size and latency.", SPARK_GROUP, 1, Width.SHORT, "Max records per batch")
+        .define("trigger.interval.ms", Type.LONG, 1000, Range.at_least(0), Importance.MEDIUM,
+                "Interval in milliseconds between Spark micro-batch triggers; 0 starts the next batch as soon as the"
+                " previous one finishes.", SPARK_GROUP, 2, Width.SHORT, "Trigger interval (ms)")
+    )
+
+
+def _source_keys() -> ConfigDef:
+    return (
+        ConfigDef()
+        .define("topic.creation.groups", Type.LIST, "", _UniqueAliases("topic creation group"), Importance.LOW,
+                "Groups of configurations for topics created by source connectors",
+                TOPIC_CREATION_GROUP, 1, Width.LONG, "Topic Creation Groups")
+        .define("exactly.once.support", Type.STRING, "requested", ValidString.in_ignore_case("requested", "required"),
+                Importance.MEDIUM,
+                "Permitted values are requested, required. If set to \"required\", forces a preflight check that"
+                " the connector can provide exactly-once semantics with the given configuration.",
+                EXACTLY_ONCE_SUPPORT_GROUP, 2, Width.SHORT, "Exactly once support")
+        .define("transaction.boundary", Type.STRING, "poll",
+                ValidString.in_ignore_case("poll", "interval", "connector"), Importance.MEDIUM,
+                "Permitted values are: poll, interval, connector. 'poll' commits a transaction for every batch of"
+                " records a task provides; 'connector' relies on connector-defined boundaries; 'interval' commits"
+                " after a user-defined time interval.", EXACTLY_ONCE_SUPPORT_GROUP, 3, Width.SHORT,
+                "Transaction Boundary")
+        .define("offsets.storage.topic", Type.STRING, None, NonEmptyString(), Importance.LOW,
+                "The name of a separate offsets topic to use for this connector. If empty or not specified, the"
+                " worker's global offsets topic name will be used.", OFFSETS_TOPIC_GROUP, 1, Width.LONG,
+                "Offsets topic")
+    )
+
+
+def _sink_keys() -> ConfigDef:
+    return (
+        ConfigDef()
+        .define("topics", Type.LIST, "", None, Importance.HIGH,
+                "List of topics to consume, separated by commas", COMMON_GROUP, 4, Width.LONG, "Topics")
+        .define("topics.regex", Type.STRING, "", Custom(_valid_regex, "valid regex"), Importance.HIGH,
+                "Regular expression giving topics to consume. Only one of topics or topics.regex should be"
+                " specified.", COMMON_GROUP, 4, Width.LONG, "Topics regex")
+        .define("errors.deadletterqueue.topic.name", Type.STRING, "", None, Importance.MEDIUM,
+                "The name of the topic to be used as the dead letter queue (DLQ) for messages that result in an"
+                " error when processed by this sink connector, or its transformations or converters. Blank by"
+                " default, which means that no messages are to be recorded in the DLQ.",
+                ERROR_GROUP, 6, Width.MEDIUM, "Dead Letter Queue Topic Name")
+        .define("errors.deadletterqueue.topic.replication.factor", Type.SHORT, 3, None, Importance.MEDIUM,
+                "Replication factor used to create the dead letter queue topic when it doesn't already exist.",
+                ERROR_GROUP, 7, Width.MEDIUM, "Dead Letter Queue Topic Replication Factor")
+        .define("errors.deadletterqueue.context.headers.enable", Type.BOOLEAN, False, None, Importance.MEDIUM,
+                "If true, add headers containing error context to the messages written to the dead letter queue."
+                " All error context header keys start with __connect.errors.",
+                ERROR_GROUP, 8, Width.MEDIUM, "Enable Error Context Headers")
+    )
+
+
+COMMON_CONNECTOR_CONFIG: ConfigDef = _common_connector_config().freeze()
+"""Keys every connector accepts (Connect's ``ConnectorConfig``) plus sparkcat's "Spark" group."""
+
+SOURCE_CONNECTOR_CONFIG: ConfigDef = COMMON_CONNECTOR_CONFIG.merge(_source_keys()).freeze()
+"""Keys of a source connector (Connect's ``SourceConnectorConfig``)."""
+
+SINK_CONNECTOR_CONFIG: ConfigDef = COMMON_CONNECTOR_CONFIG.merge(_sink_keys()).freeze()
+"""Keys of a sink connector (Connect's ``SinkConnectorConfig``)."""
