@@ -43,11 +43,17 @@ def add_named(sub: Any, name: str, func: Callable, text: str, *parents: argparse
     return p
 
 
-def worker_state_dir(worker_config: str | None) -> str:
-    """``state.dir`` of the worker config (``--worker-config``, else conf/worker.yaml when present)."""
+def worker(worker_config: str | None, **overrides: Any):
+    """The worker config (``--worker-config``, else conf/worker.yaml when present), as the driver reads it,
+    with the non-None ``overrides`` (flags) applied."""
     from sparkcat.runtime.worker_config import load_worker_config
 
-    return load_worker_config(worker_config_path(worker_config)).state_dir
+    return load_worker_config(worker_config_path(worker_config)).with_overrides(**overrides)
+
+
+def worker_state_dir(worker_config: str | None) -> str:
+    """``state.dir`` of the worker config."""
+    return worker(worker_config).state_dir
 
 
 def spec_variables(state_dir: str | None, worker_config: str | None) -> dict[str, str]:

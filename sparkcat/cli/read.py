@@ -7,7 +7,7 @@ import argparse
 import json
 from typing import Any
 
-from sparkcat.cli.common import add_named, client, emit
+from sparkcat.cli.common import add_named, client, emit, worker
 from sparkcat.client.render import last_line, table
 from sparkcat.client.rest import RestClient
 
@@ -40,14 +40,12 @@ def status(args: argparse.Namespace) -> int:
 
 
 def _store_report(args: argparse.Namespace) -> list[dict[str, Any]]:
-    from sparkcat.bootstrap import worker_from_args
+    """Status and offsets read from the stores the worker config (with the flags) names."""
     from sparkcat.runtime.status_view import connector_offsets, connector_status
     from sparkcat.storage.factory import open_stores
 
-    worker = worker_from_args(argparse.Namespace(
-        worker_config=args.worker_config, bootstrap_servers=args.bootstrap_servers, state_dir=args.state_dir,
-        pipelines_dir=None, rest_port=None, rest_host=None, group_id=None))
-    stores = open_stores(worker)
+    stores = open_stores(worker(args.worker_config, bootstrap_servers=args.bootstrap_servers,
+                                state_dir=args.state_dir))
     try:
         state = stores.config.snapshot()
         names = [args.name] if args.name else state.connectors()

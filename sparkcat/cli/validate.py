@@ -8,8 +8,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from sparkcat.cli.common import client, spec_variables, substituted
-from sparkcat.client.rest import ApiError, RestClient, worker_config_path
+from sparkcat.cli.common import client, spec_variables, substituted, worker
+from sparkcat.client.rest import ApiError, RestClient
 from sparkcat.errors import SparkcatError
 from sparkcat.specs import ConnectorSpec, load_file, spec_files
 
@@ -74,10 +74,8 @@ def _report_check(spec: ConnectorSpec, errors: dict[str, list[str]], summary: st
 def _worker_policy(args: argparse.Namespace):
     """The worker's plugin packages, allowed dirs and config providers (``--worker-config``, ``--state-dir``)."""
     from sparkcat.runtime.input_policy import InputPolicy
-    from sparkcat.runtime.worker_config import load_worker_config
 
-    worker = load_worker_config(worker_config_path(args.worker_config))
-    return InputPolicy.of(worker.with_overrides(state_dir=args.state_dir))
+    return InputPolicy.of(worker(args.worker_config, state_dir=args.state_dir))
 
 
 def _offline_check(policy) -> Check:
