@@ -62,14 +62,7 @@ def _ensure_environment() -> None:
     os.execvp("bash", ["bash", "-c", cmd])
 
 
-def main(argv: list[str] | None = None) -> int:
-    _ensure_environment()
-    if str(REPO) not in sys.path:
-        sys.path.insert(0, str(REPO))  # bench.*, tests.broker (the broker) and sparkcat
-    from bench.harness import Bench, log
-    from bench.measure import loadavg
-    from bench.report import environment, write_outputs
-
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="a short smoke run (fewer records, repeats, seconds)")
     p.add_argument("--only", action="append", choices=SCENARIOS, help="run only this scenario (repeatable)")
@@ -85,11 +78,27 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fifo", action="store_true", help="Spark's FIFO scheduler instead of sparkcat's fair pools")
     p.add_argument("--budget-min", type=float, default=28.0,
                    help="skip scale levels that would not finish within this many minutes of the start")
-    args = p.parse_args(argv)
+    return p
+
+
+def _quiet_logging() -> None:
+    """The bench's own progress at INFO; sparkcat and py4j only when something is wrong."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for noisy in ("py4j", "sparkcat", "sparkcat.herder", "sparkcat.driver"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     logging.getLogger("py4j.clientserver").setLevel(logging.CRITICAL)
+
+
+def main(argv: list[str] | None = None) -> int:
+    _ensure_environment()
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))  # bench.*, tests.broker (the broker) and sparkcat
+    from bench.harness import Bench, log
+    from bench.measure import loadavg
+    from bench.report import environment, write_outputs
+
+    args = _parser().parse_args(argv)
+    _quiet_logging()
     scenarios = args.only or list(SCENARIOS)
     full = not args.quick and not args.only
     out_dir = Path(args.out) if args.out else (BENCH if full else BENCH / "out")

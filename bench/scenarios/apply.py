@@ -39,6 +39,6 @@ def run(bench: Bench) -> None:
         bench.delete(name)
         log.info("apply %d: put->first record %.2fs, pause->last record %.2fs", i, put_lat[-1], pause_lat[-1])
     bench.figures["apply_latency_s"] = stats(put_lat, "s", "put_connector_config of a new connector -> its first "
-                                            "record in Kafka (target < 10 s)")
+                                             "record in Kafka (target < 10 s)")
     bench.figures["pause_latency_s"] = stats(pause_lat, "s", "pause request -> last record written (target < 10 s)")
     bench.figures["pause_status_s"] = stats(pause_status, "s", "pause request -> status PAUSED")

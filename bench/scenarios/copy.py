@@ -8,10 +8,28 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from bench.harness import Bench, client, log, wait_for
 from bench.measure import parse_ts, stats
+
+
+@dataclass
+class _Repeats:
+    """What the interleaved repeats measured: one entry per repeat (``batches``: every micro-batch)."""
+
+    raw_rates: list[float] = field(default_factory=list)
+    raw_cpu: list[tuple] = field(default_factory=list)
+    rates: list[float] = field(default_factory=list)
+    cpu: list[tuple] = field(default_factory=list)
+    startups: list[float] = field(default_factory=list)
+    firsts: list[float] = field(default_factory=list)
+    walls: list[float] = field(default_factory=list)
+    query_rates: list[float] = field(default_factory=list)
+    first_rates: list[float] = field(default_factory=list)
+    ratios: list[float] = field(default_factory=list)
+    batches: list[dict] = field(default_factory=list)
 
 
 def run(bench: Bench) -> None:
@@ -23,81 +41,88 @@ def run(bench: Bench) -> None:
     fill = client("fill", "--bootstrap", bench.broker.bootstrap, "--topic", src, "--records", str(n),
                   "--value-bytes", "100")
     bench.figures["fill_records_per_s"] = stats([fill["records_per_s"]], "records/s",
-                                               "filling the source topic: one producer, copy producer settings")
-    # Warm-up: a first copy on a small topic starts the executors' Python workers (imports, Kafka
-    # clients) and warms the JVM's JIT; its first batch is reported as the cold start.
+                                                "filling the source topic: one producer, copy producer settings")
+    _cold_start(bench)
+    ceilings = _read_ceiling(bench, src)
+    measured = _Repeats()
+    for i in range(repeats):
+        _repeat(bench, src, n, i, measured)
+    if not bench.quick and bench.args.copy_tasks != 4:
+        four = _sparkcat_copy(bench, src, n, "t4", tasks=4)
+        bench.figures["copy_tasks4_records_per_s"] = stats([four["records_per_s"]], "records/s",
+                                                           "the same with tasks.max=4 (one partition per task; "
+                                                           "local[2] runs two at a time)")
+    _record(bench, measured, ceilings)
+    bench.details["copy"] = {"records": n, "repeats": repeats, "tasks_max": a.copy_tasks,
+                             "batch_max_records": a.copy_batch, "trigger_interval_ms": 0,
+                             "read_ceiling": ceilings}
+
+
+def _cold_start(bench: Bench) -> None:
+    """Warm-up: a first copy on a small topic starts the executors' Python workers (imports, Kafka
+    clients) and warms the JVM's JIT; its first batch is reported as the cold start."""
     warm_src = bench.topic("copy-warm")
     bench.create_topic(warm_src, 4)
     warm_n = 40_000
     client("fill", "--bootstrap", bench.broker.bootstrap, "--topic", warm_src, "--records", str(warm_n))
     cold = _sparkcat_copy(bench, warm_src, warm_n, "warm", verify=False)
     bench.figures["copy_cold_startup_s"] = stats([cold["startup_s"]], "s",
-                                                "first connector of the driver: put -> first micro-batch starts")
+                                                 "first connector of the driver: put -> first micro-batch starts")
     bench.figures["copy_cold_first_batch_commit_s"] = stats(
         [cold["first_batch_s"]], "s", f"first connector: put -> its first batch ({warm_n:,} records) committed, "
         "cold Python workers and JIT")
-    ceilings = _read_ceiling(bench, src)
-    raw_rates, sc_rates, ratios, startups, firsts, walls = [], [], [], [], [], []
-    query_rates, first_rates = [], []
-    raw_cpu, sc_cpu = [], []
-    batch_rows: list[dict] = []
-    for i in range(repeats):
-        raw_target = bench.topic(f"copy-raw-{i}")
-        bench.create_topic(raw_target, 4)
-        raw = client("raw-copy", "--bootstrap", bench.broker.bootstrap, "--topic", src, "--target", raw_target,
-                     "--records", str(n))
-        raw_end = time.time()
-        assert raw["records"] == n and raw["undelivered"] == 0, raw
-        raw_rates.append(raw["records_per_s"])
-        raw_cpu.append((bench.cpu.busy_s(raw_end - raw["seconds"], raw_end), raw["seconds"], n))
-        log.info("copy %d: raw loop %.0f records/s", i, raw["records_per_s"])
-        sc = _sparkcat_copy(bench, src, n, i)
-        sc_rates.append(sc["records_per_s"])
-        sc_cpu.append(sc["steady_cpu_s"])
-        startups.append(sc["startup_s"])
-        firsts.append(sc["first_batch_s"])
-        walls.append(n / sc["wall_s"])
-        query_rates.append(sc["query_records_per_s"])
-        first_rates.append(sc["first_batch_records_per_s"])
-        batch_rows.extend(sc["batches"])
-        ratios.append(sc["records_per_s"] / raw["records_per_s"])
-        log.info("copy %d: sparkcat %.0f records/s (ratio %.2f, start-up %.1fs)", i, sc["records_per_s"],
-                 ratios[-1], sc["startup_s"])
-    if not bench.quick and bench.args.copy_tasks != 4:
-        four = _sparkcat_copy(bench, src, n, "t4", tasks=4)
-        bench.figures["copy_tasks4_records_per_s"] = stats([four["records_per_s"]], "records/s",
-                                                          "the same with tasks.max=4 (one partition per task; "
-                                                          "local[2] runs two at a time)")
-    bench.figures["raw_records_per_s"] = stats(raw_rates, "records/s",
-                                              "single-threaded confluent-kafka consume/produce loop")
-    bench.figures["copy_records_per_s"] = stats(sc_rates, "records/s",
-                                               "sparkcat kafka sink, steady state: micro-batches after the "
-                                               "query's first (end of first batch to end of last)")
-    bench.figures["copy_query_records_per_s"] = stats(query_rates, "records/s",
-                                                     "sparkcat, all micro-batches: first batch start to last "
-                                                     "batch end (query start-up excluded)")
-    bench.figures["copy_first_batch_records_per_s"] = stats(first_rates, "records/s",
-                                                           "sparkcat, the query's first micro-batch alone")
-    bench.figures["copy_ratio"] = stats(ratios, "x", "sparkcat / raw loop, per interleaved repeat (target >= 1.5)")
-    _cpu_figures(bench, "raw", raw_cpu, "raw loop")
-    _cpu_figures(bench, "copy", sc_cpu, "sparkcat steady state")
-    bench.figures["copy_with_startup_records_per_s"] = stats(walls, "records/s",
-                                                            "sparkcat, put_connector_config -> all committed")
-    bench.figures["read_ceiling_records_per_s"] = stats(ceilings, "records/s",
-                                                       "consume only, no produce: the source topic read by 1 "
-                                                       "consumer (4 partitions) and by 2 in parallel (2 each)")
-    bench.details["copy_batches"] = [{"records": b["records"], **b["durationMs"]} for b in batch_rows]
-    bench.figures["copy_startup_s"] = stats(startups, "s", "put_connector_config -> first micro-batch starts")
-    bench.figures["copy_first_batch_commit_s"] = stats(firsts, "s", "put_connector_config -> first batch committed")
+
+
+def _repeat(bench: Bench, src: str, n: int, i: int, measured: _Repeats) -> None:
+    """One interleaved repeat: the raw loop, then sparkcat, each copying the ``n`` records of ``src``."""
+    raw_target = bench.topic(f"copy-raw-{i}")
+    bench.create_topic(raw_target, 4)
+    raw = client("raw-copy", "--bootstrap", bench.broker.bootstrap, "--topic", src, "--target", raw_target,
+                 "--records", str(n))
+    raw_end = time.time()
+    assert raw["records"] == n and raw["undelivered"] == 0, raw
+    measured.raw_rates.append(raw["records_per_s"])
+    measured.raw_cpu.append((bench.cpu.busy_s(raw_end - raw["seconds"], raw_end), raw["seconds"], n))
+    log.info("copy %d: raw loop %.0f records/s", i, raw["records_per_s"])
+    sc = _sparkcat_copy(bench, src, n, i)
+    measured.rates.append(sc["records_per_s"])
+    measured.cpu.append(sc["steady_cpu_s"])
+    measured.startups.append(sc["startup_s"])
+    measured.firsts.append(sc["first_batch_s"])
+    measured.walls.append(n / sc["wall_s"])
+    measured.query_rates.append(sc["query_records_per_s"])
+    measured.first_rates.append(sc["first_batch_records_per_s"])
+    measured.batches.extend(sc["batches"])
+    measured.ratios.append(sc["records_per_s"] / raw["records_per_s"])
+    log.info("copy %d: sparkcat %.0f records/s (ratio %.2f, start-up %.1fs)", i, sc["records_per_s"],
+             measured.ratios[-1], sc["startup_s"])
+
+
+def _record(bench: Bench, m: _Repeats, ceilings: list[float]) -> None:
+    """The figures of the repeats, in the order RESULTS.md lists them."""
+    f = bench.figures
+    f["raw_records_per_s"] = stats(m.raw_rates, "records/s", "single-threaded confluent-kafka consume/produce loop")
+    f["copy_records_per_s"] = stats(m.rates, "records/s", "sparkcat kafka sink, steady state: micro-batches after "
+                                    "the query's first (end of first batch to end of last)")
+    f["copy_query_records_per_s"] = stats(m.query_rates, "records/s", "sparkcat, all micro-batches: first batch "
+                                          "start to last batch end (query start-up excluded)")
+    f["copy_first_batch_records_per_s"] = stats(m.first_rates, "records/s",
+                                                "sparkcat, the query's first micro-batch alone")
+    f["copy_ratio"] = stats(m.ratios, "x", "sparkcat / raw loop, per interleaved repeat (target >= 1.5)")
+    _cpu_figures(bench, "raw", m.raw_cpu, "raw loop")
+    _cpu_figures(bench, "copy", m.cpu, "sparkcat steady state")
+    f["copy_with_startup_records_per_s"] = stats(m.walls, "records/s",
+                                                 "sparkcat, put_connector_config -> all committed")
+    f["read_ceiling_records_per_s"] = stats(ceilings, "records/s", "consume only, no produce: the source topic read "
+                                            "by 1 consumer (4 partitions) and by 2 in parallel (2 each)")
+    bench.details["copy_batches"] = [{"records": b["records"], **b["durationMs"]} for b in m.batches]
+    f["copy_startup_s"] = stats(m.startups, "s", "put_connector_config -> first micro-batch starts")
+    f["copy_first_batch_commit_s"] = stats(m.firsts, "s", "put_connector_config -> first batch committed")
     for key in ("triggerExecution", "addBatch", "latestOffset", "queryPlanning", "walCommit", "commitOffsets"):
-        vals = [b["durationMs"].get(key) for b in batch_rows if b["durationMs"].get(key) is not None]
+        vals = [b["durationMs"].get(key) for b in m.batches if b["durationMs"].get(key) is not None]
         if vals:
-            bench.figures[f"copy_batch_{key}_ms"] = stats(vals, "ms", "per micro-batch, all repeats")
-    bench.figures["copy_batch_records"] = stats([b["records"] for b in batch_rows], "records",
-                                               "records per micro-batch")
-    bench.details["copy"] = {"records": n, "repeats": repeats, "tasks_max": a.copy_tasks,
-                            "batch_max_records": a.copy_batch, "trigger_interval_ms": 0,
-                            "read_ceiling": ceilings}
+            f[f"copy_batch_{key}_ms"] = stats(vals, "ms", "per micro-batch, all repeats")
+    f["copy_batch_records"] = stats([b["records"] for b in m.batches], "records", "records per micro-batch")
 
 
 def _cpu_figures(bench: Bench, prefix: str, stretches: list[tuple[float | None, float, int]], what: str) -> None:
@@ -105,9 +130,9 @@ def _cpu_figures(bench: Bench, prefix: str, stretches: list[tuple[float | None, 
     stretches = [x for x in stretches if x[0] is not None and x[1] > 0 and x[2] > 0]
     if stretches:
         bench.figures[f"{prefix}_busy_cores"] = stats([b / t for b, t, _ in stretches], "cores",
-                                                     f"{what}: CPU in use on the whole machine (2 cores)")
+                                                      f"{what}: CPU in use on the whole machine (2 cores)")
         bench.figures[f"{prefix}_cpu_us_per_record"] = stats([b / n * 1e6 for b, _, n in stretches], "us",
-                                                            f"{what}: machine CPU time per record copied")
+                                                             f"{what}: machine CPU time per record copied")
 
 
 def _read_ceiling(bench: Bench, src: str) -> list[float]:

@@ -58,13 +58,13 @@ def _e2e(bench: Bench, label: str, trigger: str | None, seconds: float) -> None:
     bench.figures[f"{key}_p99_ms"] = stats([dst["p99_ms"]], "ms", note + "; target <= 2 x trigger and < 2000")
     bench.figures[f"{key}_max_ms"] = stats([dst["max_ms"]], "ms", note)
     bench.figures[f"{key}_broker_p99_ms"] = stats([broker_only["p99_ms"]], "ms",
-                                                 "produce -> consume on the source topic: the broker's own share")
+                                                  "produce -> consume on the source topic: the broker's own share")
     bench.figures[f"{key}_batch_ms"] = stats([b["durationMs"]["triggerExecution"] for b in batches], "ms",
-                                            "micro-batch duration during the run")
+                                             "micro-batch duration during the run")
     bench.figures[f"{key}_offsets_put_ms"] = stats(puts_ms, "ms", "offsets-store write per committed batch "
-                                                  "(part of addBatch)")
+                                                   "(part of addBatch)")
     for part in ("addBatch", "latestOffset", "walCommit", "commitOffsets"):
         bench.figures[f"{key}_batch_{part}_ms"] = stats([b["durationMs"].get(part, 0) for b in batches], "ms",
-                                                       f"{part} share of each micro-batch")
+                                                        f"{part} share of each micro-batch")
     bench.details[f"{key}_records"] = {"target": dst["records"], "source": broker_only["records"],
-                                      "produced": total}
+                                       "produced": total}

@@ -35,8 +35,8 @@ def run(bench: Bench) -> None:
         else:
             break
     bench.figures["connectors_running_max"] = stats([running_max], "connectors",
-                                                   "most connectors all RUNNING on one local[2] driver in this "
-                                                   "run (half 2-task sources, half 1-task Kafka-fed sinks)")
+                                                    "most connectors all RUNNING on one local[2] driver in this "
+                                                    "run (half 2-task sources, half 1-task Kafka-fed sinks)")
 
 
 def _put_all(bench: Bench, configs: dict[str, dict[str, str]]) -> None:
@@ -125,8 +125,8 @@ def _scale_level(bench: Bench, level: int, observe: float, exclude: set[int]) ->
     if broke is None:
         f["mb_per_kafka_fed_connector"] = stats([per_sink], "MB", f"from the {level}-connector level")
     bench.details[f"scale_{level}"] = {"memory_before": base_mem, "memory_sources": sources_mem, "memory": mem,
-                                      "broke": broke, "ready": len(ready_at),
-                                      "ready_s_by_connector": sorted(round(v, 2) for v in ready_at.values())}
+                                       "broke": broke, "ready": len(ready_at),
+                                       "ready_s_by_connector": sorted(round(v, 2) for v in ready_at.values())}
     log.info("scale %d: all running in %.1fs, RSS %.0f MB (%.0f MB per Kafka-fed sink, %.0f per source), "
              "broke: %s", level, all_ready, mem["total_rss_mb"], per_sink, per_source, broke)
     return {"broke": broke}

@@ -34,5 +34,5 @@ def run(bench: Bench) -> None:
         batch_ms += [b["durationMs"]["triggerExecution"] for b in steady]
         log.info("source %d: %.0f records/s over %d batches", i, rates[-1], len(steady))
     bench.figures["source_records_per_s"] = stats(rates, "records/s",
-                                                 "increment, 4 tasks, JSON values, to Kafka, steady state")
+                                                  "increment, 4 tasks, JSON values, to Kafka, steady state")
     bench.figures["source_batch_ms"] = stats(batch_ms, "ms", "per micro-batch (4 x 100,000 records)")
