@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from bench.harness import Bench, log
@@ -65,27 +66,47 @@ def _wait_running(bench: Bench, names: list[str], t0: float) -> tuple[dict[str, 
     return ready_at, None
 
 
+def _source_configs(names: list[str], prefix: str) -> dict[str, dict[str, str]]:
+    """Increment sources of 2 tasks, one record per second each, to topics ``{prefix}{j}-{increment}``."""
+    return {name: {
+        "connector.class": "increment", "increments": f"{2 * j + 1},{2 * j + 2}", "tasks.max": "2",
+        "topic.prefix": f"{prefix}{j}-", "throughput": "1", "records.per.poll": "100",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "false"} for j, name in enumerate(names)}
+
+
+def _sink_configs(names: list[str], prefix: str, out_dir: Path) -> dict[str, dict[str, str]]:
+    """File sinks, sink ``j`` reading source ``j``'s topics through Spark's Kafka source."""
+    return {name: {
+        "connector.class": "file-sink", "topics.regex": f"{re.escape(prefix)}{j}-.*", "tasks.max": "1",
+        "file": str(out_dir / f"{j}.txt"),
+        "value.converter": "org.apache.kafka.connect.storage.StringConverter"} for j, name in enumerate(names)}
+
+
+def _batch_timings(bench: Bench, names: list[str]) -> tuple[list[float], list[float]]:
+    """Durations (ms) of the connectors' recent non-empty batches, and each one's time between batch starts."""
+    durations, periods = [], []
+    for name in names:
+        rows = bench.progress(name)[-20:]
+        durations += [b["durationMs"]["triggerExecution"] for b in rows if b["records"] > 0]
+        stamps = [parse_ts(b["timestamp"]) for b in rows]
+        if len(stamps) >= 3:
+            periods.append((stamps[-1] - stamps[0]) / (len(stamps) - 1))
+    return durations, periods
+
+
 def _scale_level(bench: Bench, level: int, observe: float, exclude: set[int]) -> dict[str, Any]:
     sources = [f"scale-{bench.run_id}-{level}-src-{i}" for i in range(level // 2)]
     sinks = [f"scale-{bench.run_id}-{level}-sink-{i}" for i in range(level - len(sources))]
     prefix = bench.topic(f"scale{level}_")
-    out_dir = bench.work / "state" / "out" / f"scale{level}"
     base_mem = driver_memory(exclude)
     t0 = time.monotonic()
-    _put_all(bench, {name: {
-        "connector.class": "increment", "increments": f"{2 * j + 1},{2 * j + 2}", "tasks.max": "2",
-        "topic.prefix": f"{prefix}{j}-", "throughput": "1", "records.per.poll": "100",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "value.converter.schemas.enable": "false"} for j, name in enumerate(sources)})
+    _put_all(bench, _source_configs(sources, prefix))
     ready_at, broke = _wait_running(bench, sources, t0)
     sources_mem = driver_memory(exclude)
     t1 = time.monotonic()
     if broke is None:
-        _put_all(bench, {name: {
-            "connector.class": "file-sink", "topics.regex": f"{re.escape(prefix)}{j}-.*", "tasks.max": "1",
-            "file": str(out_dir / f"{j}.txt"),
-            "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
-            for j, name in enumerate(sinks)})
+        _put_all(bench, _sink_configs(sinks, prefix, bench.work / "state" / "out" / f"scale{level}"))
         sink_ready, broke = _wait_running(bench, sinks, t1)
         ready_at.update({n: t + (t1 - t0) for n, t in sink_ready.items()})
     all_ready = time.monotonic() - t0
@@ -94,13 +115,7 @@ def _scale_level(bench: Bench, level: int, observe: float, exclude: set[int]) ->
     puts_ms, commits_per_s = bench.offset_put_stats(obs_start, time.monotonic())
     mem = driver_memory(exclude)
     names = sources + sinks
-    durations, periods = [], []
-    for name in names:
-        rows = bench.progress(name)[-20:]
-        durations += [b["durationMs"]["triggerExecution"] for b in rows if b["records"] > 0]
-        stamps = [parse_ts(b["timestamp"]) for b in rows]
-        if len(stamps) >= 3:
-            periods.append((stamps[-1] - stamps[0]) / (len(stamps) - 1))
+    durations, periods = _batch_timings(bench, names)
     delete_s = bench.delete(*names)
     per_sink = mb_per_added_connector(sources_mem, mem, len(sinks))
     per_source = (sources_mem["total_rss_mb"] - base_mem["total_rss_mb"]) / max(1, len(sources))
