@@ -15,9 +15,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from run import write_outputs  # noqa: E402
+from bench.report import write_outputs  # noqa: E402
 
 RUN_KEYS = ("command", "started", "duration_s", "loadavg_before", "loadavg_after")
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How fast a Kafka-fed sink connector starts on a running driver, and what each one costs in memory.
 
-    bash -c 'source scripts/venv.sh rest,test && sparkcat_need_jars kafka && python bench/sink_startup.py'
+    bash -c 'source scripts/venv.sh rest,test,bench && sparkcat_need_jars kafka && python bench/sink_startup.py'
 
 Starts an Apache Kafka broker (``tests.broker.KafkaBroker``), a local[2] SparkSession with Spark's
 Kafka connector, and a ``Driver`` with Kafka stores and the REST API. Then, ``--connectors`` times:
@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -30,54 +29,13 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 
-def _kb(pid: int, key: str, name: str) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/{name}").read_text().splitlines():
-            if line.startswith(key):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-def _descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
-    out, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
-
-
 def driver_memory_mb(exclude: set[int]) -> dict[str, Any]:
     """RSS and PSS (MB) of this process and its descendants except ``exclude`` (the broker), in all and
-    per kind: this Python process, the JVM, the JVM's Python workers."""
-    kinds: dict[str, list[int]] = {"driver_python": [os.getpid()], "jvm": [], "python_workers": []}
-    for pid in _descendants(os.getpid()):
-        if pid in exclude:
-            continue
-        try:
-            exe = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
-        except OSError:
-            continue
-        kinds["jvm" if exe.endswith("java") else "python_workers"].append(pid)
+    per kind: this Python process, the JVM, the JVM's Python workers (``bench.measure.driver_memory``)."""
+    from bench.measure import driver_memory
 
-    def mb(pids: list[int], key: str, name: str) -> float:
-        return round(sum(_kb(p, key, name) for p in pids) / 1024, 1)
-
-    every = [p for pids in kinds.values() for p in pids]
-    out: dict[str, Any] = {k: {"processes": len(v), "rss_mb": mb(v, "VmRSS:", "status"),
-                               "pss_mb": mb(v, "Pss:", "smaps_rollup")} for k, v in kinds.items()}
-    out.update(rss_mb=mb(every, "VmRSS:", "status"), pss_mb=mb(every, "Pss:", "smaps_rollup"))
-    return out
+    out = driver_memory(exclude)
+    return {**out, "rss_mb": out["total_rss_mb"], "pss_mb": out["total_pss_mb"]}
 
 
 def post(url: str, body: dict) -> int:
@@ -114,7 +72,7 @@ def main() -> None:
             for j in range(1000):
                 producer.produce(f"src{i}", value=b"x" * 100, key=str(j).encode())
         producer.flush(30)
-        broker_pid = {broker._proc.pid} if broker._proc else set()
+        broker_pid = {proc.pid for proc in broker._procs}
         time.sleep(3)
         before = driver_memory_mb(broker_pid)
         to_start, to_commit = [], []

@@ -37,8 +37,11 @@ log = logging.getLogger("sparkcat.driver")
 class Driver:
     """One sparkcat driver: the herder and everything that feeds it."""
 
-    def __init__(self, spark, worker: WorkerConfig, *, rest: bool = True, watch_pipelines: bool = True):
+    def __init__(self, spark, worker: WorkerConfig, *, rest: bool = True, watch_pipelines: bool = True,
+                 stores: Stores | None = None):
+        """``stores``: the cluster's stores (default: opened from ``worker`` at start; the bench passes its own)."""
         self.spark = spark
+        self._given_stores = stores
         self.worker = worker
         self.rest_enabled = rest
         self.watch_pipelines = watch_pipelines
@@ -51,7 +54,7 @@ class Driver:
         self.rest_server = None
 
     def start(self) -> None:
-        self.stores = open_stores(self.worker)
+        self.stores = self._given_stores or open_stores(self.worker)
         reporter = new_status_reporter(self.stores, self.driver_id)
         runner = QueryRunner(self.spark, lambda plan, result: self.reconciler.on_batch(plan, result))
         self.reconciler = Reconciler(self.stores, reporter, runner, self.worker)

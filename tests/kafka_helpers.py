@@ -64,8 +64,11 @@ def read_json_values(bootstrap: str, topic: str) -> list:
 
 
 def wait_until(condition: Callable[[], object], timeout_s: float = 90.0, interval_s: float = 0.5,
-               message: str = "condition") -> object:
-    """Poll ``condition`` until it returns something truthy; fail with ``message`` on timeout."""
+               message: str | Callable[[], str] = "condition") -> object:
+    """Poll ``condition`` until it returns something truthy; fail with ``message`` on timeout.
+
+    ``message`` may be a function, called only on timeout, to say what the state was then.
+    """
     deadline = time.monotonic() + timeout_s
     last = None
     while time.monotonic() < deadline:
@@ -73,4 +76,5 @@ def wait_until(condition: Callable[[], object], timeout_s: float = 90.0, interva
         if last:
             return last
         time.sleep(interval_s)
-    raise AssertionError(f"timed out after {timeout_s}s waiting for {message} (last: {last!r})")
+    what = message() if callable(message) else message
+    raise AssertionError(f"timed out after {timeout_s}s waiting for {what} (last: {last!r})")

@@ -83,8 +83,9 @@ def test_increment_tutorial_continues_exactly_after_tasks_max_change(spark, brok
         values = sorted(read_json_values(broker.bootstrap, f"{prefix}{k}"), key=lambda v: v["position"])
         positions = [v["position"] for v in values]
         duplicates = sorted(p for p, n in collections.Counter(positions).items() if n > 1)
-        assert positions == list(range(1, len(values) + 1)), \
-            f"gap or duplicate in seq_{k}: duplicated positions {duplicates[:20]}, {len(before[k])} records before"
+        assert positions == list(range(1, len(values) + 1)), (
+            f"gap or duplicate in seq_{k}: duplicated positions {duplicates}, {len(values)} records, "
+            f"{len(before[k])} before the restart")
         assert all(v["value"] == v["position"] * k for v in values)
         assert len(values) >= len(before[k]) + 80
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
 from sparkcat.spark.plan import BatchResult, QueryPlan
 from sparkcat.storage.offsets import OffsetStore
+from tests.kafka_helpers import wait_until as wait_for
 
 WAIT_S = 120.0
 
@@ -62,10 +62,11 @@ class Gate:
 
 def wait_until(condition: Callable[[], bool], query: Any, timeout_s: float = WAIT_S) -> None:
     """Poll ``condition`` until true; fail early with the query's exception if it dies."""
-    deadline = time.monotonic() + timeout_s
-    while not condition():
+    def met() -> bool:
+        if condition():
+            return True
         if not query.isActive:
             raise AssertionError(f"query terminated: {query.exception()}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout_s}s; progress: {query.lastProgress}")
-        time.sleep(0.1)
+        return False
+
+    wait_for(met, timeout_s, 0.1, lambda: f"the condition; progress: {query.lastProgress}")

@@ -7,6 +7,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from sparkcat.cli import main
 
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
@@ -108,32 +110,22 @@ def test_missing_connector_class_names_the_key(tmp_path, unique_name, capsys):
     assert "connector.class" in _flagged_keys(capsys.readouterr().err, path, unique_name)
 
 
-def test_sink_without_topics_or_topics_regex_is_rejected(tmp_path, unique_name, capsys):
-    path = _spec(tmp_path, "notopics.yaml", f"""
+@pytest.mark.parametrize(("topics", "message"), [
+    ([], "Must configure one of topics or topics.regex"),
+    (["topics: orders", 'topics.regex: "ord.*"'], "mutually exclusive"),
+], ids=["neither", "both"])
+def test_sink_needs_exactly_one_of_topics_and_topics_regex(tmp_path, unique_name, capsys, topics, message):
+    keys = "".join(f"\n          {line}" for line in topics)
+    path = _spec(tmp_path, "topics.yaml", f"""
         name: {unique_name}
         config:
-          connector.class: {FILE_SINK}
+          connector.class: {FILE_SINK}{keys}
           file: {tmp_path / 'out.txt'}
     """)
     assert main(["validate", "--worker-config", _worker(tmp_path), str(path)]) != 0
     err = capsys.readouterr().err
     assert _flagged_keys(err, path, unique_name) == {"topics", "topics.regex"}
-    assert "Must configure one of topics or topics.regex" in err
-
-
-def test_sink_with_both_topics_and_topics_regex_is_rejected(tmp_path, unique_name, capsys):
-    path = _spec(tmp_path, "both.yaml", f"""
-        name: {unique_name}
-        config:
-          connector.class: {FILE_SINK}
-          topics: orders
-          topics.regex: "ord.*"
-          file: {tmp_path / 'out.txt'}
-    """)
-    assert main(["validate", "--worker-config", _worker(tmp_path), str(path)]) != 0
-    err = capsys.readouterr().err
-    assert _flagged_keys(err, path, unique_name) == {"topics", "topics.regex"}
-    assert "mutually exclusive" in err
+    assert message in err
 
 
 def test_directory_argument_validates_every_yaml_in_it(tmp_path, unique_name, capsys):

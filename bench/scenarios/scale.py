@@ -1,0 +1,147 @@
+"""``scale``: 10, 50, 100 connectors on the one driver: half increment sources of 2 tasks, half
+file sinks fed by their topics through Spark's Kafka source; start-up time, memory, batch times and
+offsets-store writes per level, until a level does not come up."""
+
+from __future__ import annotations
+
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from bench.harness import Bench, log
+from bench.measure import driver_memory, mb_per_added_connector, parse_ts, stats
+
+
+def run(bench: Bench) -> None:
+    """Half increment sources (Python data source each), half Kafka-fed file sinks (Spark's Kafka source).
+
+    The sources start first and their memory is taken; then the sinks, each reading its source's
+    topic, and the difference over the number of sinks is the memory of one Kafka-fed connector.
+    """
+    levels = [int(x) for x in (bench.args.scale_levels or ("4,8" if bench.quick else "10,50,100")).split(",")]
+    observe = 10.0 if bench.quick else 30.0
+    running_max = 0
+    exclude = bench.broker_pids()
+    for level in levels:
+        left = bench.deadline - time.monotonic()
+        if left < 12.0 * level + observe:  # measured: ~4 s per connector to start, ~8 s to delete
+            bench.details[f"scale_{level}"] = {"skipped": f"only {left:.0f}s left of the run's time budget"}
+            log.warning("scale %d skipped: %.0f s left of the time budget", level, left)
+            break
+        result = _scale_level(bench, level, observe, exclude)
+        if result["broke"] is None:
+            running_max = max(running_max, level)
+        else:
+            break
+    bench.figures["connectors_running_max"] = stats([running_max], "connectors",
+                                                    "most connectors all RUNNING on one local[2] driver in this "
+                                                    "run (half 2-task sources, half 1-task Kafka-fed sinks)")
+
+
+def _put_all(bench: Bench, configs: dict[str, dict[str, str]]) -> None:
+    """Put connector configs concurrently, as REST clients would (each put waits for its read-back)."""
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda item: bench.herder.put_connector_config(*item), configs.items()))
+
+
+def _wait_running(bench: Bench, names: list[str], t0: float) -> tuple[dict[str, float], str | None]:
+    """Wait until each connector's query is active with a committed batch; (ready times, why it broke)."""
+    ready_at: dict[str, float] = {}
+    while len(ready_at) < len(names):
+        for name in names:
+            rt = bench.runtime(name)
+            if name not in ready_at and rt is not None and rt.progress.batches >= 1 and rt.query is not None \
+                    and rt.query.is_active():
+                ready_at[name] = time.monotonic() - t0
+        failed = [n for n in names if (bench.runtime(n) is not None and bench.runtime(n).failed_tasks)]
+        if failed:
+            return ready_at, (f"{len(failed)} connector(s) with FAILED tasks, e.g. {failed[0]}: "
+                              f"{next(iter(bench.runtime(failed[0]).failed_tasks.values()))[:300]}")
+        if time.monotonic() - t0 > bench.args.scale_timeout:
+            return ready_at, (f"only {len(ready_at)}/{len(names)} connectors RUNNING with a committed batch "
+                              f"after {bench.args.scale_timeout}s")
+        time.sleep(0.2)
+    return ready_at, None
+
+
+def _source_configs(names: list[str], prefix: str) -> dict[str, dict[str, str]]:
+    """Increment sources of 2 tasks, one record per second each, to topics ``{prefix}{j}-{increment}``."""
+    return {name: {
+        "connector.class": "increment", "increments": f"{2 * j + 1},{2 * j + 2}", "tasks.max": "2",
+        "topic.prefix": f"{prefix}{j}-", "throughput": "1", "records.per.poll": "100",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "false"} for j, name in enumerate(names)}
+
+
+def _sink_configs(names: list[str], prefix: str, out_dir: Path) -> dict[str, dict[str, str]]:
+    """File sinks, sink ``j`` reading source ``j``'s topics through Spark's Kafka source."""
+    return {name: {
+        "connector.class": "file-sink", "topics.regex": f"{re.escape(prefix)}{j}-.*", "tasks.max": "1",
+        "file": str(out_dir / f"{j}.txt"),
+        "value.converter": "org.apache.kafka.connect.storage.StringConverter"} for j, name in enumerate(names)}
+
+
+def _batch_timings(bench: Bench, names: list[str]) -> tuple[list[float], list[float]]:
+    """Durations (ms) of the connectors' recent non-empty batches, and each one's time between batch starts."""
+    durations, periods = [], []
+    for name in names:
+        rows = bench.progress(name)[-20:]
+        durations += [b["durationMs"]["triggerExecution"] for b in rows if b["records"] > 0]
+        stamps = [parse_ts(b["timestamp"]) for b in rows]
+        if len(stamps) >= 3:
+            periods.append((stamps[-1] - stamps[0]) / (len(stamps) - 1))
+    return durations, periods
+
+
+def _scale_level(bench: Bench, level: int, observe: float, exclude: set[int]) -> dict[str, Any]:
+    sources = [f"scale-{bench.run_id}-{level}-src-{i}" for i in range(level // 2)]
+    sinks = [f"scale-{bench.run_id}-{level}-sink-{i}" for i in range(level - len(sources))]
+    prefix = bench.topic(f"scale{level}_")
+    base_mem = driver_memory(exclude)
+    t0 = time.monotonic()
+    _put_all(bench, _source_configs(sources, prefix))
+    ready_at, broke = _wait_running(bench, sources, t0)
+    sources_mem = driver_memory(exclude)
+    t1 = time.monotonic()
+    if broke is None:
+        _put_all(bench, _sink_configs(sinks, prefix, bench.work / "state" / "out" / f"scale{level}"))
+        sink_ready, broke = _wait_running(bench, sinks, t1)
+        ready_at.update({n: t + (t1 - t0) for n, t in sink_ready.items()})
+    all_ready = time.monotonic() - t0
+    obs_start = time.monotonic()
+    time.sleep(observe)
+    puts_ms, commits_per_s = bench.offset_put_stats(obs_start, time.monotonic())
+    mem = driver_memory(exclude)
+    names = sources + sinks
+    durations, periods = _batch_timings(bench, names)
+    delete_s = bench.delete(*names)
+    per_sink = mb_per_added_connector(sources_mem, mem, len(sinks))
+    per_source = (sources_mem["total_rss_mb"] - base_mem["total_rss_mb"]) / max(1, len(sources))
+    f = bench.figures
+    f[f"scale_{level}_all_running_s"] = stats(
+        [all_ready], "s", f"{len(sources)} sources x 2 tasks, then {len(sinks)} Kafka-fed sinks: first put -> "
+        "all RUNNING with a committed batch")
+    f[f"scale_{level}_rss_mb"] = stats([mem["total_rss_mb"]], "MB", "driver Python + JVM + Python workers, RSS sum")
+    f[f"scale_{level}_pss_mb"] = stats([mem["total_pss_mb"]], "MB", "same processes, PSS (shared pages once)")
+    f[f"scale_{level}_mb_per_kafka_fed_connector"] = stats(
+        [per_sink], "MB", "JVM + driver Python RSS growth when the Kafka-fed sinks started, per sink, plus "
+        "any growth of the Python workers' RSS")
+    f[f"scale_{level}_mb_per_source_connector"] = stats(
+        [per_source], "MB", "RSS growth when the increment sources started, per source")
+    f[f"scale_{level}_batch_ms"] = stats(durations, "ms", "micro-batch duration per connector")
+    f[f"scale_{level}_trigger_period_s"] = stats(periods, "s", "time between batch starts per connector (1 s)")
+    f[f"scale_{level}_delete_s"] = stats([delete_s], "s", "deleting all of them")
+    f[f"scale_{level}_offsets_put_ms"] = stats(puts_ms, "ms", "offsets-store write per committed batch, "
+                                               "waiting for the store's lock included")
+    f[f"scale_{level}_commits_per_s"] = stats([commits_per_s], "batches/s", "committed batches per second, all "
+                                              "connectors together")
+    if broke is None:
+        f["mb_per_kafka_fed_connector"] = stats([per_sink], "MB", f"from the {level}-connector level")
+    bench.details[f"scale_{level}"] = {"memory_before": base_mem, "memory_sources": sources_mem, "memory": mem,
+                                       "broke": broke, "ready": len(ready_at),
+                                       "ready_s_by_connector": sorted(round(v, 2) for v in ready_at.values())}
+    log.info("scale %d: all running in %.1fs, RSS %.0f MB (%.0f MB per Kafka-fed sink, %.0f per source), "
+             "broke: %s", level, all_ready, mem["total_rss_mb"], per_sink, per_source, broke)
+    return {"broke": broke}
