@@ -16,6 +16,7 @@ from typing import Any
 from sparkcat.errors import BadRequestError, ConflictError
 from sparkcat.runtime.config_state import ClusterConfigState, TargetState
 from sparkcat.runtime.status_view import connector_type
+from sparkcat.spark.kafka_input import tp_key
 from sparkcat.storage.offsets import partition_key
 
 log = logging.getLogger("sparkcat.herder")
@@ -58,7 +59,7 @@ class OffsetsApi:
             self.stores.offsets.put(name, parsed)
             if sink and rt is not None:
                 for partition, offset in parsed:
-                    key = f"{partition['kafka_topic']}:{partition['kafka_partition']}"  # Reconciler's _tp_key
+                    key = tp_key(partition["kafka_topic"], partition["kafka_partition"])
                     if offset is None:
                         rt.sink_offsets.pop(key, None)
                     else:

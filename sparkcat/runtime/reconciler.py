@@ -37,6 +37,7 @@ from sparkcat.runtime.status import State
 from sparkcat.runtime.status_reporter import StatusReporter, format_trace
 from sparkcat.runtime.validation import embedded_sink_config, secret_keys, validate_connector_config
 from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.spark.kafka_input import tp_key
 from sparkcat.spark.plan import TASK_FAILURE_MARK, BatchResult, QueryPlan
 from sparkcat.storage.factory import Stores, offsets_store_spec
 
@@ -467,14 +468,10 @@ class Reconciler:
             rt.records += result.records
             rt.last_batch_s = result.duration_s
             if plan.connector_type == "sink":
-                rt.sink_offsets.update({_tp_key(p): (p, o) for p, o in offsets})
+                rt.sink_offsets.update({tp_key(p.get("kafka_topic"), p.get("kafka_partition")): (p, o) for p, o in offsets})
         for t in result.tasks.values():
             if rt is not None and rt.task_workers.get(t.task) != t.worker_id:
                 rt.task_workers[t.task] = t.worker_id
                 self.reporter.task(plan.connector, t.task, State.RUNNING, t.worker_id)
         log.info("Connector %s: batch %d committed with %d record(s) in %.2f s", plan.connector,
                  result.batch_id, result.records, result.duration_s)
-
-
-def _tp_key(partition: dict) -> str:
-    return f"{partition.get('kafka_topic')}:{partition.get('kafka_partition')}"

@@ -1,7 +1,7 @@
 """The kafka copy sink's frame writer: whole micro-batches to Kafka with Spark's own Kafka writer.
 
 ``kafka_copy_handler(plan)`` is the handler factory ``KafkaSinkTask.frame_writer`` names
-(``batch_writers.handler_for`` dispatches to it). Per micro-batch, on the driver:
+(``handlers.handler_for`` dispatches to it). Per micro-batch, on the driver:
 
 1. ``_ranges``: one small aggregation over the batch gives, per source topic-partition, its
    record count and last offset (what the offsets store, status and offsets API need);
@@ -52,7 +52,7 @@ from sparkcat.connectors.kafka_sink import (
 )
 from sparkcat.errors import ConfigError, ConnectorError, SparkcatError
 from sparkcat.runtime.input_policy import prepare
-from sparkcat.spark.kafka_input import Assignment, TopicPartitionKey, subscribed_partitions
+from sparkcat.spark.kafka_input import Assignment, TopicPartitionKey, sink_position, subscribed_partitions
 from sparkcat.spark.plan import BatchResult, QueryPlan, TaskBatchResult, task_failure_message
 
 __all__ = ["kafka_copy_handler", "writer_options", "copy_frame", "CopyTargets", "TIMESTAMP_HEADER", "INTERCEPTOR"]
@@ -234,8 +234,7 @@ def _result(plan: QueryPlan, batch_id: int, ranges: Sequence[_Range], assignment
         task = assignment.owners.get((r.topic, r.partition), assignment.live[0])
         result = tasks.setdefault(task, TaskBatchResult(task, wid, 0, []))
         result.records += r.records
-        result.offsets.append(({"kafka_topic": r.topic, "kafka_partition": r.partition},
-                               {"kafka_offset": r.last_offset + 1}))
+        result.offsets.append(sink_position(r.topic, r.partition, r.last_offset + 1))
     return BatchResult(plan.connector, batch_id, tasks, time.monotonic() - started)
 
 

@@ -39,7 +39,6 @@ class QueryPlan:
     excluded_tasks: list[int] = field(default_factory=list)
     trigger_interval_ms: int = 1000
     batch_max_records: int = 100000
-    generation: int = 0
 
     @property
     def query_name(self) -> str:
