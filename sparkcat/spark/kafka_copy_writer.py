@@ -52,7 +52,7 @@ from sparkcat.connectors.kafka_sink import (
 )
 from sparkcat.errors import ConfigError, ConnectorError, SparkcatError
 from sparkcat.runtime.input_policy import prepare
-from sparkcat.spark.kafka_input import Assignment, TopicPartitionKey, sink_position, subscribed_partitions
+from sparkcat.spark.kafka_input import Assignment, TopicPartitionKey, sink_position, subscribed_partitions, worker_admin
 from sparkcat.spark.plan import BatchResult, QueryPlan, TaskBatchResult, task_failure_message
 
 __all__ = ["kafka_copy_handler", "writer_options", "copy_frame", "CopyTargets", "TIMESTAMP_HEADER", "INTERCEPTOR"]
@@ -196,9 +196,8 @@ class CopyTargets:
 
 def _target_admin(plan: QueryPlan, servers: str, config: Mapping[str, str]) -> Any:
     """An AdminClient for the target cluster: the worker's (cached) on its own cluster, else a new one."""
-    from sparkcat.spark.kafka_input import _admin
     if servers == plan.bootstrap_servers:
-        return _admin(plan.bootstrap_servers, plan.kafka_config)
+        return worker_admin(plan.bootstrap_servers, plan.kafka_config)
     from confluent_kafka.admin import AdminClient
     settings = {k[len("producer.override."):]: str(v) for k, v in config.items()
                 if k.startswith("producer.override.") and k[len("producer.override."):].startswith(_CONNECTION_PREFIXES)}

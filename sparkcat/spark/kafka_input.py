@@ -45,9 +45,9 @@ from typing import Any
 from sparkcat.api.util import group_partitions
 from sparkcat.errors import ConnectorError
 
-__all__ = ["TopicPartitionKey", "tp_key", "sink_position", "SparkKafkaError", "Assignment", "client_options", "reader_options",
-           "starting_offsets_option", "assign_tasks", "subscribed_partitions", "partition_route_keys",
-           "murmur3_int", "route", "INTERNAL_TOPICS"]
+__all__ = ["TopicPartitionKey", "tp_key", "sink_position", "SparkKafkaError", "Assignment", "client_options",
+           "reader_options", "starting_offsets_option", "assign_tasks", "subscribed_partitions", "partition_route_keys",
+           "murmur3_int", "route", "worker_admin", "INTERNAL_TOPICS"]
 
 TopicPartitionKey = tuple[str, int]
 
@@ -192,7 +192,7 @@ _ADMINS: dict[tuple[tuple[str, str], ...], Any] = {}
 _ADMINS_LOCK = threading.Lock()
 
 
-def _admin(bootstrap: str, kafka_config: Mapping[str, Any]) -> Any:
+def worker_admin(bootstrap: str, kafka_config: Mapping[str, Any]) -> Any:
     """A cached AdminClient for the worker's Kafka (consumer and admin settings), shared by all queries."""
     from confluent_kafka.admin import AdminClient
     conf = {k.removeprefix("admin."): str(v) for k, v in kafka_config.items()
@@ -210,7 +210,7 @@ def subscribed_partitions(plan: Any) -> list[TopicPartitionKey]:
     """The topic-partitions the sink connector subscribes to now, sorted (one metadata request)."""
     from confluent_kafka import KafkaException
     try:
-        metadata = _admin(plan.bootstrap_servers, plan.kafka_config).list_topics(timeout=METADATA_TIMEOUT_S)
+        metadata = worker_admin(plan.bootstrap_servers, plan.kafka_config).list_topics(timeout=METADATA_TIMEOUT_S)
     except KafkaException as e:
         raise SparkKafkaError(f"Kafka at {plan.bootstrap_servers}: listing topics for connector "
                               f"{plan.connector!r} failed: {e}") from e
