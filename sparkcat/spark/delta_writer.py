@@ -186,7 +186,7 @@ def _kafka_shape(plan: QueryPlan, settings: DeltaSinkSettings, key_type: StructT
     """Kafka rows: decoded key and value (see the connector's docs) and ``kafka_*`` columns."""
     config = _sink_config(plan)
     key_conv, value_conv = converter_for(config, True), converter_for(config, False)
-    live = [t for t in range(max(1, len(plan.task_configs))) if t not in set(plan.excluded_tasks)] or [0]
+    live = plan.live_tasks or [0]
     key_columns = tuple(f.name for f in key_type.fields) if key_type is not None else ("key",)
 
     def rows(batch_df: DataFrame) -> DataFrame:

@@ -270,7 +270,7 @@ def kafka_copy_handler(plan: QueryPlan) -> Callable[[DataFrame, int], BatchResul
     options = writer_options(config, plan.bootstrap_servers, plan.kafka_config)
     servers = options["kafka.bootstrap.servers"]
     fmt = str(parsed[TARGET_TOPIC_FORMAT_CONFIG])
-    live = [t for t in range(len(plan.task_configs)) if t not in set(plan.excluded_tasks)]
+    live = plan.live_tasks
     targets: list[CopyTargets] = []  # built on the first batch: no network work while the query starts
 
     def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:

@@ -41,6 +41,12 @@ class QueryPlan:
     batch_max_records: int = 100000
 
     @property
+    def live_tasks(self) -> list[int]:
+        """The task ids that run: every task but the excluded (FAILED) ones, in order."""
+        excluded = set(self.excluded_tasks)
+        return [t for t in range(len(self.task_configs)) if t not in excluded]
+
+    @property
     def query_name(self) -> str:
         """The Spark UI shows the query under the connector's name."""
         return self.connector

@@ -228,7 +228,7 @@ def from_kafka_to_sink_task(plan: QueryPlan) -> Handler:
     """
     batch_ids = SinkBatchIds(plan.checkpoint_dir)
     contexts = _context_factory(plan)
-    live = [t for t in range(len(plan.task_configs)) if t not in set(plan.excluded_tasks)]
+    live = plan.live_tasks
     raw = _wants_raw_bytes(plan.task_class)
 
     def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
