@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pyspark.errors import StreamingQueryException
-from confluent_kafka import Consumer, KafkaError, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
 
 from sparkcat.connectors.file_sink import FileStreamSinkConnector
 from sparkcat.connectors.increment import IncrementSourceConnector
@@ -21,6 +18,7 @@ from sparkcat.spark.queries import register_sources, start_query
 from sparkcat.storage.local.log import LocalLog
 from sparkcat.storage.offsets import OffsetStore
 from tests.integration.spark.query_helpers import WAIT_S, Batches, Gate, wait_until
+from tests.kafka_helpers import create_topic, read_topic
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -40,37 +38,19 @@ def spark(spark):
 
 def create_topics(bootstrap: str, *topics: str) -> None:
     """Single-partition topics, so a sequence's order is the partition's order."""
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    for topic, future in admin.create_topics([NewTopic(t, 1, 1) for t in topics]).items():
-        future.result(timeout=30)
+    for topic in topics:
+        create_topic(bootstrap, topic)
 
 
-def read_topic(bootstrap: str, topic: str, timeout_s: float = 30.0) -> list[bytes]:
-    """Every value of partition 0, read with assign() up to the partition-EOF event."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"reader-{topic}", "enable.auto.commit": False,
-                         "enable.partition.eof": True, "auto.offset.reset": "earliest"})
-    consumer.assign([TopicPartition(topic, 0, 0)])
-    values: list[bytes] = []
-    deadline = time.monotonic() + timeout_s
-    try:
-        while time.monotonic() < deadline:
-            msg = consumer.poll(1.0)
-            if msg is None:
-                continue
-            if msg.error():
-                if msg.error().code() == KafkaError._PARTITION_EOF:
-                    return values
-                raise AssertionError(f"reading {topic}: {msg.error()}")
-            values.append(msg.value())
-    finally:
-        consumer.close()
-    raise AssertionError(f"no end of partition for {topic} within {timeout_s}s")
+def values_of(bootstrap: str, topic: str) -> list[bytes | None]:
+    """Every value of a single-partition topic, in order."""
+    return [value for _, _, _, value in sorted(read_topic(bootstrap, topic))]
 
 
 def sequence_values(bootstrap: str, topic: str) -> list[int]:
     """The ``value`` field of each record of an increment topic (JsonConverter with schemas)."""
     decode = converter_for({}, is_key=False).from_bytes
-    return [decode(v)["value"] for v in read_topic(bootstrap, topic)]
+    return [decode(v)["value"] for v in values_of(bootstrap, topic)]
 
 
 def increment_plan(name: str, ck: Path, bootstrap: str, tasks_max: int, prefix: str, *,
@@ -132,7 +112,7 @@ def test_values_carry_connects_json_envelope(spark, broker, unique_name, tmp_pat
     finally:
         gate.stop(query)
 
-    envelope = json.loads(read_topic(broker.bootstrap, prefix + "1")[0])
+    envelope = json.loads(values_of(broker.bootstrap, prefix + "1")[0])
     assert envelope == {
         "schema": {"type": "struct", "optional": False, "fields": [
             {"type": "int64", "optional": True, "field": "position"},
