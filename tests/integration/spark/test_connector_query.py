@@ -14,7 +14,7 @@ from sparkcat.connectors.file_sink import FileStreamSinkConnector
 from sparkcat.connectors.increment import IncrementSourceConnector
 from sparkcat.spark.converters import converter_for
 from sparkcat.spark.plan import QueryPlan
-from sparkcat.spark.queries import register_sources, start_query
+from sparkcat.spark.queries import start_query
 from sparkcat.storage.local.log import LocalLog
 from sparkcat.storage.offsets import OffsetStore
 from tests.integration.spark.query_helpers import WAIT_S, Batches, run_until, wait_until
@@ -24,13 +24,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 INCREMENT_TASK = "sparkcat.connectors.increment:IncrementSourceTask"
 FAILING_TASK = "tests.integration.spark.failing_task:FailingSourceTask"
-
-
-@pytest.fixture(scope="module")
-def spark(spark):
-    """conftest's shared local session, with sparkcat's data sources registered."""
-    register_sources(spark)
-    return spark
 
 
 # ---------------------------------------------------------------- helpers

@@ -20,7 +20,7 @@ from pyspark.errors import StreamingQueryException
 
 from sparkcat.spark.kafka_input import Assignment, murmur3_int, route
 from sparkcat.spark.plan import QueryPlan
-from sparkcat.spark.queries import register_sources, start_query
+from sparkcat.spark.queries import start_query
 from sparkcat.storage.local.log import LocalLog
 from sparkcat.storage.offsets import OffsetStore
 from tests.integration.spark.query_helpers import WAIT_S, Batches, Gate, run_until, wait_until
@@ -30,12 +30,6 @@ from tests.kafka_helpers import create_topic
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 TASK = "tests.integration.spark.recording_sink:RecordingSinkTask"
-
-
-@pytest.fixture(scope="module")
-def spark(spark):
-    register_sources(spark)
-    return spark
 
 
 def produce(bootstrap: str, topic: str, n: int, partitions: int, first: int = 0) -> None:
