@@ -268,7 +268,7 @@ class DeltaSinkTask(SinkTask):
     """A Delta sink's task: its rows are written by the query's DataFrame writer, never through ``put``.
 
     ``frame_writer`` names the foreachBatch handler factory that the runtime uses instead of
-    calling ``put`` on executors (``sparkcat.spark.batch_writers.handler_for``).
+    calling ``put`` on executors (``sparkcat.spark.handlers.handler_for``).
     """
 
     frame_writer = "sparkcat.spark.delta_writer:delta_handler"

@@ -7,6 +7,7 @@ from typing import Any
 
 from sparkcat.api.connector import Connector
 from sparkcat.runtime.query_runner import RunningQuery
+from sparkcat.spark.kafka_input import tp_key
 from sparkcat.spark.plan import BatchResult
 
 
@@ -47,7 +48,7 @@ class ConnectorRuntime:
 
     def set_sink_offset(self, partition: dict, offset: Any) -> None:
         """Remember where the sink's query is in one Kafka partition (offset None: forget it)."""
-        key = f"{partition.get('kafka_topic')}:{partition.get('kafka_partition')}"
+        key = tp_key(partition.get("kafka_topic"), partition.get("kafka_partition"))
         if offset is None:
             self.sink_offsets.pop(key, None)
         else:

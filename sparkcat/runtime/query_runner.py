@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sparkcat.spark.plan import BatchResult, QueryPlan
-from sparkcat.spark.pools import connector_pool, in_pool
+from sparkcat.spark.pools import CONNECTORS_POOL, in_pool
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ class QueryRunner:
                     raise QueryStopping(f"query of {plan.connector} is stopping; batch left for replay")
                 run_batch()
 
-        with in_pool(self.spark, connector_pool(plan.connector)):  # behind the herder's config-log batches
+        with in_pool(self.spark, CONNECTORS_POOL):  # behind the herder's config-log batches
             running.query = queries.start_query(self.spark, plan, self.on_batch, gate)
         return running
 

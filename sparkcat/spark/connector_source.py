@@ -88,7 +88,7 @@ def _new_task(plan_task_class: str) -> SourceTask:
 
 def task_value_schema(plan: QueryPlan) -> str | DataType:
     """The value schema, asked of a started driver-side task (the first task not excluded)."""
-    live = [t for t in range(len(plan.task_configs)) if t not in set(plan.excluded_tasks)]
+    live = plan.live_tasks
     task_id = live[0] if live else 0
     task = _new_task(plan.task_class)
     started = False

@@ -38,17 +38,9 @@ from pyspark.sql.types import DataType, StructType
 
 from sparkcat.connectors.delta_sink import KEY_SCHEMA, VALUE_SCHEMA, DeltaSinkSettings
 from sparkcat.errors import ConfigError, ConnectorError
-from sparkcat.spark.batch_writers import (
-    RESULT_SCHEMA,
-    Handler,
-    _batch_result,
-    _checkpoint_created_ms,
-    _result_batch,
-    _Tally,
-    sink_batch_id,
-)
+from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, SinkBatchIds, Tally, batch_result, result_batch
 from sparkcat.connectors.converters import ByteArrayConverter, StringConverter, converter_for
-from sparkcat.spark.kafka_input import Assignment, subscribed_partitions, tag_tasks
+from sparkcat.spark.kafka_input import Assignment, sink_position, subscribed_partitions, tag_tasks, tp_key
 from sparkcat.spark.plan import BatchResult, QueryPlan
 
 __all__ = ["delta_handler", "TXN_APP_ID_CONF", "TXN_VERSION_CONF", "AUTO_MERGE_CONF"]
@@ -105,43 +97,42 @@ def _struct_of(ddl: str | None, key: str) -> StructType | None:
 # ---------------------------------------------------------------- tallies (executors)
 
 
-def _tally_source_rows(batches: Iterator[Any]) -> Iterator[Any]:
-    """Executor: per task, how many rows and the last offset of each source partition (row order)."""
+def _grouped(batches: Iterator[Any], columns: list[str], keys: list[str],
+             aggregates: list[tuple[str, str]]) -> Iterator[dict[str, Any]]:
+    """Executor: each non-empty Arrow batch's ``columns`` grouped by ``keys`` and aggregated, as row dicts."""
     import pyarrow as pa
-    tallies: dict[int, _Tally] = {}
     for batch in batches:
         if batch.num_rows == 0:
             continue
-        table = pa.Table.from_batches([batch]).select([TASK, PARTITION, OFFSET])
-        grouped = table.group_by([TASK, PARTITION], use_threads=False).aggregate(
-            [(OFFSET, "last"), (OFFSET, "count")])
-        for row in grouped.to_pylist():
-            tally = tallies.setdefault(row[TASK], _Tally())
-            tally.records += row[OFFSET + "_count"]
-            tally.offsets[row[PARTITION]] = (row[PARTITION], row[OFFSET + "_last"])
+        table = pa.Table.from_batches([batch]).select(columns)
+        yield from table.group_by(keys, use_threads=False).aggregate(aggregates).to_pylist()
+
+
+def _tally_source_rows(batches: Iterator[Any]) -> Iterator[Any]:
+    """Executor: per task, how many rows and the last offset of each source partition (row order)."""
+    tallies: dict[int, Tally] = {}
+    for row in _grouped(batches, [TASK, PARTITION, OFFSET], [TASK, PARTITION], [(OFFSET, "last"), (OFFSET, "count")]):
+        tally = tallies.setdefault(row[TASK], Tally())
+        tally.records += row[OFFSET + "_count"]
+        tally.offsets[row[PARTITION]] = (row[PARTITION], row[OFFSET + "_last"])
     if tallies:
-        yield _result_batch({t: tally.decoded() for t, tally in tallies.items()})
+        yield result_batch({t: tally.decoded() for t, tally in tallies.items()})
 
 
 def _tally_kafka_rows(batches: Iterator[Any]) -> Iterator[Any]:
     """Executor: per task, how many rows and the next offset to read of each topic-partition."""
-    import pyarrow as pa
-    tallies: dict[int, _Tally] = {}
-    for batch in batches:
-        if batch.num_rows == 0:
-            continue
-        table = pa.Table.from_batches([batch]).select([TASK, "kafka_topic", "kafka_partition", "kafka_offset"])
-        grouped = table.group_by([TASK, "kafka_topic", "kafka_partition"], use_threads=False).aggregate(
-            [("kafka_offset", "max"), ("kafka_offset", "count")])
-        for row in grouped.to_pylist():
-            tally = tallies.setdefault(row[TASK], _Tally())
-            topic, kp = row["kafka_topic"], row["kafka_partition"]
-            tally.records += row["kafka_offset_count"]
-            previous = tally.offsets.get(f"{topic}:{kp}", (None, {"kafka_offset": -1}))[1]["kafka_offset"]
-            tally.offsets[f"{topic}:{kp}"] = ({"kafka_topic": topic, "kafka_partition": kp},
-                                              {"kafka_offset": max(previous, row["kafka_offset_max"] + 1)})
+    tallies: dict[int, Tally] = {}
+    rows = _grouped(batches, [TASK, "kafka_topic", "kafka_partition", "kafka_offset"],
+                    [TASK, "kafka_topic", "kafka_partition"], [("kafka_offset", "max"), ("kafka_offset", "count")])
+    for row in rows:
+        tally = tallies.setdefault(row[TASK], Tally())
+        topic, kp = row["kafka_topic"], row["kafka_partition"]
+        tally.records += row["kafka_offset_count"]
+        key = tp_key(topic, kp)
+        previous = tally.offsets.get(key, (None, {"kafka_offset": -1}))[1]["kafka_offset"]
+        tally.offsets[key] = sink_position(topic, kp, max(previous, row["kafka_offset_max"] + 1))
     if tallies:
-        yield _result_batch(tallies)
+        yield result_batch(tallies)
 
 
 # ---------------------------------------------------------------- shapes
@@ -195,7 +186,7 @@ def _kafka_shape(plan: QueryPlan, settings: DeltaSinkSettings, key_type: StructT
     """Kafka rows: decoded key and value (see the connector's docs) and ``kafka_*`` columns."""
     config = _sink_config(plan)
     key_conv, value_conv = converter_for(config, True), converter_for(config, False)
-    live = [t for t in range(max(1, len(plan.task_configs))) if t not in set(plan.excluded_tasks)] or [0]
+    live = plan.live_tasks or [0]
     key_columns = tuple(f.name for f in key_type.fields) if key_type is not None else ("key",)
 
     def rows(batch_df: DataFrame) -> DataFrame:
@@ -319,18 +310,13 @@ def delta_handler(plan: QueryPlan) -> Handler:
     else:
         shape = _source_shape(settings, key_type)
     app_id = settings.txn_app_id or plan.connector
-    created: list[int] = []
+    # raw batch ids restart at 0 with a new checkpoint: Delta would skip new batches
+    versions = SinkBatchIds(plan.checkpoint_dir, required="the delta sink needs it for its transaction versions")
 
     def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
         started = time.monotonic()
         spark = batch_df.sparkSession
-        if not created:
-            ms = _checkpoint_created_ms(spark, plan.checkpoint_dir)
-            if ms is None:  # raw batch ids restart at 0 with a new checkpoint: Delta would skip new batches
-                raise ConnectorError(f"cannot read when checkpoint {plan.checkpoint_dir} was created; the delta "
-                                     f"sink needs it for its transaction versions")
-            created.append(ms)
-        version = sink_batch_id(created[0], batch_id)
+        version = versions(spark, batch_id)
         rows = shape.rows(batch_df).persist()
         try:
             results = rows.mapInArrow(shape.tally, RESULT_SCHEMA).collect()
@@ -340,6 +326,6 @@ def delta_handler(plan: QueryPlan) -> Handler:
             rows.unpersist()
         log.debug("Connector %s: batch %d written to Delta %s as version %d of %s", plan.connector, batch_id,
                   settings.table, version, app_id)
-        return _batch_result(plan.connector, batch_id, results, started)
+        return batch_result(plan.connector, batch_id, results, started)
 
     return handler

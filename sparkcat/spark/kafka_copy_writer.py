@@ -1,7 +1,7 @@
 """The kafka copy sink's frame writer: whole micro-batches to Kafka with Spark's own Kafka writer.
 
 ``kafka_copy_handler(plan)`` is the handler factory ``KafkaSinkTask.frame_writer`` names
-(``batch_writers.handler_for`` dispatches to it). Per micro-batch, on the driver:
+(``handlers.handler_for`` dispatches to it). Per micro-batch, on the driver:
 
 1. ``_ranges``: one small aggregation over the batch gives, per source topic-partition, its
    record count and last offset (what the offsets store, status and offsets API need);
@@ -52,7 +52,7 @@ from sparkcat.connectors.kafka_sink import (
 )
 from sparkcat.errors import ConfigError, ConnectorError, SparkcatError
 from sparkcat.policy.input_policy import prepare
-from sparkcat.spark.kafka_input import Assignment, TopicPartitionKey, subscribed_partitions
+from sparkcat.spark.kafka_input import Assignment, TopicPartitionKey, sink_position, subscribed_partitions, worker_admin
 from sparkcat.spark.plan import BatchResult, QueryPlan, TaskBatchResult, task_failure_message
 
 __all__ = ["kafka_copy_handler", "writer_options", "copy_frame", "CopyTargets", "TIMESTAMP_HEADER", "INTERCEPTOR"]
@@ -196,9 +196,8 @@ class CopyTargets:
 
 def _target_admin(plan: QueryPlan, servers: str, config: Mapping[str, str]) -> Any:
     """An AdminClient for the target cluster: the worker's (cached) on its own cluster, else a new one."""
-    from sparkcat.spark.kafka_input import _admin
     if servers == plan.bootstrap_servers:
-        return _admin(plan.bootstrap_servers, plan.kafka_config)
+        return worker_admin(plan.bootstrap_servers, plan.kafka_config)
     from confluent_kafka.admin import AdminClient
     settings = {k[len("producer.override."):]: str(v) for k, v in config.items()
                 if k.startswith("producer.override.") and k[len("producer.override."):].startswith(_CONNECTION_PREFIXES)}
@@ -234,8 +233,7 @@ def _result(plan: QueryPlan, batch_id: int, ranges: Sequence[_Range], assignment
         task = assignment.owners.get((r.topic, r.partition), assignment.live[0])
         result = tasks.setdefault(task, TaskBatchResult(task, wid, 0, []))
         result.records += r.records
-        result.offsets.append(({"kafka_topic": r.topic, "kafka_partition": r.partition},
-                               {"kafka_offset": r.last_offset + 1}))
+        result.offsets.append(sink_position(r.topic, r.partition, r.last_offset + 1))
     return BatchResult(plan.connector, batch_id, tasks, time.monotonic() - started)
 
 
@@ -272,7 +270,7 @@ def kafka_copy_handler(plan: QueryPlan) -> Callable[[DataFrame, int], BatchResul
     options = writer_options(config, plan.bootstrap_servers, plan.kafka_config)
     servers = options["kafka.bootstrap.servers"]
     fmt = str(parsed[TARGET_TOPIC_FORMAT_CONFIG])
-    live = [t for t in range(len(plan.task_configs)) if t not in set(plan.excluded_tasks)]
+    live = plan.live_tasks
     targets: list[CopyTargets] = []  # built on the first batch: no network work while the query starts
 
     def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:

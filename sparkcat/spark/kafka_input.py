@@ -45,11 +45,29 @@ from typing import Any
 from sparkcat.api.util import group_partitions
 from sparkcat.errors import ConnectorError
 
-__all__ = ["TopicPartitionKey", "SparkKafkaError", "Assignment", "client_options", "reader_options",
-           "starting_offsets_option", "assign_tasks", "subscribed_partitions", "partition_route_keys",
-           "murmur3_int", "route", "INTERNAL_TOPICS"]
+__all__ = ["TopicPartitionKey", "tp_key", "sink_position", "SparkKafkaError", "Assignment", "client_options",
+           "reader_options", "starting_offsets_option", "assign_tasks", "subscribed_partitions", "partition_route_keys",
+           "murmur3_int", "route", "worker_admin", "INTERNAL_TOPICS"]
 
 TopicPartitionKey = tuple[str, int]
+
+
+def tp_key(topic: str, partition: int) -> str:
+    """``"topic:partition"``: the key of a Kafka topic-partition in stored sink offsets, tallies and routing.
+
+    >>> tp_key("orders", 3)
+    'orders:3'
+    """
+    return f"{topic}:{partition}"
+
+
+def sink_position(topic: str, partition: int, next_offset: int) -> tuple[dict[str, Any], dict[str, int]]:
+    """A sink's position in one topic-partition, shaped as Connect's offsets API shows it.
+
+    >>> sink_position("orders", 3, 42)
+    ({'kafka_topic': 'orders', 'kafka_partition': 3}, {'kafka_offset': 42})
+    """
+    return {"kafka_topic": topic, "kafka_partition": partition}, {"kafka_offset": next_offset}
 
 #: Options the Java consumer of Spark's Kafka source refuses (it manages them itself).
 _REFUSED_BY_SPARK = frozenset({"auto.offset.reset", "enable.auto.commit", "key.deserializer",
@@ -122,7 +140,7 @@ def starting_offsets_option(stored: Mapping[str, int], partitions: Iterable[Topi
     """
     out: dict[str, dict[str, int]] = {}
     for topic, partition in sorted(set(partitions)):
-        out.setdefault(topic, {})[str(partition)] = int(stored.get(f"{topic}:{partition}", -2))
+        out.setdefault(topic, {})[str(partition)] = int(stored.get(tp_key(topic, partition), -2))
     return json.dumps(out, sort_keys=True)
 
 
@@ -174,7 +192,7 @@ _ADMINS: dict[tuple[tuple[str, str], ...], Any] = {}
 _ADMINS_LOCK = threading.Lock()
 
 
-def _admin(bootstrap: str, kafka_config: Mapping[str, Any]) -> Any:
+def worker_admin(bootstrap: str, kafka_config: Mapping[str, Any]) -> Any:
     """A cached AdminClient for the worker's Kafka (consumer and admin settings), shared by all queries."""
     from confluent_kafka.admin import AdminClient
     conf = {k.removeprefix("admin."): str(v) for k, v in kafka_config.items()
@@ -192,7 +210,7 @@ def subscribed_partitions(plan: Any) -> list[TopicPartitionKey]:
     """The topic-partitions the sink connector subscribes to now, sorted (one metadata request)."""
     from confluent_kafka import KafkaException
     try:
-        metadata = _admin(plan.bootstrap_servers, plan.kafka_config).list_topics(timeout=METADATA_TIMEOUT_S)
+        metadata = worker_admin(plan.bootstrap_servers, plan.kafka_config).list_topics(timeout=METADATA_TIMEOUT_S)
     except KafkaException as e:
         raise SparkKafkaError(f"Kafka at {plan.bootstrap_servers}: listing topics for connector "
                               f"{plan.connector!r} failed: {e}") from e
@@ -268,8 +286,8 @@ def tag_tasks(df: Any, assignment: Assignment) -> Any:
     from pyspark.sql import functions as F
     pairs = []
     for (topic, partition), task in sorted(assignment.owners.items()):
-        pairs += [F.lit(f"{topic}:{partition}"), F.lit(task)]
-    tp = F.concat_ws(":", F.col("topic"), F.col("partition").cast("string"))
+        pairs += [F.lit(tp_key(topic, partition)), F.lit(task)]
+    tp = F.concat_ws(":", F.col("topic"), F.col("partition").cast("string"))  # tp_key, as a column
     owner = F.create_map(*pairs)[tp] if pairs else F.lit(None)
     return df.withColumn("_task", F.coalesce(owner, F.lit(assignment.live[0])).cast("int"))
 

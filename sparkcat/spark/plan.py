@@ -39,7 +39,12 @@ class QueryPlan:
     excluded_tasks: list[int] = field(default_factory=list)
     trigger_interval_ms: int = 1000
     batch_max_records: int = 100000
-    generation: int = 0
+
+    @property
+    def live_tasks(self) -> list[int]:
+        """The task ids that run: every task but the excluded (FAILED) ones, in order."""
+        excluded = set(self.excluded_tasks)
+        return [t for t in range(len(self.task_configs)) if t not in excluded]
 
     @property
     def query_name(self) -> str:

@@ -21,10 +21,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CONTROL_POOL", "CONNECTORS_POOL", "connector_pool", "scheduler_conf", "in_pool"]
+__all__ = ["CONTROL_POOL", "CONNECTORS_POOL", "scheduler_conf", "in_pool"]
 
 CONTROL_POOL = "sparkcat-control"
-CONNECTORS_POOL = "sparkcat-connectors"
+CONNECTORS_POOL = "sparkcat-connectors"  # every connector's query (not one pool each, see above)
 POOL_PROPERTY = "spark.scheduler.pool"
 ALLOCATIONS = f"""<?xml version="1.0"?>
 <!-- Written by sparkcat (sparkcat/spark/pools.py). -->
@@ -41,11 +41,6 @@ ALLOCATIONS = f"""<?xml version="1.0"?>
   </pool>
 </allocations>
 """
-
-
-def connector_pool(connector: str) -> str:
-    """The pool of a connector's query (one for all of them, see the module documentation)."""
-    return CONNECTORS_POOL
 
 
 def scheduler_conf(directory: str | Path | None = None) -> dict[str, str]:

@@ -17,7 +17,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from sparkcat.spark import connector_source
-from sparkcat.spark.batch_writers import handler_for
+from sparkcat.spark.handlers import handler_for
+from sparkcat.spark.kafka_input import reader_options, subscribed_partitions, tp_key
 from sparkcat.spark.plan import BatchResult, QueryPlan
 
 __all__ = ["KAFKA_FORMAT", "KAFKA_COLUMNS", "register_sources", "start_query", "read_stream",
@@ -57,13 +58,12 @@ def sink_starting_offsets(plan: QueryPlan) -> dict[str, int]:
     for partition, offset in pairs:
         topic, kp = partition.get("kafka_topic"), partition.get("kafka_partition")
         if topic is not None and kp is not None and isinstance(offset, dict) and "kafka_offset" in offset:
-            out[f"{topic}:{kp}"] = int(offset["kafka_offset"])
+            out[tp_key(topic, kp)] = int(offset["kafka_offset"])
     return out
 
 
 def _kafka_stream(spark: SparkSession, plan: QueryPlan) -> DataFrame:
     """Spark's Kafka source for a sink connector, positioned by the offsets store on a fresh checkpoint."""
-    from sparkcat.spark.kafka_input import reader_options, subscribed_partitions
     stored = sink_starting_offsets(plan)
     partitions = subscribed_partitions(plan) if stored else None
     df = spark.readStream.format(KAFKA_FORMAT).options(**reader_options(plan, stored, partitions)).load()

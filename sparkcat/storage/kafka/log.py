@@ -25,6 +25,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from sparkcat.errors import FencedError, StorageError
+from sparkcat.kafka.producers import produce_all
 from sparkcat.storage.log import KeyedLog, LogRecord
 
 _CLIENT_LOG = logging.getLogger("sparkcat.storage.kafka.client")  # librdkafka's own messages
@@ -241,15 +242,9 @@ class KafkaLog(KeyedLog):
             if err is not None:
                 failures.append(err)
 
-        for key, value in records:
-            while True:
-                try:
-                    producer.produce(
-                        self.topic, value=value, key=key.encode("utf-8"), partition=0, on_delivery=on_delivery
-                    )
-                    break
-                except BufferError:  # local queue full: let deliveries drain it
-                    producer.poll(0.1)
+        keys = [key.encode("utf-8") for key, _ in records]
+        values = [value for _, value in records]
+        produce_all(producer, self.topic, values, keys, partition=0, on_delivery=on_delivery, wait_s=0.1)
 
     def read(self, start: int = 0) -> list[LogRecord]:
         """Every record from offset ``start`` up to the end of the partition as of now."""

@@ -25,7 +25,8 @@ from sparkcat.runtime.validation import embedded_sink_config
 from sparkcat.spark.plan import QueryPlan
 from sparkcat.spark.queries import register_sources, start_query
 from tests.integration.connectors.test_kafka_sink import kafka_worker, start_driver, status_of
-from tests.integration.spark.test_connector_query import Batches, Gate, increment_plan, open_store, wait_until
+from tests.integration.spark.query_helpers import Batches, Gate, wait_until
+from tests.integration.spark.test_connector_query import increment_plan, open_store
 from tests.kafka_helpers import create_topic
 from tests.kafka_helpers import wait_until as wait_for
 from tests.spark_fixture import REPO

@@ -70,3 +70,19 @@ def wait_until(condition: Callable[[], bool], query: Any, timeout_s: float = WAI
         return False
 
     wait_for(met, timeout_s, 0.1, lambda: f"the condition; progress: {query.lastProgress}")
+
+
+def run_until(spark: Any, plan: QueryPlan, batches: Batches, condition: Callable[[], bool],
+              settle_s: float = 0.0) -> None:
+    """Run ``plan``'s query behind a ``Gate`` until ``condition``, then stop it.
+
+    ``settle_s``: let it run that much longer first, so that a further (duplicate) batch would show.
+    """
+    from sparkcat.spark.queries import start_query
+    gate = Gate()
+    query = start_query(spark, plan, batches, gate)
+    try:
+        wait_until(condition, query)
+        time.sleep(settle_s)
+    finally:
+        gate.stop(query)

@@ -4,23 +4,21 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pyspark.errors import StreamingQueryException
-from confluent_kafka import Consumer, KafkaError, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
 
 from sparkcat.connectors.file_sink import FileStreamSinkConnector
 from sparkcat.connectors.increment import IncrementSourceConnector
 from sparkcat.connectors.converters import converter_for
 from sparkcat.spark.plan import QueryPlan
-from sparkcat.spark.queries import register_sources, start_query
+from sparkcat.spark.queries import start_query
 from sparkcat.storage.local.log import LocalLog
 from sparkcat.storage.offsets import OffsetStore
-from tests.integration.spark.query_helpers import WAIT_S, Batches, Gate, wait_until
+from tests.integration.spark.query_helpers import WAIT_S, Batches, run_until, wait_until
+from tests.kafka_helpers import create_topic, read_topic
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -28,49 +26,24 @@ INCREMENT_TASK = "sparkcat.connectors.increment:IncrementSourceTask"
 FAILING_TASK = "tests.integration.spark.failing_task:FailingSourceTask"
 
 
-@pytest.fixture(scope="module")
-def spark(spark):
-    """conftest's shared local session, with sparkcat's data sources registered."""
-    register_sources(spark)
-    return spark
-
-
 # ---------------------------------------------------------------- helpers
 
 
 def create_topics(bootstrap: str, *topics: str) -> None:
     """Single-partition topics, so a sequence's order is the partition's order."""
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    for topic, future in admin.create_topics([NewTopic(t, 1, 1) for t in topics]).items():
-        future.result(timeout=30)
+    for topic in topics:
+        create_topic(bootstrap, topic)
 
 
-def read_topic(bootstrap: str, topic: str, timeout_s: float = 30.0) -> list[bytes]:
-    """Every value of partition 0, read with assign() up to the partition-EOF event."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"reader-{topic}", "enable.auto.commit": False,
-                         "enable.partition.eof": True, "auto.offset.reset": "earliest"})
-    consumer.assign([TopicPartition(topic, 0, 0)])
-    values: list[bytes] = []
-    deadline = time.monotonic() + timeout_s
-    try:
-        while time.monotonic() < deadline:
-            msg = consumer.poll(1.0)
-            if msg is None:
-                continue
-            if msg.error():
-                if msg.error().code() == KafkaError._PARTITION_EOF:
-                    return values
-                raise AssertionError(f"reading {topic}: {msg.error()}")
-            values.append(msg.value())
-    finally:
-        consumer.close()
-    raise AssertionError(f"no end of partition for {topic} within {timeout_s}s")
+def values_of(bootstrap: str, topic: str) -> list[bytes | None]:
+    """Every value of a single-partition topic, in order."""
+    return [value for _, _, _, value in sorted(read_topic(bootstrap, topic))]
 
 
 def sequence_values(bootstrap: str, topic: str) -> list[int]:
     """The ``value`` field of each record of an increment topic (JsonConverter with schemas)."""
     decode = converter_for({}, is_key=False).from_bytes
-    return [decode(v)["value"] for v in read_topic(bootstrap, topic)]
+    return [decode(v)["value"] for v in values_of(bootstrap, topic)]
 
 
 def increment_plan(name: str, ck: Path, bootstrap: str, tasks_max: int, prefix: str, *,
@@ -103,12 +76,8 @@ def test_increment_to_kafka_writes_sequences_in_order(spark, broker, unique_name
     prefix = f"{unique_name}-seq_"
     create_topics(broker.bootstrap, prefix + "1", prefix + "100")
     plan = increment_plan(unique_name, tmp_path / "ck", broker.bootstrap, 1, prefix, batch_max_records=30)
-    batches, gate = Batches(), Gate()
-    query = start_query(spark, plan, batches, gate)
-    try:
-        wait_until(lambda: batches.position(1) >= 60 and batches.position(100) >= 60, query)
-    finally:
-        gate.stop(query)
+    batches = Batches()
+    run_until(spark, plan, batches, lambda: batches.position(1) >= 60 and batches.position(100) >= 60)
 
     n = batches.position(1)
     assert sequence_values(broker.bootstrap, prefix + "1") == list(range(1, n + 1))
@@ -125,14 +94,10 @@ def test_values_carry_connects_json_envelope(spark, broker, unique_name, tmp_pat
     create_topics(broker.bootstrap, prefix + "1", prefix + "100")
     plan = increment_plan(unique_name, tmp_path / "ck", broker.bootstrap, 2, prefix)
     plan.connector_config["value.converter.schemas.enable"] = "true"
-    batches, gate = Batches(), Gate()
-    query = start_query(spark, plan, batches, gate)
-    try:
-        wait_until(lambda: batches.position(1) >= 1, query)
-    finally:
-        gate.stop(query)
+    batches = Batches()
+    run_until(spark, plan, batches, lambda: batches.position(1) >= 1)
 
-    envelope = json.loads(read_topic(broker.bootstrap, prefix + "1")[0])
+    envelope = json.loads(values_of(broker.bootstrap, prefix + "1")[0])
     assert envelope == {
         "schema": {"type": "struct", "optional": False, "fields": [
             {"type": "int64", "optional": True, "field": "position"},
@@ -147,22 +112,13 @@ def test_restart_with_more_tasks_and_fresh_checkpoint_continues_exactly(spark, b
     store = open_store(tmp_path / "stores")
     first = Batches(store)
     plan1 = increment_plan(unique_name, tmp_path / "ck1", broker.bootstrap, 1, prefix, store_dir=tmp_path / "stores")
-    gate = Gate()
-    query = start_query(spark, plan1, first, gate)
-    try:
-        wait_until(lambda: first.position(1) >= 40, query)
-    finally:
-        gate.stop(query)
+    run_until(spark, plan1, first, lambda: first.position(1) >= 40)
     stopped_at = store.get(unique_name)
 
     second = Batches(store)
     plan2 = increment_plan(unique_name, tmp_path / "ck2", broker.bootstrap, 2, prefix, store_dir=tmp_path / "stores")
-    gate = Gate()
-    query = start_query(spark, plan2, second, gate)
-    try:
-        wait_until(lambda: second.position(1) >= first.position(1) + 40 and second.position(100) >= 80, query)
-    finally:
-        gate.stop(query)
+    run_until(spark, plan2, second,
+              lambda: second.position(1) >= first.position(1) + 40 and second.position(100) >= 80)
 
     assert stopped_at == {'{"increment":1}': {"position": first.position(1)},
                           '{"increment":100}': {"position": first.position(100)}}
@@ -195,22 +151,14 @@ def test_failing_task_is_named_excluded_and_resumed_exactly(spark, broker, uniqu
     assert store.get(unique_name)['{"increment":1}'] == {"position": 60}
 
     # Same checkpoint, task 0 excluded: task 1 keeps going, task 0 stays where its last good batch ended.
-    excluded, gate = Batches(store), Gate()
-    query = start_query(spark, plan(task_overrides=fail, excluded_tasks=[0]), excluded, gate)
-    try:
-        wait_until(lambda: excluded.position(100) >= 140, query)
-    finally:
-        gate.stop(query)
+    excluded = Batches(store)
+    run_until(spark, plan(task_overrides=fail, excluded_tasks=[0]), excluded, lambda: excluded.position(100) >= 140)
     assert {t for r in excluded.results for t in r.tasks} == {1}
     assert store.get(unique_name)['{"increment":1}'] == {"position": 60}
 
     # Task 0 restarted (fixed config, same checkpoint): it resumes at position 61.
-    resumed, gate = Batches(store), Gate()
-    query = start_query(spark, plan(), resumed, gate)
-    try:
-        wait_until(lambda: resumed.position(1) >= 120, query)
-    finally:
-        gate.stop(query)
+    resumed = Batches(store)
+    run_until(spark, plan(), resumed, lambda: resumed.position(1) >= 120)
     n1 = store.get(unique_name)['{"increment":1}']["position"]
     assert sequence_values(broker.bootstrap, prefix + "1") == list(range(1, n1 + 1))
     n100 = store.get(unique_name)['{"increment":100}']["position"]
@@ -258,21 +206,13 @@ def test_increment_to_file_sink_exactly_once_across_restarts(spark, unique_name,
     assert query.exception() is None  # a batch cut by stop() is not a failure
 
     # 2. Same checkpoint, two source tasks sharing the one sink task.
-    gate = Gate()
-    query = start_query(spark, file_sink_plan(unique_name, tmp_path / "ck", 2, out, stores), batches, gate)
-    try:
-        wait_until(lambda: batches.position(1) >= 120 and batches.position(100) >= 120, query)
-    finally:
-        gate.stop(query)
+    run_until(spark, file_sink_plan(unique_name, tmp_path / "ck", 2, out, stores), batches,
+              lambda: batches.position(1) >= 120 and batches.position(100) >= 120)
     assert {t for r in batches.results[-2:] for t in r.tasks} == {0, 1}
 
     # 3. A fresh checkpoint (batch ids restart at 0): continues from the offsets store, nothing skipped.
-    gate = Gate()
-    query = start_query(spark, file_sink_plan(unique_name, tmp_path / "ck2", 1, out, stores), batches, gate)
-    try:
-        wait_until(lambda: batches.position(1) >= 180, query)
-    finally:
-        gate.stop(query)
+    run_until(spark, file_sink_plan(unique_name, tmp_path / "ck2", 1, out, stores), batches,
+              lambda: batches.position(1) >= 180)
 
     seen = file_positions(out)
     final = store.get(unique_name)
@@ -307,12 +247,8 @@ def test_sink_connector_reads_kafka_into_file_sink_tasks(spark, broker, unique_n
                      task_class="sparkcat.connectors.file_sink:FileStreamSinkTask", connector_config=config,
                      task_configs=sink.task_configs(1), checkpoint_dir=str(tmp_path / "ck"),
                      bootstrap_servers=broker.bootstrap, trigger_interval_ms=100, batch_max_records=20)
-    batches, gate = Batches(), Gate()
-    query = start_query(spark, plan, batches, gate)
-    try:
-        wait_until(lambda: sum(r.records for r in batches.results) >= 50, query)
-    finally:
-        gate.stop(query)
+    batches = Batches()
+    run_until(spark, plan, batches, lambda: sum(r.records for r in batches.results) >= 50)
 
     assert [json.loads(line) for line in out.read_text().splitlines()] == [{"id": i, "name": f"n{i}"}
                                                                           for i in range(50)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -16,13 +17,35 @@ def _pool_of_tasks(df) -> set:
     return set(df.rdd.map(lambda _: TaskContext.get().getLocalProperty("spark.scheduler.pool")).collect())
 
 
-def test_the_session_schedules_fairly_with_the_control_pool_first(spark):
-    sc = spark.sparkContext._jsc.sc()
-    assert sc.getSchedulingMode().toString() == "FAIR"
-    control = sc.getPoolForName(CONTROL_POOL).get()
-    connectors = sc.getPoolForName(CONNECTORS_POOL).get()
-    assert control.minShare() >= 1 > connectors.minShare()  # a waiting control task takes the next free slot
-    assert connectors.schedulingMode().toString() == "FIFO"  # connectors: first come, first served
+def _wait_for_running_tasks(sc, n: int, timeout_s: float = 60) -> None:
+    tracker, deadline = sc.statusTracker(), time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        stages = [tracker.getStageInfo(s) for s in tracker.getActiveStageIds()]
+        if sum(s.numActiveTasks for s in stages if s is not None) >= n:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"fewer than {n} tasks running after {timeout_s}s")
+
+
+def test_a_control_job_overtakes_queued_connector_tasks(spark):
+    """Both slots busy with a connector job and more of its tasks queued: the herder's job gets the next slot."""
+    sc = spark.sparkContext
+    finished: dict[str, float] = {}
+
+    def run(pool: str, tasks: int, seconds: float) -> None:
+        with in_pool(spark, pool):
+            sc.parallelize(range(tasks), tasks).foreach(lambda _: time.sleep(seconds))
+        finished[pool] = time.monotonic()
+
+    connectors = threading.Thread(target=run, args=(CONNECTORS_POOL, 8, 1.0))  # local[2]: about 4 s
+    connectors.start()
+    try:
+        _wait_for_running_tasks(sc, 2)
+        run(CONTROL_POOL, 1, 0.0)
+    finally:
+        connectors.join(120)
+    # FIFO would run the control task only after the last connector task started (the end of that job)
+    assert finished[CONNECTORS_POOL] - finished[CONTROL_POOL] > 1.0
 
 
 def test_a_query_started_in_a_pool_runs_its_batches_there(spark, tmp_path):

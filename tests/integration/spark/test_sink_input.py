@@ -20,22 +20,16 @@ from pyspark.errors import StreamingQueryException
 
 from sparkcat.spark.kafka_input import Assignment, murmur3_int, route
 from sparkcat.spark.plan import QueryPlan
-from sparkcat.spark.queries import register_sources, start_query
+from sparkcat.spark.queries import start_query
 from sparkcat.storage.local.log import LocalLog
 from sparkcat.storage.offsets import OffsetStore
-from tests.integration.spark.query_helpers import WAIT_S, Batches, Gate, wait_until
+from tests.integration.spark.query_helpers import WAIT_S, Batches, Gate, run_until, wait_until
 from tests.integration.spark.recording_sink import DIR_CONFIG, FAIL_AT_CONFIG, recorded
 from tests.kafka_helpers import create_topic
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 TASK = "tests.integration.spark.recording_sink:RecordingSinkTask"
-
-
-@pytest.fixture(scope="module")
-def spark(spark):
-    register_sources(spark)
-    return spark
 
 
 def produce(bootstrap: str, topic: str, n: int, partitions: int, first: int = 0) -> None:
@@ -165,37 +159,22 @@ def test_fresh_checkpoint_and_more_tasks_continue_from_the_offsets_store(spark, 
     config = {"topics": unique_name}
 
     before = Batches(store)
-    gate = Gate()
-    query = start_query(spark, sink_plan(unique_name, tmp_path / "ck1", out, broker.bootstrap, 1, config,
-                                         store_dir=stores), before, gate)
-    try:
-        wait_until(lambda: before.records() >= 450, query)
-    finally:
-        gate.stop(query)
+    run_until(spark, sink_plan(unique_name, tmp_path / "ck1", out, broker.bootstrap, 1, config,
+                               store_dir=stores), before, lambda: before.records() >= 450)
     assert {p["kafka_partition"]: o["kafka_offset"] for p, o in store.partitions(unique_name)} == {0: 150, 1: 150,
                                                                                                   2: 150}
 
     produce(broker.bootstrap, unique_name, 150, 3, first=450)
     after = Batches(store)
-    gate = Gate()  # tasks.max 1 -> 3 and a fresh checkpoint: the offsets store says where to go on
-    query = start_query(spark, sink_plan(unique_name, tmp_path / "ck2", out, broker.bootstrap, 3, config,
-                                         store_dir=stores), after, gate)
-    try:
-        wait_until(lambda: after.records() >= 150, query)
-        time.sleep(1.0)
-    finally:
-        gate.stop(query)
+    # tasks.max 1 -> 3 and a fresh checkpoint: the offsets store says where to go on
+    run_until(spark, sink_plan(unique_name, tmp_path / "ck2", out, broker.bootstrap, 3, config,
+                               store_dir=stores), after, lambda: after.records() >= 150, settle_s=1.0)
 
     produce(broker.bootstrap, unique_name, 30, 3, first=600)
     again = Batches(store)
-    gate = Gate()  # the same checkpoint again: it continues from the checkpoint
-    query = start_query(spark, sink_plan(unique_name, tmp_path / "ck2", out, broker.bootstrap, 3, config,
-                                         store_dir=stores), again, gate)
-    try:
-        wait_until(lambda: again.records() >= 30, query)
-        time.sleep(1.0)
-    finally:
-        gate.stop(query)
+    # the same checkpoint again: it continues from the checkpoint
+    run_until(spark, sink_plan(unique_name, tmp_path / "ck2", out, broker.bootstrap, 3, config,
+                               store_dir=stores), again, lambda: again.records() >= 30, settle_s=1.0)
 
     rows = records_of(out)
     check_exactly_once(rows, unique_name, 630, 3)
@@ -254,13 +233,8 @@ def test_a_failed_task_is_named_and_its_partitions_go_to_the_other_tasks(spark, 
     assert {p["kafka_partition"]: o["kafka_offset"] for p, o in store.partitions(unique_name)} == {0: 30, 1: 30}
 
     # Same checkpoint, task 0 FAILED: task 1 takes both partitions (a Connect group rebalance) and goes on.
-    excluded, gate = Batches(store), Gate()
-    query = start_query(spark, plan(excluded_tasks=[0]), excluded, gate)
-    try:
-        wait_until(lambda: excluded.records() >= 140, query)
-        time.sleep(1.0)
-    finally:
-        gate.stop(query)
+    excluded = Batches(store)
+    run_until(spark, plan(excluded_tasks=[0]), excluded, lambda: excluded.records() >= 140, settle_s=1.0)
     assert {t for r in excluded.results for t in r.tasks} == {1}
     # the first batch replays the failed one as it was planned (two tasks: 20 records); later ones are
     # planned for one live task (batch.max.records x 1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sparkcat.errors import ConfigError
-from sparkcat.spark.batch_writers import _frame_writer, handler_for
+from sparkcat.spark.handlers import frame_writer, handler_for
 from sparkcat.spark.kafka_copy_writer import INTERCEPTOR, kafka_copy_handler, writer_options
 from sparkcat.spark.plan import QueryPlan
 
@@ -22,11 +22,11 @@ def plan(connector_type: str = "sink", **config: str) -> QueryPlan:
 
 
 def test_a_kafka_sink_plan_dispatches_to_the_copy_writer():
-    assert _frame_writer(plan()) is kafka_copy_handler
+    assert frame_writer(plan()) is kafka_copy_handler
     assert callable(handler_for(plan()))
     other = plan()
     other.task_class = "sparkcat.connectors.file_sink:FileStreamSinkTask"
-    assert _frame_writer(other) is None
+    assert frame_writer(other) is None
 
 
 def test_a_source_naming_the_kafka_sink_in_sink_keys_is_refused_clearly():

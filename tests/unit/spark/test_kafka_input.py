@@ -42,7 +42,7 @@ def test_reader_options_of_a_sink_with_topics():
     assert options["failOnDataLoss"] == "false" and options["includeHeaders"] == "true"
     assert options["kafka.isolation.level"] == "read_uncommitted"  # consumer.override.* wins
     assert options["kafka.bootstrap.servers"] == "h:9092"
-    assert options["kafka.max.partition.fetch.bytes"] == str(8 << 20)  # bigger fetches than the consumer's default
+    assert int(options["kafka.max.partition.fetch.bytes"]) > 1 << 20  # bigger fetches than the consumer's 1 MB
 
 
 def test_reader_options_with_a_regex_stored_offsets_and_a_failed_task():

@@ -23,14 +23,19 @@ def spark_defaults() -> dict[str, str]:
     return out
 
 
-def test_the_shipped_spark_defaults_disable_the_kill_links():
-    assert spark_defaults()["spark.ui.killEnabled"] == "false"
+def session_conf(submitted: dict[str, str]) -> dict[str, str]:
+    """What the driver's session ends up with: the submitted settings plus what ``ui_conf`` adds."""
+    return {**submitted, **ui_conf(submitted)}
 
 
-def test_the_driver_session_adds_kill_disabled_unless_submitted_explicitly():
-    assert ui_conf({"spark.master": "local[*]"}) == {"spark.ui.killEnabled": "false"}
-    assert ui_conf(spark_defaults()) == {}  # already there through the properties file
-    assert ui_conf({"spark.ui.killEnabled": "true"}) == {}  # an operator's explicit choice stands
+@pytest.mark.parametrize("submitted", [{"spark.master": "local[*]"}, spark_defaults()],
+                         ids=["bare submit", "shipped spark-defaults.conf"])
+def test_the_driver_session_has_no_kill_links(submitted):
+    assert session_conf(submitted)["spark.ui.killEnabled"] == "false"
+
+
+def test_an_operators_explicit_kill_setting_stands():
+    assert session_conf({"spark.ui.killEnabled": "true"})["spark.ui.killEnabled"] == "true"
 
 
 @pytest.mark.parametrize("master", ["local", "local[*]", "local[2]", "local[4,3]", "local-cluster[2,1,1024]"])

@@ -1,0 +1,5 @@
+"""confluent-kafka (librdkafka) client plumbing shared by the Kafka stores and the Spark writers.
+
+Just above ``sparkcat.api`` in the layer order: it imports nothing else from sparkcat, so
+``sparkcat.storage`` and ``sparkcat.spark`` may both use it.
+"""

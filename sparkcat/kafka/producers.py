@@ -1,0 +1,102 @@
+"""Producing with confluent-kafka: the queue-full retry loop, delivery errors, the lz4 probe, a producer cache.
+
+The cache and the probe are per Python process (one per executor Python worker); nothing here
+opens a connection until a producer is asked for.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["produce_all", "Deliveries", "lz4_available", "cached_producer", "drop_producer"]
+
+log = logging.getLogger(__name__)
+
+_LZ4: list[bool] = []
+_PRODUCERS: dict[tuple[tuple[str, str], ...], Any] = {}
+"""One Producer per config in this Python process."""
+
+
+def produce_all(producer: Any, topics: str | Sequence[str], values: Sequence[bytes | None],
+                keys: Sequence[bytes | None], *, timestamps: Sequence[int] | None = None,
+                partition: int = -1, on_delivery: Any = None, wait_s: float = 0.05) -> None:
+    """Queue every record (``topics`` one name for all, or one per record), waiting for room when the queue is full.
+
+    librdkafka raises ``BufferError`` when its local queue is full; ``poll`` then serves delivery
+    reports, which frees room, and producing resumes at the record that did not fit. One ``try``
+    covers the whole run rather than one per record. ``partition`` -1 lets the partitioner choose;
+    a timestamp of 0 means "now".
+    """
+    n = len(values)
+    topic_of = [topics] * n if isinstance(topics, str) else topics
+    stamps = [0] * n if timestamps is None else timestamps
+    produce = producer.produce
+    i = 0
+    while i < n:
+        try:
+            for i in range(i, n):
+                produce(topic_of[i], values[i], keys[i], partition=partition, on_delivery=on_delivery,
+                        timestamp=stamps[i])
+            i = n
+        except BufferError:
+            producer.poll(wait_s)
+
+
+class Deliveries:
+    """Delivery-report callback that keeps the first error (producers here report failures only)."""
+
+    def __init__(self) -> None:
+        self.error: Any = None
+
+    def __call__(self, err: Any, msg: Any) -> None:
+        if err is not None and self.error is None:
+            self.error = err
+
+    def raise_error(self) -> None:
+        """Raise the first delivery error, if any."""
+        if self.error is not None:
+            raise RuntimeError(f"delivery to Kafka failed: {self.error}")
+
+
+def lz4_available() -> bool:
+    """Whether this librdkafka build has lz4 (asked once per process)."""
+    if not _LZ4:
+        from confluent_kafka import KafkaException, Producer
+        try:
+            Producer({"builtin.features": "lz4", "log_level": 0})
+            _LZ4.append(True)
+        except KafkaException:
+            _LZ4.append(False)
+    return _LZ4[0]
+
+
+def _cache_key(conf: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted(conf.items()))
+
+
+def cached_producer(conf: dict[str, str], logger: logging.Logger) -> Any:
+    """The producer for ``conf`` in this process, created on first use.
+
+    Delivery callbacks for failures only: a Python call per delivered record costs as much as
+    producing it. ``logger`` gets librdkafka's own messages (served by ``poll``).
+    """
+    from confluent_kafka import Producer
+    key = _cache_key(conf)
+    producer = _PRODUCERS.get(key)
+    if producer is None:
+        producer = _PRODUCERS[key] = Producer({**conf, "logger": logger, "delivery.report.only.error": True})
+    return producer
+
+
+def drop_producer(conf: dict[str, str]) -> None:
+    """Forget the producer of ``conf`` after a failed batch, dropping what it still queued."""
+    producer = _PRODUCERS.pop(_cache_key(conf), None)
+    if producer is None:
+        return
+    try:
+        producer.purge()
+        producer.flush(0)
+    except Exception as e:  # the batch failed already; its own error is the one to report
+        log.warning("Purging a dropped producer failed (%s); it is discarded with what it queued", e)

@@ -1,0 +1,48 @@
+"""foreachBatch handlers: which one writes a connector's micro-batches (``handler_for``).
+
+Each factory takes the ``QueryPlan`` and returns ``handler(batch_df, batch_id) -> BatchResult``
+(``batch_results``). The handler runs in the driver's main Python process (foreachBatch); the
+writing itself runs on executors through ``mapInArrow``, or, for a frame writer, through Spark's
+own writers.
+
+- a *frame writer*: a sink task class that names one in ``frame_writer`` (Delta, the Kafka copy)
+  writes the whole batch DataFrame itself;
+- ``from_kafka_to_sink_task`` (``sink_tasks``): a sink connector's Kafka records into its tasks;
+- ``to_sink_task`` (``sink_tasks``): a source connector's records into the sink its ``sink.*``
+  keys name, skipping Kafka;
+- ``to_kafka`` (``source_to_kafka``): a source connector's records to Kafka (the default, as in Connect).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sparkcat.plugins import load_class
+from sparkcat.spark.batch_results import Handler
+from sparkcat.spark.plan import QueryPlan
+from sparkcat.spark.sink_tasks import from_kafka_to_sink_task, to_sink_task
+from sparkcat.spark.source_to_kafka import to_kafka
+
+__all__ = ["Handler", "handler_for", "frame_writer"]
+
+
+def frame_writer(plan: QueryPlan) -> Callable[[QueryPlan], Handler] | None:
+    """The handler factory a sink task class names in ``frame_writer`` (it writes whole batches, e.g. Delta)."""
+    task_class = plan.task_class if plan.connector_type == "sink" else plan.sink_task_class
+    try:
+        path = getattr(load_class(task_class), "frame_writer", None) if task_class else None
+    except Exception:  # an unloadable task class fails on the executors, blamed on its task
+        return None
+    return load_class(path) if path else None
+
+
+def handler_for(plan: QueryPlan) -> Handler:
+    """The handler a plan needs: a sink's DataFrame writer, Kafka sink connector, ``sink.*`` sink, or Kafka."""
+    writer = frame_writer(plan)
+    if writer is not None:
+        return writer(plan)
+    if plan.connector_type == "sink":
+        return from_kafka_to_sink_task(plan)
+    if plan.sink_class:
+        return to_sink_task(plan)
+    return to_kafka(plan)

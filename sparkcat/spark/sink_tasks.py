@@ -1,0 +1,247 @@
+"""Driving sink tasks (``put``/``flush``) on executors: the ``to_sink_task`` and ``from_kafka_to_sink_task`` handlers.
+
+- ``to_sink_task``: a source connector's records straight into the sink named by its ``sink.*``
+  keys, skipping Kafka.
+- ``from_kafka_to_sink_task``: a sink connector's Kafka records (Spark's Kafka source, routed to
+  their tasks by ``kafka_input.route``) into its tasks.
+
+Each Spark partition starts the sink tasks its rows belong to (one instance per task and batch),
+puts their records in chunks, flushes, stops them, and reports per task. Sink tasks that define
+``initialize(context)`` get a ``SinkTaskContext`` (the worker's Kafka) before ``start``, as
+Connect's ``SinkTask.initialize``. A sink task class with ``wants_raw_bytes = True`` gets keys
+and values as the bytes in Kafka, whatever converters the connector config names. Sink tasks get
+``sink_batch_id(...)`` (``batch_results``), not Spark's raw batch id.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from sparkcat.api.records import SinkRecord
+from sparkcat.plugins import load_class
+from sparkcat.policy.input_policy import prepare
+from sparkcat.spark.batch_results import (
+    RESULT_SCHEMA,
+    Handler,
+    SinkBatchIds,
+    Tallies,
+    batch_result,
+    columns,
+    raise_task_error,
+    result_batch,
+)
+from sparkcat.api.task_context import SinkTaskContext
+from sparkcat.connectors.converters import converter_for
+from sparkcat.spark.kafka_input import Assignment, route, sink_position, subscribed_partitions, tp_key
+from sparkcat.spark.plan import BatchResult, QueryPlan
+
+__all__ = ["to_sink_task", "from_kafka_to_sink_task", "start_sink_task", "PUT_CHUNK"]
+
+log = logging.getLogger(__name__)
+
+PUT_CHUNK = 5_000
+RecordsOf = Callable[[dict[str, list[Any]], Tallies], dict[int, list[SinkRecord]]]
+
+
+def _context_factory(plan: QueryPlan) -> Callable[[int], SinkTaskContext]:
+    servers, kafka = plan.bootstrap_servers, dict(plan.kafka_config)
+    return lambda task_id: SinkTaskContext(plan.connector, task_id, servers, kafka)
+
+
+def start_sink_task(task_class: str, config: dict[str, str], context: SinkTaskContext | None) -> Any:
+    """A new sink task, given its context first (Connect's ``SinkTask.initialize``) when it asks for one, started."""
+    task = load_class(task_class)()
+    initialize = getattr(task, "initialize", None)
+    if initialize is not None and context is not None:
+        initialize(context)
+    task.start(prepare(config))  # placeholders resolved and paths checked here, where the task starts
+    return task
+
+
+class _SinkTasks:
+    """The sink tasks one Spark partition drives in one micro-batch, started on their first record."""
+
+    def __init__(self, connector: str, task_class: str, configs: list[dict[str, str]], batch_id: int,
+                 context_of: Callable[[int], SinkTaskContext] | None = None) -> None:
+        self.connector, self.task_class, self.configs, self.batch_id = connector, task_class, configs, batch_id
+        self.context_of = context_of
+        self.tasks: dict[int, Any] = {}
+        self.active: dict[int, bool] = {}
+        self.blame: dict[int, int] = {}  # sink task -> the (source) task whose rows it took first
+
+    def put(self, sink_id: int, blame: int, records: list[SinkRecord]) -> None:
+        """Start ``sink_id`` (and ``begin_batch``) if needed, then put the records unless the batch is skipped."""
+        try:
+            if sink_id not in self.tasks:
+                self._start(sink_id, blame)
+            if self.active[sink_id]:
+                self.tasks[sink_id].put(records)
+        except Exception as e:
+            raise_task_error(self.connector, blame, e)
+
+    def _start(self, sink_id: int, blame: int) -> None:
+        self.blame[sink_id] = blame
+        context = self.context_of(sink_id) if self.context_of is not None else None
+        task = start_sink_task(self.task_class, self.configs[sink_id], context)
+        self.tasks[sink_id] = task
+        self.active[sink_id] = False  # until begin_batch says otherwise
+        begin = getattr(task, "begin_batch", None)
+        self.active[sink_id] = True if begin is None else bool(begin(self.batch_id))
+
+    def flush(self) -> None:
+        """Flush every started sink task that did not skip the batch."""
+        for sink_id, task in self.tasks.items():
+            try:
+                if self.active[sink_id]:
+                    task.flush(self.batch_id)
+            except Exception as e:
+                raise_task_error(self.connector, self.blame[sink_id], e)
+
+    def stop(self) -> None:
+        for sink_id, task in self.tasks.items():
+            try:
+                task.stop()
+            except Exception:
+                log.warning("Stopping sink task %s-%d failed", self.connector, sink_id, exc_info=True)
+
+
+def _drive_sinks(connector: str, sinks: _SinkTasks, batches: Iterator[Any], records_of: RecordsOf,
+                 sink_of: Callable[[int], int], decode: bool) -> Iterator[Any]:
+    """Executor: put each Arrow batch's records into the sink task of their task, flush, report per task."""
+    tallies = Tallies()
+    try:
+        for batch in batches:
+            for task, records in records_of(columns(batch), tallies).items():
+                for lo in range(0, len(records), PUT_CHUNK):
+                    sinks.put(sink_of(task), task, records[lo:lo + PUT_CHUNK])
+        sinks.flush()
+    except Exception as e:
+        raise_task_error(connector, tallies.current, e)
+    finally:
+        sinks.stop()
+    if tallies:
+        yield result_batch({t: tally.decoded() if decode else tally for t, tally in tallies.items()})
+
+
+def _source_records(connector: str) -> RecordsOf:
+    """SinkRecords from a source connector's rows: partition = task id, offset = index in the batch."""
+    def records_of(cols: dict[str, list[Any]], tallies: Tallies) -> dict[int, list[SinkRecord]]:
+        groups: dict[int, list[SinkRecord]] = {}
+        for i, task in enumerate(cols["_task"]):
+            tally = tallies.of(task)
+            raw_key = cols["key"][i]
+            groups.setdefault(task, []).append(SinkRecord(
+                topic=cols["topic"][i] or connector, kafka_partition=task, kafka_offset=tally.records,
+                value=cols["value"][i], key=None if raw_key is None else json.loads(raw_key),
+                timestamp_ms=cols["timestamp_ms"][i]))
+            tally.add(cols["_partition"][i], cols["_partition"][i], cols["_offset"][i])
+        return groups
+    return records_of
+
+
+def to_sink_task(plan: QueryPlan) -> Handler:
+    """Handler that writes a source connector's rows into its ``sink.*`` sink tasks, skipping Kafka."""
+    if not plan.sink_task_class or not plan.sink_task_configs:
+        raise ValueError(f"connector {plan.connector} names a sink but the plan has no sink task configs")
+    n_sink, n_source = len(plan.sink_task_configs), len(plan.task_configs)
+    batch_ids = SinkBatchIds(plan.checkpoint_dir)
+    contexts = _context_factory(plan)
+
+    def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
+        started = time.monotonic()
+        sink_batch = batch_ids(batch_df.sparkSession, batch_id)
+        df = batch_df
+        if n_sink < n_source:  # several source tasks share a sink task: all its rows must meet in one partition
+            df = batch_df.repartition(n_sink, F.pmod(F.col("_task"), F.lit(n_sink)))
+
+        def write(batches: Iterator[Any]) -> Iterator[Any]:
+            sinks = _SinkTasks(plan.connector, str(plan.sink_task_class), plan.sink_task_configs, sink_batch,
+                               contexts)
+            return _drive_sinks(plan.connector, sinks, batches, _source_records(plan.connector),
+                                lambda task: task % n_sink, decode=True)
+
+        rows = df.mapInArrow(write, RESULT_SCHEMA).collect()
+        return batch_result(plan.connector, batch_id, rows, started)
+
+    return handler
+
+
+def _headers(values: list[Any]) -> list[list[tuple[str, bytes | None]]]:
+    """Spark's ``headers`` column (lists of {key, value} structs, or null) as lists of (key, value) pairs."""
+    return [[] if h is None else [(e["key"], e["value"]) for e in h] for h in values]
+
+
+def _kafka_records(config: dict[str, str], raw: bool = False) -> RecordsOf:
+    """SinkRecords from the Kafka source's rows, key and value through the connector's converters.
+
+    ``raw``: keys and values stay the bytes they are in Kafka (ByteArrayConverter), whatever the config says.
+    The tally of each task gets its record count and, per Kafka partition, the next offset to read.
+    """
+    key_conv, value_conv = (None, None) if raw else (converter_for(config, True), converter_for(config, False))
+
+    def records_of(cols: dict[str, list[Any]], tallies: Tallies) -> dict[int, list[SinkRecord]]:
+        groups: dict[int, list[SinkRecord]] = {}
+        tasks, topics, parts, offsets = cols["_task"], cols["topic"], cols["partition"], cols["offset"]
+        keys, values, stamps = cols["key"], cols["value"], cols["timestamp"]
+        headers = _headers(cols["headers"]) if "headers" in cols else [[] for _ in tasks]
+        ends: dict[tuple[int, str, int], int] = {}
+        current, group = None, None
+        for i, task in enumerate(tasks):
+            if task != current:
+                tallies.of(task)
+                current, group = task, groups.setdefault(task, [])
+            key, value = keys[i], values[i]
+            if key_conv is not None:
+                key, value = key_conv.from_bytes(key), value_conv.from_bytes(value)
+            group.append(SinkRecord(topics[i], parts[i], offsets[i], value, key, stamps[i], headers[i]))
+            ends[task, topics[i], parts[i]] = offsets[i] + 1
+        for task, records in groups.items():
+            tallies.of(task).records += len(records)
+        for (task, topic, kp), end in ends.items():
+            tallies.of(task).offsets[tp_key(topic, kp)] = sink_position(topic, kp, end)
+        if current is not None:
+            tallies.of(current)
+        return groups
+    return records_of
+
+
+def _wants_raw_bytes(task_class: str) -> bool:
+    try:
+        return bool(getattr(load_class(task_class), "wants_raw_bytes", False))
+    except Exception:  # an unloadable task class fails on the executors, blamed on its task
+        return False
+
+
+def from_kafka_to_sink_task(plan: QueryPlan) -> Handler:
+    """Handler for sink connectors: Spark's Kafka rows, routed to their tasks, into SinkTasks (``put``).
+
+    Per micro-batch the driver reads the subscribed partitions (metadata) and assigns them to
+    the live tasks (``kafka_input``); each task's rows meet in one Spark partition, so each
+    task runs as one SinkTask instance per batch on the executor that ran that partition.
+    """
+    batch_ids = SinkBatchIds(plan.checkpoint_dir)
+    contexts = _context_factory(plan)
+    live = plan.live_tasks
+    raw = _wants_raw_bytes(plan.task_class)
+
+    def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
+        started = time.monotonic()
+        sink_batch = batch_ids(batch_df.sparkSession, batch_id)
+        routed = route(batch_df, Assignment.of(subscribed_partitions(plan), live))
+
+        def write(batches: Iterator[Any]) -> Iterator[Any]:
+            sinks = _SinkTasks(plan.connector, plan.task_class, plan.task_configs, sink_batch, contexts)
+            return _drive_sinks(plan.connector, sinks, batches, _kafka_records(plan.connector_config, raw),
+                                lambda task: task, decode=False)
+
+        rows = routed.mapInArrow(write, RESULT_SCHEMA).collect()
+        return batch_result(plan.connector, batch_id, rows, started)
+
+    return handler

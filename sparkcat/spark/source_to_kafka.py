@@ -1,0 +1,124 @@
+"""A source connector's records to Kafka (the default, as in Connect): the ``to_kafka`` handler.
+
+Each Spark partition produces its rows with one cached confluent-kafka producer per executor
+Python process (``sparkcat.kafka.producers``), keys and values converted column-wise
+(``kafka_serialisation``), then flushes: a micro-batch ends only when every record is
+acknowledged, and a delivery error fails the task that produced it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql.types import DataType
+
+from sparkcat.kafka.producers import Deliveries, cached_producer, drop_producer, lz4_available, produce_all
+from sparkcat.policy.input_policy import prepare
+from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, Tallies, batch_result, raise_task_error, result_batch
+from sparkcat.connectors.converters import converter_for
+from sparkcat.spark.kafka_serialisation import column_bytes
+from sparkcat.spark.plan import BatchResult, QueryPlan
+
+__all__ = ["to_kafka", "producer_config"]
+
+_CLIENT_LOG = logging.getLogger("sparkcat.spark.kafka.client")  # librdkafka's own messages, served by poll()
+
+
+def producer_config(plan: QueryPlan) -> dict[str, str]:
+    """Producer settings: sparkcat defaults < worker kafka settings (``producer.*`` unprefixed) < ``producer.override.*``."""
+    # Every micro-batch ends with flush(), which sends at once what lingers, so linger.ms only sets how
+    # full batches get while a micro-batch is being produced, never how late its end is.
+    conf = {"enable.idempotence": "true", "linger.ms": "50", "acks": "all", "message.timeout.ms": "120000",
+            "batch.size": "1000000", "queue.buffering.max.messages": "1000000",
+            "queue.buffering.max.kbytes": "1048576"}
+    if lz4_available():
+        conf["compression.type"] = "lz4"
+    for key, value in plan.kafka_config.items():
+        if key.startswith(("consumer.", "admin.")):
+            continue
+        conf[key[len("producer."):] if key.startswith("producer.") else key] = str(value)
+    for key, value in prepare(plan.connector_config).items():  # placeholders resolved here, on the executor
+        if key.startswith("producer.override."):
+            conf[key[len("producer.override."):]] = str(value)
+    conf["bootstrap.servers"] = plan.bootstrap_servers
+    return conf
+
+
+def _tally_rows(batch: Any, tasks: list[int], tallies: Tallies) -> None:
+    """Count one batch's rows per task, with the last offset of each source partition."""
+    col, index = batch.column, batch.schema.get_field_index
+    partitions, offsets = col(index("_partition")).to_pylist(), col(index("_offset")).to_pylist()
+    first_task = tasks[0]
+    if tasks.count(first_task) == len(tasks):
+        tally = tallies.of(first_task)
+        tally.records += len(tasks)
+        for pkey, offset in dict(zip(partitions, offsets)).items():  # the last offset of each source partition
+            tally.offsets[pkey] = (pkey, offset)
+    else:
+        for task, pkey, offset in zip(tasks, partitions, offsets):
+            tallies.of(task).add(pkey, pkey, offset)
+
+
+def produce_arrow_rows(producer: Any, batch: Any, convs: tuple[Any, Any], value_type: DataType,
+                       deliveries: Deliveries, tallies: Tallies) -> None:
+    """Queue one Arrow batch of connector-source rows: columns converted whole, one ``produce`` per row."""
+    import pyarrow.compute as pc
+    if batch.num_rows == 0:
+        return
+    col, index = batch.column, batch.schema.get_field_index
+    tasks = col(index("_task")).to_pylist()
+    tallies.of(tasks[0])
+    topics_col = col(index("topic"))
+    if topics_col.null_count or pc.any(pc.equal(pc.utf8_length(topics_col), 0)).as_py():
+        raise ValueError("a record without a topic cannot be written to Kafka")
+    key_conv, value_conv = convs
+    values = column_bytes(col(index("value")), value_type, value_conv)
+    keys = column_bytes(col(index("key")), None, key_conv, json_keys=True)
+    stamps = pc.fill_null(col(index("timestamp_ms")), 0).to_pylist()  # 0: the producer's "now"
+    single_topic = pc.count_distinct(topics_col).as_py() == 1
+    topics = topics_col[0].as_py() if single_topic else topics_col.to_pylist()
+    produce_all(producer, topics, values, keys, timestamps=stamps, on_delivery=deliveries)
+    _tally_rows(batch, tasks, tallies)
+    producer.poll(0)
+    deliveries.raise_error()
+
+
+def _produce_partition(plan: QueryPlan, conf: dict[str, str], value_type: DataType,
+                       batches: Iterator[Any]) -> Iterator[Any]:
+    """Executor: produce every row of one Spark partition to Kafka, flush, report per task."""
+    convs = (converter_for(plan.connector_config, True), converter_for(plan.connector_config, False))
+    tallies = Tallies()
+    deliveries, producer = Deliveries(), None
+    try:
+        for batch in batches:
+            producer = producer or cached_producer(conf, _CLIENT_LOG)
+            produce_arrow_rows(producer, batch, convs, value_type, deliveries, tallies)
+        if producer is not None:
+            producer.flush()
+            deliveries.raise_error()
+    except Exception as e:
+        drop_producer(conf)
+        raise_task_error(plan.connector, tallies.current, e)
+    if tallies:
+        yield result_batch({t: tally.decoded() for t, tally in tallies.items()})
+
+
+def to_kafka(plan: QueryPlan) -> Handler:
+    """Handler that produces a source connector's rows to Kafka with its key/value converters."""
+    conf = producer_config(plan)
+
+    def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
+        started = time.monotonic()
+        value_type = batch_df.schema["value"].dataType
+
+        def write(batches: Iterator[Any]) -> Iterator[Any]:
+            return _produce_partition(plan, conf, value_type, batches)
+
+        rows = batch_df.mapInArrow(write, RESULT_SCHEMA).collect()
+        return batch_result(plan.connector, batch_id, rows, started)
+
+    return handler
