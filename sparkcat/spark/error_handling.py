@@ -100,14 +100,18 @@ class ConsumedRecord:
     value: bytes | None
     headers: list[tuple[str, bytes | None]] = field(default_factory=list)
     timestamp: Any = None
-    timestamp_type: int | None = 0
+    timestamp_type: int | None = None
 
     def coordinates(self) -> str:
-        """Connect's ``where consumed record is {topic='t', partition=0, offset=5, timestamp=..., timestampType=...}``."""
+        """Connect's ``where consumed record is {topic='t', partition=0, offset=5, timestamp=..., timestampType=...}``.
+
+        Connect names the timestamp type too; sparkcat's sink input has no ``timestampType`` column.
+        """
         text = f"{{topic='{self.topic}', partition={self.partition}, offset={self.offset}"
         ms = _millis(self.timestamp)
-        if ms is not None and self.timestamp_type in _TIMESTAMP_TYPES:
-            text += f", timestamp={ms}, timestampType={_TIMESTAMP_TYPES[self.timestamp_type]}"
+        if ms is not None:  # the type when the rows carry it (sparkcat's sink input has the timestamp only)
+            text += f", timestamp={ms}" + (f", timestampType={_TIMESTAMP_TYPES[self.timestamp_type]}"
+                                           if self.timestamp_type in _TIMESTAMP_TYPES else "")
         return f", where consumed record is {text}}}"
 
     details = coordinates  # Connect logs a consumed record's coordinates, never its key or value
