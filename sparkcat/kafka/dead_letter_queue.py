@@ -112,15 +112,17 @@ class DeadLetterQueue:
     """Dead letters of one Spark task, produced with the process's cached producer for ``producer_conf``.
 
     Built on the executor (the producer is created on the first ``send``); ``flush`` waits for
-    every dead letter and raises DeadLetterQueueError if one was not delivered.
+    every dead letter and raises DeadLetterQueueError if one was not delivered. ``producer``: one
+    to use instead, e.g. a task's transactional producer, so that its dead letters are part of
+    its transaction.
     """
 
     def __init__(self, topic: str, producer_conf: dict[str, str], with_context: bool,
-                 client_log: logging.Logger | None = None) -> None:
+                 client_log: logging.Logger | None = None, producer: Any = None) -> None:
         self.topic, self.producer_conf, self.with_context = topic, producer_conf, with_context
         self.client_log = client_log or log
         self.sent = 0
-        self._producer: Any = None
+        self._producer: Any = producer
         self._deliveries = Deliveries()
 
     def send(self, origin: ErrorOrigin, key: bytes | None, value: bytes | None,

@@ -196,11 +196,12 @@ class RecordErrors:
     """
 
     def __init__(self, connector: str, settings: ErrorSettings, producer_conf: dict[str, str] | None = None,
-                 dlq: DeadLetterQueue | None = None, logger: logging.Logger | None = None) -> None:
+                 dlq: DeadLetterQueue | None = None, logger: logging.Logger | None = None,
+                 producer: Any = None) -> None:
         self.connector, self.settings = connector, settings
         self.reporter = LogReporter(settings.log_include_messages, logger) if settings.log_enable else None
         if dlq is None and settings.dlq_topic and producer_conf is not None:
-            dlq = DeadLetterQueue(settings.dlq_topic, producer_conf, settings.dlq_context_headers)
+            dlq = DeadLetterQueue(settings.dlq_topic, producer_conf, settings.dlq_context_headers, producer=producer)
         self.dlq = dlq
         self.skipped = 0
 
@@ -238,16 +239,23 @@ def ensure_dead_letter_queue(plan: QueryPlan) -> None:
     """Driver: create the connector's dead letter queue topic if it names one (DeadLetterQueueError if that fails)."""
     from sparkcat.policy.input_policy import prepare
     from sparkcat.spark.kafka_input import worker_admin
+    if not str(plan.connector_config.get("errors.deadletterqueue.topic.name") or "").strip():
+        return
     settings = ErrorSettings.of(prepare(plan.connector_config))
     if settings.dlq_topic:
         admin = worker_admin(plan.bootstrap_servers, plan.kafka_config)
         ensure_topic(admin, settings.dlq_topic, settings.dlq_replication_factor, plan.connector)
 
 
-def record_errors(plan: QueryPlan, producer_conf: dict[str, str]) -> RecordErrors:
-    """The error handling of one Spark task of ``plan`` (executor side; placeholders resolved here)."""
+def record_errors(plan: QueryPlan, producer_conf: dict[str, str], producer: Any = None) -> RecordErrors:
+    """The error handling of one Spark task of ``plan`` (executor side; placeholders resolved here).
+
+    Dead letters go through the process's cached producer of ``producer_conf``, or through
+    ``producer`` when given (a transactional producer: they then commit or abort with its records).
+    """
     from sparkcat.policy.input_policy import prepare
-    return RecordErrors(plan.connector, ErrorSettings.of(prepare(plan.connector_config)), producer_conf)
+    return RecordErrors(plan.connector, ErrorSettings.of(prepare(plan.connector_config)), producer_conf,
+                        producer=producer)
 
 
 def source_row(cols: dict[str, list[Any]], i: int, key: Any, value: Any) -> SourceRow:

@@ -64,11 +64,12 @@ def _tally_rows(batch: Any, tasks: list[int], tallies: Tallies) -> None:
 
 
 def produce_arrow_rows(producer: Any, batch: Any, convs: tuple[Any, Any], value_type: DataType,
-                       deliveries: Deliveries, tallies: Tallies, errors: RecordErrors | None = None) -> None:
+                       deliveries: Deliveries, tallies: Tallies, *, errors: RecordErrors) -> None:
     """Queue one Arrow batch of connector-source rows: columns converted whole, one ``produce`` per row.
 
-    ``errors``: the connector's error handling; a row that fails conversion is skipped (and
-    reported) with ``errors.tolerance=all``, or fails the task naming its source partition and offset.
+    ``errors`` (``error_handling.record_errors(plan, conf)``, flushed before the batch reports):
+    the connector's error handling; a row that fails conversion is skipped (and reported) with
+    ``errors.tolerance=all``, or fails the task naming its source partition and offset.
     """
     import pyarrow.compute as pc
     if batch.num_rows == 0:
@@ -79,7 +80,7 @@ def produce_arrow_rows(producer: Any, batch: Any, convs: tuple[Any, Any], value_
     topics_col = col(index("topic"))
     if topics_col.null_count or pc.any(pc.equal(pc.utf8_length(topics_col), 0)).as_py():
         raise ValueError("a record without a topic cannot be written to Kafka")
-    keys, values, skipped = convert_source_batch(batch, value_type, convs, errors or RecordErrors.none())
+    keys, values, skipped = convert_source_batch(batch, value_type, convs, errors)
     stamps = pc.fill_null(col(index("timestamp_ms")), 0).to_pylist()  # 0: the producer's "now"
     single_topic = pc.count_distinct(topics_col).as_py() == 1
     topics = topics_col[0].as_py() if single_topic else topics_col.to_pylist()
@@ -102,7 +103,7 @@ def _produce_partition(plan: QueryPlan, conf: dict[str, str], value_type: DataTy
     try:
         for batch in batches:
             producer = producer or cached_producer(conf, _CLIENT_LOG)
-            produce_arrow_rows(producer, batch, convs, value_type, deliveries, tallies, errors)
+            produce_arrow_rows(producer, batch, convs, value_type, deliveries, tallies, errors=errors)
         if producer is not None:
             producer.flush()
             deliveries.raise_error()

@@ -6,7 +6,7 @@ headers, and every other record is delivered; with ``none`` the task is FAILED a
 names the record (topic/partition/offset, or source partition/offset). Sink connectors as in
 Connect; source connectors' dead letter queue is sparkcat's extension.
 
-One driver runs the four connectors at once (each test checks its own), to start Spark once.
+One driver runs the five connectors at once (each test checks its own), to start Spark once.
 """
 
 from __future__ import annotations
@@ -108,6 +108,9 @@ def run(spark, broker, tmp_path_factory) -> Iterator[Run]:
         put("source-all", {"connector.class": "file-source", "file": str(work / "in.txt"), **ASCII_VALUES, **DLQ,
                            "topic": r.topic("lines-all"), "trigger.interval.ms": "300",
                            "errors.deadletterqueue.topic.name": r.topic("source-dlq")})
+        put("dlq-rf3", {"connector.class": "file-sink", "file": str(work / "rf3.txt"), **JSON_VALUES,
+                        "topics": r.topic("in-none"), "errors.tolerance": "all",
+                        "errors.deadletterqueue.topic.name": r.topic("rf3-dlq")})  # default factor 3, one broker
         put("source-none", {"connector.class": "file-source", "file": str(work / "in.txt"), **ASCII_VALUES,
                             "topic": r.topic("lines-none"), "trigger.interval.ms": "300"})
         yield r
@@ -171,3 +174,13 @@ def test_source_record_with_tolerance_none_fails_the_task_naming_source_partitio
     assert "Tolerance exceeded in error handler" in trace
     path = json.dumps(str(run.dir / "in.txt"))
     assert f'where source record is {{sourcePartition={{"filename":{path}}}, sourceOffset={{"position":8}}' in trace
+
+
+def test_a_dlq_topic_that_cannot_be_created_fails_the_connector_as_connect_does(run):
+    def failed_trace() -> str | None:  # a later reconcile pass tries again, so catch it while FAILED
+        status = run.driver.herder.connector_status("dlq-rf3")["connector"]
+        return status.get("trace") if status["state"] == "FAILED" else None
+
+    trace = wait_until(failed_trace, message="dlq-rf3 FAILED")
+    assert f"Could not initialize dead letter queue with topic={run.topic('rf3-dlq')}" in trace
+    assert "replication factor" in trace.lower()
