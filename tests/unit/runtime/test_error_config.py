@@ -14,7 +14,8 @@ SOURCE = {"name": "src", "connector.class": "increment", "increments": "1"}
 
 
 OUT = "/tmp/sparkcat-unit/out.txt"
-POLICY = InputPolicy.build(InputPolicy.default().plugin_packages, ("/tmp/sparkcat-unit",), {}, "/tmp/sparkcat-unit/state")
+POLICY = InputPolicy.build(InputPolicy.default().plugin_packages, ("/tmp/sparkcat-unit",), {},
+                           "/tmp/sparkcat-unit/state")
 
 
 def errors_of(config: dict) -> dict[str, list[str]]:

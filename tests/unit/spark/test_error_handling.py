@@ -58,8 +58,9 @@ def kafka_cols(values: list[bytes | None]) -> dict[str, list]:
     """Columns of Kafka rows (as ``batch_results.columns`` gives them): task 1, topic t, partition 2, offsets 5.."""
     n = len(values)
     return {"_task": [1] * n, "topic": ["t"] * n, "partition": [2] * n, "offset": list(range(5, 5 + n)),
-            "key": [b"k%d" % i for i in range(n)], "value": values, "timestamp": [1_700_000_000_000 + i for i in range(n)],
-            "timestampType": [0] * n, "headers": [[{"key": "h", "value": b"x"}]] * n}
+            "key": [b"k%d" % i for i in range(n)], "value": values,
+            "timestamp": [1_700_000_000_000 + i for i in range(n)],
+            "headers": [[{"key": "h", "value": b"x"}]] * n}
 
 
 POISON = [b'{"a":1}', b"not json", b'{"a":3}']
@@ -124,7 +125,7 @@ def test_with_tolerance_none_the_task_fails_naming_the_record_after_dead_letteri
     assert text.startswith("sparkcat task failed: conn-1: ToleranceExceededError: Tolerance exceeded in error "
                            "handler. Executing stage 'VALUE_CONVERTER' with class "
                            "'sparkcat.connectors.converters:JsonConverter', where consumed record is {topic='t', "
-                           "partition=2, offset=6, timestamp=1700000000001, timestampType=CreateTime}.")
+                           "partition=2, offset=6, timestamp=1700000000001}.")
     assert "Caused by: ValueError: Converting byte[] to Kafka Connect data failed" in text
     assert [r["value"] for r in producer.records] == [b"not json"] and producer.flushes == 1
 
@@ -149,7 +150,7 @@ def test_the_error_log_has_one_line_per_failure_with_the_record_only_when_asked(
               "'sparkcat.connectors.converters:JsonConverter'")
     if include:
         assert lines[1].getMessage() == prefix + (", where consumed record is {topic='t', partition=2, offset=7, "
-                                                  "timestamp=1700000000002, timestampType=CreateTime}.")
+                                                  "timestamp=1700000000002}.")
     else:
         assert [r.getMessage() for r in lines] == [prefix + "."] * 2
 
@@ -212,16 +213,19 @@ def test_a_failing_source_row_with_tolerance_none_names_its_source_partition_and
     errors = RecordErrors.none("src")
     with pytest.raises(ToleranceExceededError) as info:
         convert_source_batch(source_batch(["a", "b", "c é"]), T.StringType(), source_convs(ASCII), errors)
-    assert "sparkcat task failed: src-1: ToleranceExceededError: Tolerance exceeded in error handler." in str(info.value)
+    assert "sparkcat task failed: src-1: ToleranceExceededError: Tolerance exceeded in error handler." \
+        in str(info.value)
     assert ('where source record is {sourcePartition={"filename":"/in"}, sourceOffset={"position":3}, '
             "topic='out'}") in str(info.value)
     assert "é" not in str(info.value).split("Caused by")[0]  # coordinates only, never the record itself
 
 
-def test_consumed_record_without_a_timestamp_names_only_its_coordinates():
-    record = ConsumedRecord("t", 0, 3, None, b"x", [], None, -1)
+def test_consumed_record_names_its_timestamp_type_when_known_and_no_timestamp_when_absent():
+    record = ConsumedRecord("t", 0, 3, None, b"x", [], None)
     assert record.coordinates() == ", where consumed record is {topic='t', partition=0, offset=3}"
     assert record.dead_letter() == (None, b"x", [], None)
+    assert ConsumedRecord("t", 0, 3, None, None, [], 5, 1).coordinates() == \
+        ", where consumed record is {topic='t', partition=0, offset=3, timestamp=5, timestampType=LogAppendTime}"
 
 
 def test_settings_default_as_connect_and_parse_its_spellings():
