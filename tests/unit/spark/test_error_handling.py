@@ -235,3 +235,26 @@ def test_settings_default_as_connect_and_parse_its_spellings():
                              "errors.deadletterqueue.topic.replication.factor": "1",
                              "errors.deadletterqueue.context.headers.enable": "true"}) == \
         ErrorSettings(True, True, True, "d", 1, True)
+
+
+class FailingProducer(RecordingProducer):
+    """Every delivery fails (as librdkafka reports it to the callback, while flushing)."""
+
+    def produce(self, topic, value, key, headers=None, timestamp=0, on_delivery=None):
+        super().produce(topic, value, key, headers, timestamp)
+        self.callback = on_delivery
+
+    def flush(self, timeout=None):
+        self.callback("KafkaError{code=TOPIC_AUTHORIZATION_FAILED}", None)
+        return 0
+
+
+def test_a_dead_letter_that_is_not_delivered_fails_the_batch_naming_the_topic():
+    from sparkcat.kafka.dead_letter_queue import DeadLetterQueueError
+    dlq = DeadLetterQueue("dlq", {"bootstrap.servers": "unused:9092"}, True)
+    dlq._producer = FailingProducer()
+    errors = RecordErrors("conn", ErrorSettings(tolerance_all=True, dlq_topic="dlq"), dlq=dlq)
+    _kafka_records(JSON_PLAIN, False, errors)(kafka_cols(POISON), Tallies())
+    with pytest.raises(DeadLetterQueueError, match="Could not produce message to dead letter queue. topic=dlq: "
+                                                   "KafkaError{code=TOPIC_AUTHORIZATION_FAILED}"):
+        errors.flush()
