@@ -173,8 +173,22 @@ def _sink_keys() -> ConfigDef:
 COMMON_CONNECTOR_CONFIG: ConfigDef = _common_connector_config().freeze()
 """Keys every connector accepts (Connect's ``ConnectorConfig``) plus sparkcat's "Spark" group."""
 
-SOURCE_CONNECTOR_CONFIG: ConfigDef = COMMON_CONNECTOR_CONFIG.merge(_source_keys()).freeze()
-"""Keys of a source connector (Connect's ``SourceConnectorConfig``)."""
+DEAD_LETTER_QUEUE_KEYS = ("errors.deadletterqueue.topic.name", "errors.deadletterqueue.topic.replication.factor",
+                          "errors.deadletterqueue.context.headers.enable")
+
+
+def _source_dead_letter_queue_keys() -> ConfigDef:
+    """The sink connectors' dead letter queue keys, for source connectors too (a sparkcat extension)."""
+    sink = _sink_keys().keys
+    out = ConfigDef()
+    for name in DEAD_LETTER_QUEUE_KEYS:
+        out.define_key(sink[name])
+    return out
+
+
+SOURCE_CONNECTOR_CONFIG: ConfigDef = COMMON_CONNECTOR_CONFIG.merge(_source_keys()) \
+    .merge(_source_dead_letter_queue_keys()).freeze()
+"""Keys of a source connector (Connect's ``SourceConnectorConfig``, plus the dead letter queue's keys)."""
 
 SINK_CONNECTOR_CONFIG: ConfigDef = COMMON_CONNECTOR_CONFIG.merge(_sink_keys()).freeze()
 """Keys of a sink connector (Connect's ``SinkConnectorConfig``)."""

@@ -17,6 +17,7 @@ from sparkcat.policy.config_providers import has_placeholder
 from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.runtime.config_infos import validate_response
 from sparkcat.runtime.connector_config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
+from sparkcat.runtime.error_config import error_handling_errors
 from sparkcat.runtime.names import name_problem
 
 #: Keys under these prefixes configure converters and the producer, whose own settings are
@@ -115,7 +116,6 @@ def _sink_topic_errors(config: Mapping[str, object]) -> list[ConfigValue]:
 UNSUPPORTED = {
     "transforms": "Single Message Transforms are not supported by sparkcat yet; remove 'transforms'",
     "predicates": "Predicates are not supported by sparkcat yet; remove 'predicates'",
-    "errors.deadletterqueue.topic.name": "Dead letter queues are not supported by sparkcat yet",
     "header.converter": "Header converters are not supported by sparkcat yet; remove 'header.converter'",
     "offsets.storage.topic": "Per-connector offsets topics are not supported by sparkcat yet; offsets go to "
                              "the worker's offset.storage.topic; remove 'offsets.storage.topic'",
@@ -125,13 +125,8 @@ UNSUPPORTED = {
 
 #: Keys whose default is what sparkcat does; any other value asks for something it does not do yet.
 UNSUPPORTED_VALUES = {
-    "errors.tolerance": ("none", "errors.tolerance=all is not supported by sparkcat yet: a bad record fails its "
-                                 "task"),
     "errors.retry.timeout": ("0", "errors.retry.timeout is not supported by sparkcat yet: a failed operation is "
                                   "not retried, its task fails and is restarted from its checkpoint"),
-    "errors.log.enable": ("false", "errors.log.enable is not supported by sparkcat yet: task failures are "
-                                   "logged with their trace anyway"),
-    "errors.log.include.messages": ("false", "errors.log.include.messages is not supported by sparkcat yet"),
 }
 
 
@@ -232,6 +227,7 @@ def validate_connector_config(config: Mapping[str, object], policy: InputPolicy 
     extra += _converter_errors(config, policy.plugin_packages) + _path_errors(cls, config, policy)
     if sink and not _nested:
         extra += _sink_topic_errors(config)
+    extra += error_handling_errors(cls, config, sink, _nested)
     if not _nested and "name" in raw and name_problem(raw["name"]) is not None:
         extra.append(ConfigValue("name", raw["name"], errors=[str(name_problem(raw["name"]))]))
     extra += _embedded_sink_errors(raw, policy) if not sink and not _nested else []

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from sparkcat.plugins import load_class
 from sparkcat.spark.batch_results import Handler
+from sparkcat.spark.error_handling import ensure_dead_letter_queue
 from sparkcat.spark.plan import QueryPlan
 from sparkcat.spark.sink_tasks import from_kafka_to_sink_task, to_sink_task
 from sparkcat.spark.source_to_kafka import to_kafka
@@ -37,7 +38,12 @@ def frame_writer(plan: QueryPlan) -> Callable[[QueryPlan], Handler] | None:
 
 
 def handler_for(plan: QueryPlan) -> Handler:
-    """The handler a plan needs: a sink's DataFrame writer, Kafka sink connector, ``sink.*`` sink, or Kafka."""
+    """The handler a plan needs: a sink's DataFrame writer, Kafka sink connector, ``sink.*`` sink, or Kafka.
+
+    A connector with a dead letter queue gets its topic first (``error_handling``), as Connect
+    creates it when a task starts: a topic that cannot be created fails the connector's query now.
+    """
+    ensure_dead_letter_queue(plan)
     writer = frame_writer(plan)
     if writer is not None:
         return writer(plan)

@@ -39,7 +39,9 @@ from sparkcat.spark.batch_results import (
 )
 from sparkcat.api.task_context import SinkTaskContext
 from sparkcat.connectors.converters import converter_for
+from sparkcat.spark.error_handling import KEY_CONVERTER, VALUE_CONVERTER, ConsumedRecord, RecordErrors, record_errors
 from sparkcat.spark.kafka_input import Assignment, route, sink_position, subscribed_partitions, tp_key
+from sparkcat.spark.source_to_kafka import producer_config
 from sparkcat.spark.plan import BatchResult, QueryPlan
 
 __all__ = ["to_sink_task", "from_kafka_to_sink_task", "start_sink_task", "PUT_CHUNK"]
@@ -113,8 +115,11 @@ class _SinkTasks:
 
 
 def _drive_sinks(connector: str, sinks: _SinkTasks, batches: Iterator[Any], records_of: RecordsOf,
-                 sink_of: Callable[[int], int], decode: bool) -> Iterator[Any]:
-    """Executor: put each Arrow batch's records into the sink task of their task, flush, report per task."""
+                 sink_of: Callable[[int], int], decode: bool, errors: RecordErrors | None = None) -> Iterator[Any]:
+    """Executor: put each Arrow batch's records into the sink task of their task, flush, report per task.
+
+    ``errors``: its dead letters are flushed with the sinks, before the batch reports its offsets.
+    """
     tallies = Tallies()
     try:
         for batch in batches:
@@ -122,6 +127,8 @@ def _drive_sinks(connector: str, sinks: _SinkTasks, batches: Iterator[Any], reco
                 for lo in range(0, len(records), PUT_CHUNK):
                     sinks.put(sink_of(task), task, records[lo:lo + PUT_CHUNK])
         sinks.flush()
+        if errors is not None:
+            errors.flush()
     except Exception as e:
         raise_task_error(connector, tallies.current, e)
     finally:
@@ -178,11 +185,20 @@ def _headers(values: list[Any]) -> list[list[tuple[str, bytes | None]]]:
     return [[] if h is None else [(e["key"], e["value"]) for e in h] for h in values]
 
 
-def _kafka_records(config: dict[str, str], raw: bool = False) -> RecordsOf:
+def _consumed(cols: dict[str, list[Any]], headers: list[Any], i: int) -> ConsumedRecord:
+    """Row ``i`` of the Kafka source's columns as the record it was in Kafka (for error reports)."""
+    types = cols.get("timestampType")
+    return ConsumedRecord(cols["topic"][i], cols["partition"][i], cols["offset"][i], cols["key"][i],
+                          cols["value"][i], headers[i], cols["timestamp"][i], types[i] if types else None)
+
+
+def _kafka_records(config: dict[str, str], raw: bool, errors: RecordErrors) -> RecordsOf:
     """SinkRecords from the Kafka source's rows, key and value through the connector's converters.
 
     ``raw``: keys and values stay the bytes they are in Kafka (ByteArrayConverter), whatever the config says.
     The tally of each task gets its record count and, per Kafka partition, the next offset to read.
+    A record whose key or value fails conversion goes to ``errors`` (Connect's KEY_CONVERTER and
+    VALUE_CONVERTER stages): skipped, its offset still consumed, or its task fails.
     """
     key_conv, value_conv = (None, None) if raw else (converter_for(config, True), converter_for(config, False))
 
@@ -197,11 +213,18 @@ def _kafka_records(config: dict[str, str], raw: bool = False) -> RecordsOf:
             if task != current:
                 tallies.of(task)
                 current, group = task, groups.setdefault(task, [])
+            ends[task, topics[i], parts[i]] = offsets[i] + 1
             key, value = keys[i], values[i]
             if key_conv is not None:
-                key, value = key_conv.from_bytes(key), value_conv.from_bytes(value)
+                stage, conv = KEY_CONVERTER, key_conv
+                try:
+                    key = key_conv.from_bytes(key)
+                    stage, conv = VALUE_CONVERTER, value_conv
+                    value = value_conv.from_bytes(value)
+                except Exception as e:
+                    errors.failed(task, stage, conv, e, _consumed(cols, headers, i))
+                    continue
             group.append(SinkRecord(topics[i], parts[i], offsets[i], value, key, stamps[i], headers[i]))
-            ends[task, topics[i], parts[i]] = offsets[i] + 1
         for task, records in groups.items():
             tallies.of(task).records += len(records)
         for (task, topic, kp), end in ends.items():
@@ -230,6 +253,7 @@ def from_kafka_to_sink_task(plan: QueryPlan) -> Handler:
     contexts = _context_factory(plan)
     live = plan.live_tasks
     raw = _wants_raw_bytes(plan.task_class)
+    dlq_producer = producer_config(plan)  # the dead letter queue's producer: the connector's, as in Connect
 
     def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
         started = time.monotonic()
@@ -238,8 +262,9 @@ def from_kafka_to_sink_task(plan: QueryPlan) -> Handler:
 
         def write(batches: Iterator[Any]) -> Iterator[Any]:
             sinks = _SinkTasks(plan.connector, plan.task_class, plan.task_configs, sink_batch, contexts)
-            return _drive_sinks(plan.connector, sinks, batches, _kafka_records(plan.connector_config, raw),
-                                lambda task: task, decode=False)
+            errors = record_errors(plan, dlq_producer)
+            return _drive_sinks(plan.connector, sinks, batches, _kafka_records(plan.connector_config, raw, errors),
+                                lambda task: task, decode=False, errors=errors)
 
         rows = routed.mapInArrow(write, RESULT_SCHEMA).collect()
         return batch_result(plan.connector, batch_id, rows, started)

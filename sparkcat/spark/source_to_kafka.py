@@ -20,7 +20,7 @@ from sparkcat.kafka.producers import Deliveries, cached_producer, drop_producer,
 from sparkcat.policy.input_policy import prepare
 from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, Tallies, batch_result, raise_task_error, result_batch
 from sparkcat.connectors.converters import converter_for
-from sparkcat.spark.kafka_serialisation import column_bytes
+from sparkcat.spark.error_handling import RecordErrors, convert_source_batch, record_errors, without_rows
 from sparkcat.spark.plan import BatchResult, QueryPlan
 
 __all__ = ["to_kafka", "producer_config"]
@@ -64,8 +64,13 @@ def _tally_rows(batch: Any, tasks: list[int], tallies: Tallies) -> None:
 
 
 def produce_arrow_rows(producer: Any, batch: Any, convs: tuple[Any, Any], value_type: DataType,
-                       deliveries: Deliveries, tallies: Tallies) -> None:
-    """Queue one Arrow batch of connector-source rows: columns converted whole, one ``produce`` per row."""
+                       deliveries: Deliveries, tallies: Tallies, *, errors: RecordErrors) -> None:
+    """Queue one Arrow batch of connector-source rows: columns converted whole, one ``produce`` per row.
+
+    ``errors`` (``error_handling.record_errors(plan, conf)``, flushed before the batch reports):
+    the connector's error handling; a row that fails conversion is skipped (and reported) with
+    ``errors.tolerance=all``, or fails the task naming its source partition and offset.
+    """
     import pyarrow.compute as pc
     if batch.num_rows == 0:
         return
@@ -75,14 +80,15 @@ def produce_arrow_rows(producer: Any, batch: Any, convs: tuple[Any, Any], value_
     topics_col = col(index("topic"))
     if topics_col.null_count or pc.any(pc.equal(pc.utf8_length(topics_col), 0)).as_py():
         raise ValueError("a record without a topic cannot be written to Kafka")
-    key_conv, value_conv = convs
-    values = column_bytes(col(index("value")), value_type, value_conv)
-    keys = column_bytes(col(index("key")), None, key_conv, json_keys=True)
+    keys, values, skipped = convert_source_batch(batch, value_type, convs, errors)
     stamps = pc.fill_null(col(index("timestamp_ms")), 0).to_pylist()  # 0: the producer's "now"
     single_topic = pc.count_distinct(topics_col).as_py() == 1
     topics = topics_col[0].as_py() if single_topic else topics_col.to_pylist()
-    produce_all(producer, topics, values, keys, timestamps=stamps, on_delivery=deliveries)
+    produce_all(producer, without_rows(topics, skipped), values, keys, timestamps=without_rows(stamps, skipped),
+                on_delivery=deliveries)
     _tally_rows(batch, tasks, tallies)
+    for i in skipped:  # consumed (their offsets count) but not written
+        tallies.of(tasks[i]).records -= 1
     producer.poll(0)
     deliveries.raise_error()
 
@@ -93,13 +99,15 @@ def _produce_partition(plan: QueryPlan, conf: dict[str, str], value_type: DataTy
     convs = (converter_for(plan.connector_config, True), converter_for(plan.connector_config, False))
     tallies = Tallies()
     deliveries, producer = Deliveries(), None
+    errors = record_errors(plan, conf)
     try:
         for batch in batches:
             producer = producer or cached_producer(conf, _CLIENT_LOG)
-            produce_arrow_rows(producer, batch, convs, value_type, deliveries, tallies)
+            produce_arrow_rows(producer, batch, convs, value_type, deliveries, tallies, errors=errors)
         if producer is not None:
             producer.flush()
             deliveries.raise_error()
+        errors.flush()
     except Exception as e:
         drop_producer(conf)
         raise_task_error(plan.connector, tallies.current, e)

@@ -188,7 +188,6 @@ def test_keys_nothing_implements_are_refused_each_with_its_reason(tmp_path, uniq
     path = _increment(tmp_path, unique_name, """
         transforms.route.type: org.apache.kafka.connect.transforms.RegexRouter
         predicates.p.type: org.apache.kafka.connect.transforms.predicates.TopicNameMatches
-        errors.log.enable: true
         errors.retry.timeout: 30000
         errors.some.future.setting: x
         consumer.override.max.poll.records: 10
@@ -202,7 +201,7 @@ def test_keys_nothing_implements_are_refused_each_with_its_reason(tmp_path, uniq
     assert main(["validate", str(path)]) == 1
     err = capsys.readouterr().err
     assert _flagged_keys(err, path, unique_name) == {
-        "transforms.route.type", "predicates.p.type", "errors.log.enable", "errors.retry.timeout",
+        "transforms.route.type", "predicates.p.type", "errors.retry.timeout",
         "errors.some.future.setting", "consumer.override.max.poll.records", "admin.override.request.timeout.ms",
         "topic.creation.default.partitions", "topic.creation.groups", "header.converter", "header.converter.x",
         "offsets.storage.topic"}
@@ -213,12 +212,10 @@ def test_features_not_supported_yet_are_refused_not_silently_ignored(tmp_path, u
     path = _increment(tmp_path, unique_name, """
         transforms: route
         transforms.route.type: org.apache.kafka.connect.transforms.RegexRouter
-        errors.tolerance: all
     """)
     assert main(["validate", str(path)]) == 1
     err = capsys.readouterr().err
     assert "transforms: Single Message Transforms are not supported" in err
-    assert "errors.tolerance: errors.tolerance=all is not supported" in err
 
 
 def test_console_script_exit_codes(tmp_path, unique_name):
