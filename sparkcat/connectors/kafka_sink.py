@@ -53,11 +53,11 @@ headers are copied too (order and repeated keys kept).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from sparkcat import __version__
 from sparkcat.api.config import ConfigDef, Custom, Importance, Type
-from sparkcat.api.connector import CopiesConfigToTasks, SinkConnector, SinkTask
+from sparkcat.api.connector import CopiesConfigToTasks, ExactlyOnceSupport, SinkConnector, SinkTask
 from sparkcat.api.records import SinkRecord
 from sparkcat.errors import ConfigError, ConnectorError
 
@@ -210,7 +210,8 @@ PRODUCER_OVERRIDE_PREFIX = "producer.override."
 REFUSED_PRODUCER_KEYS: dict[str, str] = {
     "key.serializer": "Spark's Kafka writer always serializes keys with ByteArraySerializer",
     "value.serializer": "Spark's Kafka writer always serializes values with ByteArraySerializer",
-    "transactional.id": "Spark's Kafka writer has no transactions; the copy is at-least-once",
+    "transactional.id": "the copy names its own transactional ids ({group.id}-{connector}-{task}) with "
+                        "exactly.once.support=required, and writes without transactions otherwise",
     "bootstrap.servers": f"the cluster to write to is {TARGET_BOOTSTRAP_CONFIG}",
 }
 
@@ -253,6 +254,13 @@ class KafkaSinkConnector(CopiesConfigToTasks, SinkConnector):
 
     def task_class(self) -> type[KafkaSinkTask]:
         return KafkaSinkTask
+
+    def exactly_once_support(self, config: Mapping[str, str]) -> ExactlyOnceSupport:
+        """Supported when the copy writes to the worker's own cluster, where its positions live (the offsets
+        topic): records and positions then go in one transaction. Not for another target cluster."""
+        if str(config.get(TARGET_BOOTSTRAP_CONFIG) or "").strip():
+            return ExactlyOnceSupport.UNSUPPORTED
+        return ExactlyOnceSupport.SUPPORTED
 
 
 class KafkaSinkTask(SinkTask):
