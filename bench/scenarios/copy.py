@@ -30,6 +30,10 @@ class _Repeats:
     first_rates: list[float] = field(default_factory=list)
     ratios: list[float] = field(default_factory=list)
     batches: list[dict] = field(default_factory=list)
+    eos_rates: list[float] = field(default_factory=list)
+    eos_ratios: list[float] = field(default_factory=list)
+    eos_vs_alo: list[float] = field(default_factory=list)
+    eos_batches: list[dict] = field(default_factory=list)
 
 
 def run(bench: Bench) -> None:
@@ -96,6 +100,13 @@ def _repeat(bench: Bench, src: str, n: int, i: int, measured: _Repeats) -> None:
     measured.ratios.append(sc["records_per_s"] / raw["records_per_s"])
     log.info("copy %d: sparkcat %.0f records/s (ratio %.2f, start-up %.1fs)", i, sc["records_per_s"],
              measured.ratios[-1], sc["startup_s"])
+    eos = _sparkcat_copy(bench, src, n, f"{i}eos", extra={"exactly.once.support": "required"})
+    measured.eos_rates.append(eos["records_per_s"])
+    measured.eos_ratios.append(eos["records_per_s"] / raw["records_per_s"])
+    measured.eos_vs_alo.append(eos["records_per_s"] / sc["records_per_s"])
+    measured.eos_batches.extend(eos["batches"])
+    log.info("copy %d: sparkcat exactly-once %.0f records/s (ratio %.2f to raw, %.2f to at-least-once)", i,
+             eos["records_per_s"], measured.eos_ratios[-1], measured.eos_vs_alo[-1])
 
 
 def _record(bench: Bench, m: _Repeats, ceilings: list[float]) -> None:
@@ -123,6 +134,25 @@ def _record(bench: Bench, m: _Repeats, ceilings: list[float]) -> None:
         if vals:
             f[f"copy_batch_{key}_ms"] = stats(vals, "ms", "per micro-batch, all repeats")
     f["copy_batch_records"] = stats([b["records"] for b in m.batches], "records", "records per micro-batch")
+    _eos_figures(bench, m)
+
+
+def _eos_figures(bench: Bench, m: _Repeats) -> None:
+    """The exactly-once copy (exactly.once.support=required) next to the raw loop and the at-least-once copy."""
+    f = bench.figures
+    if not m.eos_rates:
+        return
+    f["copy_eos_records_per_s"] = stats(m.eos_rates, "records/s", "sparkcat kafka sink, exactly.once.support="
+                                        "required (a transaction per task and micro-batch), steady state")
+    f["copy_eos_ratio"] = stats(m.eos_ratios, "x", "exactly-once copy / raw loop, per repeat (target >= 1)")
+    f["copy_eos_vs_alo"] = stats(m.eos_vs_alo, "x", "exactly-once copy / at-least-once copy, per repeat")
+    eos = [b["durationMs"]["addBatch"] for b in m.eos_batches[1:] if b["durationMs"].get("addBatch") is not None]
+    alo = [b["durationMs"]["addBatch"] for b in m.batches[1:] if b["durationMs"].get("addBatch") is not None]
+    if eos and alo:
+        f["copy_eos_batch_addBatch_ms"] = stats(eos, "ms", "exactly-once copy, per micro-batch")
+        f["copy_eos_cost_per_batch_ms"] = stats([sum(eos) / len(eos) - sum(alo) / len(alo)], "ms",
+                                                "mean addBatch of the exactly-once copy minus the at-least-once "
+                                                "copy's, same batch size")
 
 
 def _cpu_figures(bench: Bench, prefix: str, stretches: list[tuple[float | None, float, int]], what: str) -> None:
@@ -149,14 +179,14 @@ def _read_ceiling(bench: Bench, src: str) -> list[float]:
 
 
 def _sparkcat_copy(bench: Bench, src: str, n: int, i: Any, verify: bool = True, tasks: int = 0,
-                   connector_class: str = "kafka") -> dict[str, Any]:
+                   connector_class: str = "kafka", extra: dict[str, str] | None = None) -> dict[str, Any]:
     name = f"copy-{bench.run_id}-{i}"
     target = f"{src}.sc{i}"
     tasks = tasks or bench.args.copy_tasks
     batch = bench.args.copy_batch * bench.args.copy_tasks // tasks  # the same records per micro-batch
     config = {"connector.class": connector_class, "topics": src, "target.topic.format": f"${{topic}}.sc{i}",
               "tasks.max": str(tasks), "batch.max.records": str(batch),
-              "trigger.interval.ms": "0"}
+              "trigger.interval.ms": "0", **(extra or {})}
     t0 = time.time()
     bench.herder.put_connector_config(name, config)
     wait_for(lambda: bench.committed_records(name) >= n, 600, 0.05, f"{name} to copy {n} records")

@@ -43,11 +43,20 @@ when the record has a key). The partition counts of target topics are looked up 
 
 Delivery guarantee
 ------------------
-At-least-once: the write of a micro-batch ends only when every record is acknowledged
-(``acks=all``), and any delivery error fails the micro-batch; Spark then replays it from the
-query's checkpoint, so nothing is lost, and a replay may write records of the failed attempt a
-second time. Within a partition the order of the source is kept (idempotent producer). Record
-headers are copied too (order and repeated keys kept).
+``exactly.once.support=requested`` (default): at-least-once: the write of a micro-batch ends only
+when every record is acknowledged (``acks=all``), and any delivery error fails the micro-batch;
+Spark then replays it from the query's checkpoint, so nothing is lost, and a replay may write
+records of the failed attempt a second time. Within a partition the order of the source is kept
+(idempotent producer). Record headers are copied too (order and repeated keys kept).
+
+``exactly.once.support=required`` (a sparkcat extension for sinks): exactly once, for readers
+reading ``read_committed``. Each task's share of a micro-batch is one Kafka transaction of a
+confluent-kafka producer that also carries the task's positions in the offsets topic
+(``sparkcat.spark.kafka_copy_eos``), so the target must be the worker's cluster
+(``target.bootstrap.servers`` unset; ``exactly_once_support`` says UNSUPPORTED otherwise). The same
+records as the at-least-once path (key, value, headers, timestamp, partition; Java's murmur2
+partitioner for records whose partition the target lacks); ``producer.override.*`` keys must then
+also be librdkafka settings (most Java producer names are).
 """
 
 from __future__ import annotations

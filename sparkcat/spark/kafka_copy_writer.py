@@ -17,7 +17,9 @@
 
 The batch is persisted between 1 and 3 so Kafka is read once. ``save`` returns when every record
 is acknowledged (Spark's writer flushes its producer at the end of each write task); any error
-fails the micro-batch, which Spark replays from the checkpoint: at-least-once, as before.
+fails the micro-batch, which Spark replays from the checkpoint: at-least-once, as before. With
+``exactly.once.support=required`` the handler is ``_eos_copy_handler`` instead: Kafka transactions
+of a Python producer per task (``kafka_copy_eos``), no persist and no JVM writer.
 
 Tasks stay Connect's tasks for status and offsets: each source partition's records count for the
 task that owns it (``kafka_input.assign_tasks``, as the SinkTask path routes rows). The writing
