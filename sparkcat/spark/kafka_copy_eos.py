@@ -82,7 +82,7 @@ def _check_known(conf: Mapping[str, str]) -> None:
     """Build (without connecting) a producer from ``conf`` to refuse settings librdkafka does not know."""
     from confluent_kafka import KafkaException, Producer
     try:
-        Producer({k: v for k, v in conf.items() if k != "bootstrap.servers"})
+        Producer({**{k: v for k, v in conf.items() if k != "bootstrap.servers"}, "log_level": 0})
     except KafkaException as e:
         raise ConfigError(f"exactly.once.support=required writes with a Python (librdkafka) producer: {e}",
                           {"exactly.once.support": [str(e)]}) from e

@@ -389,9 +389,9 @@ def _eos_copy_handler(plan: QueryPlan, config: dict[str, str], options: dict[str
         replayable.clear()
         hold(plan.connector, "copy-batch-written", batch_id)
         result = batch_result(plan.connector, batch_id, rows, started)
-        log.debug("%s batch %d: %d records in transactions (%d skipped as committed before), longest "
-                  "init+commit %.0f ms", plan.connector, batch_id, result.records, sum(r.skipped for r in rows),
-                  max((r.txn_ms for r in rows), default=0.0))
+        log.debug("%s batch %d: %d records in transactions (%d skipped as committed before); init+commit "
+                  "txn_ms=%.1f (longest task)", plan.connector, batch_id, result.records,
+                  sum(r.skipped for r in rows), max((r.txn_ms for r in rows), default=0.0))
         return result
 
     return handler
