@@ -40,7 +40,8 @@ from sparkcat.spark.kill_points import hold
 from sparkcat.spark.plan import QueryPlan
 from sparkcat.storage import json_codec
 
-__all__ = ["exactly_once_required", "EosCopy", "EOS_RESULT_SCHEMA", "eos_producer_conf", "fence", "committed_floors", "copy_partition"]
+__all__ = ["exactly_once_required", "EosCopy", "EOS_RESULT_SCHEMA", "eos_producer_conf", "fence", "committed_floors",
+           "copy_partition"]
 
 log = logging.getLogger(__name__)
 _CLIENT_LOG = logging.getLogger("sparkcat.spark.kafka.client")
@@ -67,7 +68,8 @@ def eos_producer_conf(writer_options: Mapping[str, str], interceptor: str) -> di
     conf = dict(_PYTHON_DEFAULTS)
     for key, value in writer_options.items():
         conf[key.removeprefix("kafka.")] = value
-    others = [c.strip() for c in conf.pop("interceptor.classes", "").split(",") if c.strip() and c.strip() != interceptor]
+    named = [c.strip() for c in conf.pop("interceptor.classes", "").split(",")]
+    others = [c for c in named if c and c != interceptor]
     if others:
         raise ConfigError(f"exactly.once.support=required writes with a Python producer, which cannot load the Java "
                           f"interceptors {', '.join(others)}", {"producer.override.interceptor.classes": ["Java only"]})

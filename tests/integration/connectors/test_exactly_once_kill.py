@@ -121,7 +121,8 @@ def test_sigkilled_driver_at_each_kill_point_restarts_to_exactly_once(spark, bro
         wait_until(lambda: spark.read.format("delta").load(str(table)).count() >= N, timeout_s=240,
                    message="delta complete after the restart")
         for name in connectors:
-            wait_until(lambda name=name: sum(o["kafka_offset"] for _p, o in driver.stores.offsets.partitions(name)) >= N,
+            wait_until(lambda name=name: sum(o["kafka_offset"] for _p, o in driver.stores.offsets.partitions(name))
+                       >= N,
                        timeout_s=60, message=f"{name}'s positions at the end")
     finally:
         driver.stop()
