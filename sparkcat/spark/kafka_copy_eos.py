@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sparkcat.api.util import partition_key
-from sparkcat.errors import ConfigError
+from sparkcat.errors import ConfigError, ConnectorError
 from sparkcat.spark.batch_results import raise_task_error, worker_id
 from sparkcat.spark.kafka_input import sink_position, tp_key
 from sparkcat.spark.kill_points import hold
@@ -188,6 +188,10 @@ def _produce(producer: Any, spec: EosCopy, batch: Any) -> None:
     """Queue one Arrow batch of Kafka rows: target topic, key, value, headers, timestamp, partition kept."""
     col = batch.column
     sources = col("topic").to_pylist()
+    unplanned = set(sources) - spec.targets.keys()
+    if unplanned:  # a topic that appeared after the batch was planned: the replay after the restart has it
+        raise ConnectorError(f"topic(s) {sorted(unplanned)} appeared after micro-batch {spec.batch_id} was planned; "
+                             "the batch is replayed once its targets are known")
     topics = [spec.targets[t] for t in sources]
     parts = [p if p < spec.counts.get(t, 0) else -1 for t, p in zip(sources, col("partition").to_pylist())]
     stamps = [ts if ts is not None and ts > 0 else 0 for ts in col("timestamp").to_pylist()]  # 0: the producer's now
