@@ -322,8 +322,9 @@ def delta_handler(plan: QueryPlan) -> Handler:
         try:
             results = rows.mapInArrow(shape.tally, RESULT_SCHEMA).collect()
             if results:
+                hold(plan.connector, "delta-before-commit", batch_id)  # test-only kill points
                 write_batch(spark, rows, shape, settings, app_id, version)
-                hold(plan.connector, "delta-after-commit", batch_id)  # test-only kill point
+                hold(plan.connector, "delta-after-commit", batch_id)
         finally:
             rows.unpersist()
         log.debug("Connector %s: batch %d written to Delta %s as version %d of %s", plan.connector, batch_id,

@@ -1,6 +1,6 @@
 """kill -9 of the whole driver in the middle of exactly-once sinks, then a restart: every record once.
 
-One driver process runs four sink connectors with ``exactly.once.support=required``, each held by a
+One driver process runs five sink connectors with ``exactly.once.support=required``, each held by a
 test-only kill point (``sparkcat.spark.kill_points``) in its batch 1, then the whole session is
 SIGKILLed at once (JVM, driver Python, pyspark's daemon and workers):
 
@@ -9,12 +9,14 @@ SIGKILLed at once (JVM, driver Python, pyspark's daemon and workers):
 - ``copy-before-commit``: a copy whose task 0 produced all rows and its positions, not committed;
 - ``copy-batch-written``: a copy whose transactions all committed, the driver not yet done with the
   batch (no offsets put by the herder, no ``commits/1`` in Spark's checkpoint);
-- ``delta-after-commit``: Kafka into Delta, batch 1 committed to Delta, not to Spark's checkpoint.
+- ``delta-after-commit``: Kafka into Delta, batch 1 committed to Delta, not to Spark's checkpoint;
+- ``delta-before-commit``: the same topic into another table, batch 1 read and counted, not written.
 
 The restarted driver (in this process) replays batch 1 of each; the copies' targets, read
-read_committed, and the Delta table then hold every source record exactly once. 100,000 records per
-connector (not the issue's 1M): three batches per connector, the kill lands in the middle one, and four
-connectors share one driver start and one restart, which keeps the test near a minute.
+read_committed, and the Delta tables then hold every source record exactly once. 100,000 records per
+connector (not the issue's 1M): three batches per connector, the kill lands in the middle one, and five
+connectors share one driver start, one kill and one restart, which keeps the test near three minutes on
+the shared 2 cores.
 """
 
 from __future__ import annotations
@@ -89,7 +91,9 @@ def test_sigkilled_driver_at_each_kill_point_restarts_to_exactly_once(spark, bro
     connectors = {f"copy-{k}": {"connector.class": "kafka", "topics": sources[k], **common} for k in COPY_POINTS}
     connectors["delta"] = {"connector.class": "delta", "topics": sources["delta"], "table.path": str(table),
                            "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter", **common}
-    holds = [f"copy-{k}={point}" for k, point in COPY_POINTS.items()] + ["delta=delta-after-commit@1"]
+    connectors["delta-pre"] = {**connectors["delta"], "table.path": str(tmp_path / "delta-pre")}
+    holds = [f"copy-{k}={point}" for k, point in COPY_POINTS.items()] + ["delta=delta-after-commit@1",
+                                                                         "delta-pre=delta-before-commit@1"]
     markers = tmp_path / "held"
     markers.mkdir()
     worker = kafka_worker(broker, tmp_path, unique_name)
@@ -97,7 +101,8 @@ def test_sigkilled_driver_at_each_kill_point_restarts_to_exactly_once(spark, bro
                                               "status_topic", "file_allowed_dirs", "plugin_packages")}
     log = tmp_path / "driver.log"
     child = start_driver_process(fields, connectors, log, {HOLD_ENV: ",".join(holds), HOLD_DIR_ENV: str(markers)})
-    expected = [f"copy-{k}-{p.split('@')[0]}" for k, p in COPY_POINTS.items()] + ["delta-delta-after-commit"]
+    expected = [f"copy-{k}-{p.split('@')[0]}" for k, p in COPY_POINTS.items()] + [
+        "delta-delta-after-commit", "delta-pre-delta-before-commit"]
     try:
         wait_until(lambda: all((markers / m).exists() for m in expected) or child.poll() is not None,
                    timeout_s=300, message="every connector held at its kill point")
@@ -118,8 +123,9 @@ def test_sigkilled_driver_at_each_kill_point_restarts_to_exactly_once(spark, bro
         for k in COPY_POINTS:
             wait_until(lambda k=k: len(sequence_numbers(bootstrap, f"{sources[k]}.copy")) >= N, timeout_s=240,
                        message=f"copy-{k} complete after the restart")
-        wait_until(lambda: spark.read.format("delta").load(str(table)).count() >= N, timeout_s=240,
-                   message="delta complete after the restart")
+        for t in (table, tmp_path / "delta-pre"):
+            wait_until(lambda t=t: spark.read.format("delta").load(str(t)).count() >= N, timeout_s=240,
+                       message=f"{t.name} complete after the restart")
         for name in connectors:
             wait_until(lambda name=name: sum(o["kafka_offset"] for _p, o in driver.stores.offsets.partitions(name))
                        >= N,
@@ -130,5 +136,6 @@ def test_sigkilled_driver_at_each_kill_point_restarts_to_exactly_once(spark, bro
         assert_exactly_once(f"copy-{k}", sequence_numbers(bootstrap, f"{sources[k]}.copy"))
     # The batch that committed before the kill was skipped on replay, not written again.
     assert len(sequence_numbers(bootstrap, f"{sources['written']}.copy", "read_uncommitted")) == N
-    rows = spark.read.format("delta").load(str(table)).select("kafka_partition", "kafka_offset", "value").collect()
-    assert_exactly_once("delta", [struct.unpack(">q", bytes(r.value)[:8])[0] for r in rows])
+    for t in (table, tmp_path / "delta-pre"):
+        rows = spark.read.format("delta").load(str(t)).select("value").collect()
+        assert_exactly_once(t.name, [struct.unpack(">q", bytes(r.value)[:8])[0] for r in rows])
