@@ -369,9 +369,9 @@ def _eos_copy_handler(plan: QueryPlan, config: dict[str, str], options: dict[str
         partitions = subscribed_partitions(plan)
         assignment = Assignment.of(partitions, live)
         if not targets:
+            parsed = CONFIG_DEF.parse(config)
             targets.append(CopyTargets(TopicRouter.of(config, same_cluster=True),
-                                       bool(CONFIG_DEF.parse(config)[TARGET_TOPIC_CREATE_CONFIG]),
-                                       int(CONFIG_DEF.parse(config)[TARGET_REPLICATION_CONFIG]),
+                                       bool(parsed[TARGET_TOPIC_CREATE_CONFIG]), int(parsed[TARGET_REPLICATION_CONFIG]),
                                        _target_admin(plan, servers, config)))
         topics = sorted({t for t, _ in partitions})
         owned = lambda topic: sorted({assignment.owners[(t, p)] for t, p in partitions if t == topic})  # noqa: E731
