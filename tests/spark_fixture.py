@@ -18,7 +18,7 @@ def _python_env() -> None:
         os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO), *paths])
 
 
-def make_spark():
+def make_spark(master: str = "local[2]"):
     """local[2] SparkSession without UI, 2 shuffle partitions; the same session on every call."""
     _python_env()
     from pyspark.sql import SparkSession
@@ -30,7 +30,7 @@ def make_spark():
     # the driver's fair-scheduler pools, Spark's Kafka connector and Delta Lake, as in production
     for key, value in {**scheduler_conf(), **jvm_conf(REPO)}.items():
         builder = builder.config(key, value)
-    spark = (builder.master("local[2]").appName("sparkcat-tests")
+    spark = (builder.master(master).appName("sparkcat-tests")
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", "2")

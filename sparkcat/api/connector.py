@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
+from enum import Enum
 from typing import Any, ClassVar
 
 from sparkcat.api.config import ConfigDef, ConfigValue
@@ -20,6 +21,7 @@ from sparkcat.api.task_context import SinkTaskContext
 __all__ = [
     "Connector",
     "CopiesConfigToTasks",
+    "ExactlyOnceSupport",
     "SinkConnector",
     "SinkTask",
     "SourceConnector",
@@ -185,6 +187,13 @@ class SinkTask(Task):
         """Make every record put so far durable; called at the end of each micro-batch."""
 
 
+class ExactlyOnceSupport(str, Enum):
+    """What a connector answers to the exactly-once preflight check (Connect's ``ExactlyOnceSupport``)."""
+
+    SUPPORTED = "SUPPORTED"
+    UNSUPPORTED = "UNSUPPORTED"
+
+
 class Connector(ABC):
     """Base of source and sink connectors; runs on the driver.
 
@@ -210,6 +219,22 @@ class Connector(ABC):
         per-key errors. The default has none.
         """
         return []
+
+    def exactly_once_support(self, config: Mapping[str, str]) -> ExactlyOnceSupport | None:
+        """Whether the connector can deliver exactly once with ``config`` (Connect's ``exactlyOnceSupport``).
+
+        Asked on the driver, before the connector starts, when ``exactly.once.support=required``;
+        None (the default) means the connector does not say, and ``required`` is refused.
+
+        >>> class Idempotent(SinkConnector):
+        ...     def start(self, config): ...
+        ...     def task_class(self): return SinkTask
+        ...     def task_configs(self, max_tasks): return [{}]
+        ...     def exactly_once_support(self, config): return ExactlyOnceSupport.SUPPORTED
+        >>> Idempotent().exactly_once_support({}).value
+        'SUPPORTED'
+        """
+        return None
 
     @abstractmethod
     def start(self, config: dict[str, str]) -> None:

@@ -75,7 +75,7 @@ from typing import Any
 
 from sparkcat import __version__
 from sparkcat.api.config import ConfigDef, ConfigValue, Importance, Type, ValidString
-from sparkcat.api.connector import CopiesConfigToTasks, SinkConnector, SinkTask
+from sparkcat.api.connector import CopiesConfigToTasks, ExactlyOnceSupport, SinkConnector, SinkTask
 from sparkcat.api.records import SinkRecord
 from sparkcat.errors import ConfigError, ConnectorError
 
@@ -259,6 +259,10 @@ class DeltaSinkConnector(CopiesConfigToTasks, SinkConnector):
 
     def check_config(self, config: dict[str, str]) -> None:
         DeltaSinkSettings.parse(config)
+
+    def exactly_once_support(self, config: Mapping[str, str]) -> ExactlyOnceSupport:
+        """Always: each micro-batch is one Delta commit carrying its transaction id, which Delta skips on replay."""
+        return ExactlyOnceSupport.SUPPORTED
 
     def task_class(self) -> type[DeltaSinkTask]:
         return DeltaSinkTask

@@ -50,12 +50,12 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
 from sparkcat import __version__
 from sparkcat.api.config import ConfigDef, Importance, NonEmptyString, Type
-from sparkcat.api.connector import CopiesConfigToTasks, SinkConnector, SinkTask
+from sparkcat.api.connector import CopiesConfigToTasks, ExactlyOnceSupport, SinkConnector, SinkTask
 from sparkcat.api.records import SinkRecord, record_text
 from sparkcat.errors import ConnectorError
 
@@ -117,6 +117,12 @@ class FileStreamSinkConnector(CopiesConfigToTasks, SinkConnector):
 
     def task_class(self) -> type[FileStreamSinkTask]:
         return FileStreamSinkTask
+
+    def exactly_once_support(self, config: Mapping[str, str]) -> ExactlyOnceSupport:
+        """Supported with one task (it cuts the file back to the batch's start on a replay); with several
+        tasks on one file a replay can repeat the lines of a batch that died before its sidecar commit."""
+        return ExactlyOnceSupport.SUPPORTED if str(config.get("tasks.max", "1")).strip() == "1" \
+            else ExactlyOnceSupport.UNSUPPORTED
 
 
 class FileStreamSinkTask(SinkTask):

@@ -43,21 +43,30 @@ when the record has a key). The partition counts of target topics are looked up 
 
 Delivery guarantee
 ------------------
-At-least-once: the write of a micro-batch ends only when every record is acknowledged
-(``acks=all``), and any delivery error fails the micro-batch; Spark then replays it from the
-query's checkpoint, so nothing is lost, and a replay may write records of the failed attempt a
-second time. Within a partition the order of the source is kept (idempotent producer). Record
-headers are copied too (order and repeated keys kept).
+``exactly.once.support=requested`` (default): at-least-once: the write of a micro-batch ends only
+when every record is acknowledged (``acks=all``), and any delivery error fails the micro-batch;
+Spark then replays it from the query's checkpoint, so nothing is lost, and a replay may write
+records of the failed attempt a second time. Within a partition the order of the source is kept
+(idempotent producer). Record headers are copied too (order and repeated keys kept).
+
+``exactly.once.support=required`` (a sparkcat extension for sinks): exactly once, for readers
+reading ``read_committed``. Each task's share of a micro-batch is one Kafka transaction of a
+confluent-kafka producer that also carries the task's positions in the offsets topic
+(``sparkcat.spark.kafka_copy_eos``), so the target must be the worker's cluster
+(``target.bootstrap.servers`` unset; ``exactly_once_support`` says UNSUPPORTED otherwise). The same
+records as the at-least-once path (key, value, headers, timestamp, partition; Java's murmur2
+partitioner for records whose partition the target lacks); ``producer.override.*`` keys must then
+also be librdkafka settings (most Java producer names are).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from sparkcat import __version__
 from sparkcat.api.config import ConfigDef, Custom, Importance, Type
-from sparkcat.api.connector import CopiesConfigToTasks, SinkConnector, SinkTask
+from sparkcat.api.connector import CopiesConfigToTasks, ExactlyOnceSupport, SinkConnector, SinkTask
 from sparkcat.api.records import SinkRecord
 from sparkcat.errors import ConfigError, ConnectorError
 
@@ -210,7 +219,8 @@ PRODUCER_OVERRIDE_PREFIX = "producer.override."
 REFUSED_PRODUCER_KEYS: dict[str, str] = {
     "key.serializer": "Spark's Kafka writer always serializes keys with ByteArraySerializer",
     "value.serializer": "Spark's Kafka writer always serializes values with ByteArraySerializer",
-    "transactional.id": "Spark's Kafka writer has no transactions; the copy is at-least-once",
+    "transactional.id": "the copy names its own transactional ids ({group.id}-{connector}-{task}) with "
+                        "exactly.once.support=required, and writes without transactions otherwise",
     "bootstrap.servers": f"the cluster to write to is {TARGET_BOOTSTRAP_CONFIG}",
 }
 
@@ -253,6 +263,13 @@ class KafkaSinkConnector(CopiesConfigToTasks, SinkConnector):
 
     def task_class(self) -> type[KafkaSinkTask]:
         return KafkaSinkTask
+
+    def exactly_once_support(self, config: Mapping[str, str]) -> ExactlyOnceSupport:
+        """Supported when the copy writes to the worker's own cluster, where its positions live (the offsets
+        topic): records and positions then go in one transaction. Not for another target cluster."""
+        if str(config.get(TARGET_BOOTSTRAP_CONFIG) or "").strip():
+            return ExactlyOnceSupport.UNSUPPORTED
+        return ExactlyOnceSupport.SUPPORTED
 
 
 class KafkaSinkTask(SinkTask):

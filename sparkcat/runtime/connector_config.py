@@ -155,6 +155,13 @@ def _sink_keys() -> ConfigDef:
         .define("topics.regex", Type.STRING, "", Custom(_valid_regex, "valid regex"), Importance.HIGH,
                 "Regular expression giving topics to consume. Only one of topics or topics.regex should be"
                 " specified.", COMMON_GROUP, 4, Width.LONG, "Topics regex")
+        .define("exactly.once.support", Type.STRING, "requested", ValidString.in_ignore_case("requested", "required"),
+                Importance.MEDIUM,
+                "Permitted values are requested, required. A sparkcat extension (Connect has this key for source"
+                " connectors only): \"required\" forces a preflight check that the sink connector can deliver each"
+                " record exactly once with the given configuration, and makes the kafka copy sink write each"
+                " micro-batch in Kafka transactions; \"requested\" keeps the connector's default guarantee.",
+                EXACTLY_ONCE_SUPPORT_GROUP, 2, Width.SHORT, "Exactly once support")
         .define("errors.deadletterqueue.topic.name", Type.STRING, "", None, Importance.MEDIUM,
                 "The name of the topic to be used as the dead letter queue (DLQ) for messages that result in an"
                 " error when processed by this sink connector, or its transformations or converters. Blank by"

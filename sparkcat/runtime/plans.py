@@ -50,4 +50,5 @@ def query_plan(state: ClusterConfigState, rt: ConnectorRuntime, worker: WorkerCo
         excluded_tasks=sorted(rt.failed_tasks),
         trigger_interval_ms=int(rt.config.get("trigger.interval.ms", "1000")),
         batch_max_records=int(rt.config.get("batch.max.records", "100000")),
+        group_id=worker.group_id,
     )

@@ -19,6 +19,7 @@ from sparkcat.runtime.config_infos import validate_response
 from sparkcat.runtime.connector_config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
 from sparkcat.runtime.error_config import error_handling_errors
 from sparkcat.runtime.names import name_problem
+from sparkcat.runtime.sink_guarantees import sink_exactly_once_errors
 
 #: Keys under these prefixes configure converters and the producer, whose own settings are
 #: checked where they are used (the converter, librdkafka).
@@ -228,6 +229,7 @@ def validate_connector_config(config: Mapping[str, object], policy: InputPolicy 
     if sink and not _nested:
         extra += _sink_topic_errors(config)
     extra += error_handling_errors(cls, config, sink, _nested)
+    extra += sink_exactly_once_errors(cls, config) if sink else []
     if not _nested and "name" in raw and name_problem(raw["name"]) is not None:
         extra.append(ConfigValue("name", raw["name"], errors=[str(name_problem(raw["name"]))]))
     extra += _embedded_sink_errors(raw, policy) if not sink and not _nested else []

@@ -41,6 +41,7 @@ from sparkcat.errors import ConfigError, ConnectorError
 from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, SinkBatchIds, Tally, batch_result, result_batch
 from sparkcat.connectors.converters import ByteArrayConverter, StringConverter, converter_for
 from sparkcat.spark.kafka_input import Assignment, sink_position, subscribed_partitions, tag_tasks, tp_key
+from sparkcat.spark.kill_points import hold
 from sparkcat.spark.plan import BatchResult, QueryPlan
 
 __all__ = ["delta_handler", "TXN_APP_ID_CONF", "TXN_VERSION_CONF", "AUTO_MERGE_CONF"]
@@ -321,7 +322,9 @@ def delta_handler(plan: QueryPlan) -> Handler:
         try:
             results = rows.mapInArrow(shape.tally, RESULT_SCHEMA).collect()
             if results:
+                hold(plan.connector, "delta-before-commit", batch_id)  # test-only kill points
                 write_batch(spark, rows, shape, settings, app_id, version)
+                hold(plan.connector, "delta-after-commit", batch_id)
         finally:
             rows.unpersist()
         log.debug("Connector %s: batch %d written to Delta %s as version %d of %s", plan.connector, batch_id,

@@ -17,7 +17,9 @@
 
 The batch is persisted between 1 and 3 so Kafka is read once. ``save`` returns when every record
 is acknowledged (Spark's writer flushes its producer at the end of each write task); any error
-fails the micro-batch, which Spark replays from the checkpoint: at-least-once, as before.
+fails the micro-batch, which Spark replays from the checkpoint: at-least-once, as before. With
+``exactly.once.support=required`` the handler is ``_eos_copy_handler`` instead: Kafka transactions
+of a Python producer per task (``kafka_copy_eos``), no persist and no JVM writer.
 
 Tasks stay Connect's tasks for status and offsets: each source partition's records count for the
 task that owns it (``kafka_input.assign_tasks``, as the SinkTask path routes rows). The writing
@@ -42,6 +44,7 @@ from sparkcat.connectors.kafka_sink import (
     CONFIG_DEF,
     COPY_PRODUCER_DEFAULTS,
     METADATA_MAX_AGE_S,
+    TARGET_BOOTSTRAP_CONFIG,
     TARGET_REPLICATION_CONFIG,
     TARGET_TOPIC_CREATE_CONFIG,
     TARGET_TOPIC_FORMAT_CONFIG,
@@ -52,7 +55,26 @@ from sparkcat.connectors.kafka_sink import (
 )
 from sparkcat.errors import ConfigError, ConnectorError, SparkcatError
 from sparkcat.policy.input_policy import prepare
-from sparkcat.spark.kafka_input import Assignment, TopicPartitionKey, sink_position, subscribed_partitions, worker_admin
+from sparkcat.spark.batch_results import batch_result
+from sparkcat.spark.kafka_copy_eos import (
+    EOS_RESULT_SCHEMA,
+    EosCopy,
+    committed_floors,
+    copy_partition,
+    eos_producer_conf,
+    exactly_once_required,
+    fence,
+    plan_group_id,
+)
+from sparkcat.spark.kafka_input import (
+    Assignment,
+    TopicPartitionKey,
+    route,
+    sink_position,
+    subscribed_partitions,
+    worker_admin,
+)
+from sparkcat.spark.kill_points import hold
 from sparkcat.spark.plan import BatchResult, QueryPlan, TaskBatchResult, task_failure_message
 
 __all__ = ["kafka_copy_handler", "writer_options", "copy_frame", "CopyTargets", "TIMESTAMP_HEADER", "INTERCEPTOR"]
@@ -270,6 +292,8 @@ def kafka_copy_handler(plan: QueryPlan) -> Callable[[DataFrame, int], BatchResul
     options = writer_options(config, plan.bootstrap_servers, plan.kafka_config)
     servers = options["kafka.bootstrap.servers"]
     fmt = str(parsed[TARGET_TOPIC_FORMAT_CONFIG])
+    if exactly_once_required(config):
+        return _eos_copy_handler(plan, config, options)
     live = plan.live_tasks
     targets: list[CopyTargets] = []  # built on the first batch: no network work while the query starts
 
@@ -289,15 +313,8 @@ def kafka_copy_handler(plan: QueryPlan) -> Callable[[DataFrame, int], BatchResul
                                            bool(parsed[TARGET_TOPIC_CREATE_CONFIG]),
                                            int(parsed[TARGET_REPLICATION_CONFIG]),
                                            _target_admin(plan, servers, config)))
-            source_counts: dict[str, int] = {}
-            for topic, _p in partitions:
-                source_counts[topic] = source_counts.get(topic, 0) + 1
-            counts: dict[str, int] = {}
-            for topic in sorted({r.topic for r in ranges}):
-                try:
-                    counts.update(targets[0].prepare([topic], {topic: source_counts.get(topic, 1)}))
-                except Exception as e:  # the tasks owning this topic's partitions fail
-                    raise _blamed(plan, _owners(assignment, ranges, [topic]), e) from e
+            counts = _prepare_targets(plan, targets[0], partitions, sorted({r.topic for r in ranges}),
+                                      lambda topic: _owners(assignment, ranges, [topic]))
             prepared = time.monotonic()
             try:
                 copy_frame(batch, fmt, counts).write.format("kafka").options(**options).save()
@@ -310,5 +327,71 @@ def kafka_copy_handler(plan: QueryPlan) -> Callable[[DataFrame, int], BatchResul
             return result
         finally:
             batch.unpersist()
+
+    return handler
+
+
+def _prepare_targets(plan: QueryPlan, targets: CopyTargets, partitions: Sequence[TopicPartitionKey],
+                     topics: Sequence[str], owners: Callable[[str], list[int]]) -> dict[str, int]:
+    """``CopyTargets.prepare`` for each topic; a failure fails the tasks ``owners(topic)`` names."""
+    source_counts: dict[str, int] = {}
+    for topic, _p in partitions:
+        source_counts[topic] = source_counts.get(topic, 0) + 1
+    counts: dict[str, int] = {}
+    for topic in topics:
+        try:
+            counts.update(targets.prepare([topic], {topic: source_counts.get(topic, 1)}))
+        except Exception as e:  # the tasks owning this topic's partitions fail
+            raise _blamed(plan, owners(topic), e) from e
+    return counts
+
+
+def _eos_copy_handler(plan: QueryPlan, config: dict[str, str], options: dict[str, str]) -> Callable[
+        [DataFrame, int], BatchResult]:
+    """The handler with ``exactly.once.support=required`` (``kafka_copy_eos``): transactions per task and batch.
+
+    The first batch of the query fences the connector's task ids and reads the committed positions, so
+    that a batch an earlier run committed is not written twice (see ``kafka_copy_eos``).
+    """
+    servers = options["kafka.bootstrap.servers"]
+    if servers != plan.bootstrap_servers or plan.offsets_store.get("backend") != "kafka":
+        raise ConfigError(f"connector {plan.connector}: exactly.once.support=required writes the copy's positions "
+                          "to the offsets topic in the same transaction as its records, so the target must be the "
+                          "worker's own Kafka cluster; leave target.bootstrap.servers unset",
+                          {TARGET_BOOTSTRAP_CONFIG: ["must be the worker's cluster for exactly-once"]})
+    conf = eos_producer_conf(options, INTERCEPTOR)
+    group, live = plan_group_id(plan), plan.live_tasks
+    targets: list[CopyTargets] = []
+    replayable = [True]  # only the first batch of a query can repeat a batch of an earlier run
+
+    def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
+        started = time.monotonic()
+        partitions = subscribed_partitions(plan)
+        assignment = Assignment.of(partitions, live)
+        if not targets:
+            parsed = CONFIG_DEF.parse(config)
+            targets.append(CopyTargets(TopicRouter.of(config, same_cluster=True),
+                                       bool(parsed[TARGET_TOPIC_CREATE_CONFIG]), int(parsed[TARGET_REPLICATION_CONFIG]),
+                                       _target_admin(plan, servers, config)))
+        topics = sorted({t for t, _ in partitions})
+        owned = lambda topic: sorted({assignment.owners[(t, p)] for t, p in partitions if t == topic})  # noqa: E731
+        counts = _prepare_targets(plan, targets[0], partitions, topics, owned)
+        floors = None
+        if replayable:
+            try:
+                fence(conf, group, plan.connector, len(plan.task_configs))
+                floors = committed_floors(conf, plan.offsets_store, plan.connector)
+            except Exception as e:
+                raise _blamed(plan, live, e) from e
+        spec = EosCopy(plan.connector, group, conf, dict(plan.offsets_store), {t: targets[0].router(t) for t in topics},
+                       counts, batch_id, floors)
+        rows = route(batch_df, assignment).mapInArrow(lambda it: copy_partition(spec, it), EOS_RESULT_SCHEMA).collect()
+        replayable.clear()
+        hold(plan.connector, "copy-batch-written", batch_id)
+        result = batch_result(plan.connector, batch_id, rows, started)
+        log.debug("%s batch %d: %d records in transactions (%d skipped as committed before); init+commit "
+                  "txn_ms=%.1f (longest task)", plan.connector, batch_id, result.records,
+                  sum(r.skipped for r in rows), max((r.txn_ms for r in rows), default=0.0))
+        return result
 
     return handler

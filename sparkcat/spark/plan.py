@@ -39,6 +39,7 @@ class QueryPlan:
     excluded_tasks: list[int] = field(default_factory=list)
     trigger_interval_ms: int = 1000
     batch_max_records: int = 100000
+    group_id: str = ""                       # the worker's group.id: the cluster's part of transactional ids
 
     @property
     def live_tasks(self) -> list[int]:

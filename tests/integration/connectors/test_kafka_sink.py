@@ -23,6 +23,12 @@ KAFKA_SINK = "kafka"
 TS0 = 1_700_000_000_000
 
 
+@pytest.fixture(params=["requested", "required"])
+def delivery(request) -> dict[str, str]:
+    """Both copy paths: Spark's Kafka writer (at-least-once) and Kafka transactions (exactly.once.support)."""
+    return {"exactly.once.support": request.param}
+
+
 def kafka_worker(broker, tmp_path: Path, name: str) -> WorkerConfig:
     return WorkerConfig(state_dir=str(tmp_path / "state"), bootstrap_servers=broker.bootstrap,
                         config_topic=f"{name}-configs", offset_topic=f"{name}-offsets",
@@ -94,7 +100,8 @@ def count_of(bootstrap: str, topic: str) -> int:
     return len(read_topic(bootstrap, topic))
 
 
-def test_copy_keeps_keys_values_timestamps_and_partitions_without_loss(spark, broker, tmp_path, unique_name):
+def test_copy_keeps_keys_values_timestamps_and_partitions_without_loss(spark, broker, tmp_path, unique_name,
+                                                                        delivery):
     src = f"{unique_name}-orders"
     create_topic(broker.bootstrap, src, partitions=3)
     sent = produce_records(broker.bootstrap, src, 3, 1500)
@@ -102,7 +109,7 @@ def test_copy_keeps_keys_values_timestamps_and_partitions_without_loss(spark, br
     try:
         driver.herder.put_connector_config("copy", {
             "connector.class": KAFKA_SINK, "topics": src, "tasks.max": "2",
-            "trigger.interval.ms": "300", "batch.max.records": "400"})
+            "trigger.interval.ms": "300", "batch.max.records": "400", **delivery})
         target = f"{src}.copy"
         wait_until(lambda: count_of(broker.bootstrap, target) >= len(sent), timeout_s=120, message="first copy")
         # Records arriving while the query runs are copied too, in later micro-batches.
@@ -120,6 +127,12 @@ def test_copy_keeps_keys_values_timestamps_and_partitions_without_loss(spark, br
     offsets = {(p["kafka_topic"], p["kafka_partition"]): o["kafka_offset"]
                for p, o in driver.stores.offsets.partitions("copy")}
     assert offsets == {(src, p): len(by_partition(sent)[p]) for p in range(3)}
+    if delivery["exactly.once.support"] == "required":  # written in transactions: their commit markers take offsets
+        from confluent_kafka import Consumer, TopicPartition
+        c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": unique_name})
+        ends = sum(c.get_watermark_offsets(TopicPartition(target, p), timeout=10)[1] for p in range(3))
+        c.close()
+        assert ends > len(sent)
 
 
 def test_regex_subscription_target_with_fewer_partitions_and_other_cluster(spark, broker, tmp_path, unique_name):
@@ -171,7 +184,7 @@ def test_a_target_inside_the_subscription_fails_the_task_with_a_clear_trace(spar
     assert count_of(broker.bootstrap, f"{src}.copy") == 0
 
 
-def test_copies_headers_and_the_query_progress_counts_records(spark, broker, tmp_path, unique_name):
+def test_copies_headers_and_the_query_progress_counts_records(spark, broker, tmp_path, unique_name, delivery):
     src = f"{unique_name}-hdr"
     create_topic(broker.bootstrap, src, partitions=2)
     p = Producer({"bootstrap.servers": broker.bootstrap})
@@ -182,7 +195,7 @@ def test_copies_headers_and_the_query_progress_counts_records(spark, broker, tmp
     driver = start_driver(spark, kafka_worker(broker, tmp_path, unique_name))
     try:
         driver.herder.put_connector_config("hdr", {"connector.class": KAFKA_SINK, "topics": src, "tasks.max": "2",
-                                                   "trigger.interval.ms": "300"})
+                                                   "trigger.interval.ms": "300", **delivery})
         wait_until(lambda: count_of(broker.bootstrap, f"{src}.copy") >= 200, timeout_s=120, message="copied")
         query = next(q for q in spark.streams.active if q.name == "hdr")
         wait_until(lambda: sum(pr.numInputRows for pr in query.recentProgress) >= 200,
@@ -206,7 +219,7 @@ def test_copies_headers_and_the_query_progress_counts_records(spark, broker, tmp
     assert got[b"v4"] is None
 
 
-def test_offsets_api_moves_where_a_stopped_sink_continues(spark, broker, tmp_path, unique_name):
+def test_offsets_api_moves_where_a_stopped_sink_continues(spark, broker, tmp_path, unique_name, delivery):
     """PATCH offsets of a STOPPED sink: its query starts again from there (Spark's startingOffsets)."""
     from sparkcat.model.config_state import TargetState
 
@@ -217,7 +230,7 @@ def test_offsets_api_moves_where_a_stopped_sink_continues(spark, broker, tmp_pat
     target = f"{src}.copy"
     try:
         driver.herder.put_connector_config("moved", {"connector.class": KAFKA_SINK, "topics": src,
-                                                     "trigger.interval.ms": "300"})
+                                                     "trigger.interval.ms": "300", **delivery})
         wait_until(lambda: count_of(broker.bootstrap, target) >= 100, timeout_s=120, message="first copy")
         driver.herder.set_target_state("moved", TargetState.STOPPED)
         wait_until(lambda: status_of(driver, "moved")["connector"]["state"] == "STOPPED", timeout_s=60,

@@ -1,0 +1,47 @@
+"""A sparkcat driver in a process of its own, to SIGKILL with everything it started.
+
+``start_driver_process`` runs ``tests.eos_driver`` in a new session; ``kill_session`` SIGKILLs every
+process of that session: the driver's Python, its Spark JVM, and pyspark's Python daemon and workers,
+which move to a process group of their own (``os.setpgid``) but stay in the session, so ``killpg``
+would miss them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.spark_fixture import REPO
+
+
+def start_driver_process(worker: dict, connectors: dict[str, dict], log: Path, env: dict[str, str]) -> subprocess.Popen:
+    """Start ``tests.eos_driver`` with a worker config (WorkerConfig fields) and connectors to put."""
+    spec = log.with_suffix(".json")
+    spec.write_text(json.dumps({"worker": worker, "connectors": connectors}))
+    return subprocess.Popen([sys.executable, "-m", "tests.eos_driver", str(spec)], cwd=REPO,
+                            start_new_session=True, stdout=subprocess.DEVNULL, stderr=open(log, "wb"),
+                            env={**os.environ, **env})
+
+
+def session_pids(sid: int) -> list[int]:
+    out = subprocess.run(["ps", "-s", str(sid), "-o", "pid="], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+def kill_session(child: subprocess.Popen) -> None:
+    """SIGKILL every process in the child's session at once, then check that none is left."""
+    for pid in session_pids(child.pid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    child.wait(30)
+    deadline = time.monotonic() + 10
+    while session_pids(child.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert session_pids(child.pid) == [], "processes of the killed driver's session are still alive"
