@@ -25,10 +25,12 @@ from sparkcat.runtime.connector_runtime import ConnectorRuntime
 from sparkcat.runtime.plans import class_path
 from sparkcat.runtime.query_moves import QueryMoves
 from sparkcat.runtime.query_runner import QueryRunner
+from sparkcat.runtime.recovery import RetryPolicy
 from sparkcat.runtime.status_reporter import StatusReporter, format_trace
 from sparkcat.runtime.validation import embedded_sink_config, secret_keys, validate_connector_config
 from sparkcat.runtime.worker_config import WorkerConfig
 from sparkcat.spark.plan import TASK_FAILURE_MARK, BatchResult, QueryPlan
+from sparkcat.errors import StorageError
 from sparkcat.storage.factory import Stores
 
 log = logging.getLogger("sparkcat.herder")
@@ -82,7 +84,12 @@ class Reconciler:
     def _guarded(self, name: str, action: Callable[[], None]) -> None:
         try:
             action()
+        except StorageError:
+            raise  # the cluster's stores, not this connector: the herder loop retries the pass (its outage)
         except Exception as e:  # one connector's trouble must not stop the others
+            rt = self.runtimes.get(name)
+            if rt is not None and rt.retries.retry(name, format_trace(e), RetryPolicy.of(rt.config)):
+                return  # e.g. Kafka unreachable while its query started: started again after backoff
             log.exception("Reconciling connector %s failed", name)
             self.reporter.connector(name, State.FAILED, format_trace(e))
 
@@ -91,6 +98,7 @@ class Reconciler:
         if rt is None:
             return  # the old config's query is stopping; the new config is taken up once it stopped
         self._handle_restart(state, rt)
+        self._auto_restart(state, rt)
         if name in self._moves:
             return  # a restart is stopping the query; it starts again on a later pass
         target = state.target_state(name)
@@ -208,6 +216,8 @@ class Reconciler:
         task_ids = state.task_ids(rt.name)
         if rt.query is not None and rt.query.is_active() and rt.query.plan == plan:
             return
+        if rt.query is None and not rt.retries.due():
+            return  # a transient failure: the query starts again once its backoff is over
         if not self._stop_query(rt):
             return  # the new query starts once the old one stopped: they share the checkpoint
         self.reporter.connector(rt.name, State.RUNNING)
@@ -282,6 +292,24 @@ class Reconciler:
             if not request.only_failed:
                 self._stop_query(rt)
 
+    def _auto_restart(self, state: ClusterConfigState, rt: ConnectorRuntime) -> None:
+        """Strimzi's auto-restart: a FAILED connector or task is restarted (only the failed ones) on its schedule."""
+        failing = rt.failed is not None or bool(rt.failed_tasks)
+        if not rt.auto_restart.due(self.worker.auto_restart, failing):
+            return
+        rt.auto_restart.restarted()
+        tasks = sorted(rt.failed_tasks)
+        log.info("Connector %s: automatic restart %d of the failed %s (next one no sooner than %.0f s from now)",
+                 rt.name, rt.auto_restart.count, f"tasks {tasks}" if tasks else "connector",
+                 self.worker.auto_restart.backoff_s(rt.auto_restart.count))
+        if rt.failed is not None:
+            self.reporter.connector(rt.name, State.RESTARTING)
+            rt.stop_instance()
+            rt.failed = None
+        for t in tasks:
+            self.reporter.task(rt.name, t, State.RESTARTING)
+            rt.failed_tasks.pop(t, None)
+
     def restart_task(self, name: str, task: int) -> None:
         """POST /connectors/NAME/tasks/N/restart: clear its failure and restart the query."""
         rt = self.runtimes.get(name)
@@ -297,8 +325,8 @@ class Reconciler:
                 continue
             failure = rt.query.failure()
             rt.query = None
-            if failure is None:
-                continue
+            if failure is None or rt.retries.retry(rt.name, failure, RetryPolicy.of(rt.config)):
+                continue  # stopped by us, or a transient error: started again after backoff (_running)
             ids = failed_task_ids(rt.name, failure) or list(range(len(rt.desired_task_configs or [])))
             for t in ids:
                 rt.failed_tasks[t] = failure
@@ -358,6 +386,7 @@ class Reconciler:
             # API and a fresh checkpoint both see them after a driver restart.
             self.stores.offsets.put(plan.connector, offsets)
         if rt is not None:
+            rt.retries.succeeded(plan.connector)
             rt.progress.add(result)
             if plan.connector_type == "sink":
                 for partition, offset in offsets:

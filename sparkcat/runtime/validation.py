@@ -127,8 +127,6 @@ UNSUPPORTED = {
 UNSUPPORTED_VALUES = {
     "errors.tolerance": ("none", "errors.tolerance=all is not supported by sparkcat yet: a bad record fails its "
                                  "task"),
-    "errors.retry.timeout": ("0", "errors.retry.timeout is not supported by sparkcat yet: a failed operation is "
-                                  "not retried, its task fails and is restarted from its checkpoint"),
     "errors.log.enable": ("false", "errors.log.enable is not supported by sparkcat yet: task failures are "
                                    "logged with their trace anyway"),
     "errors.log.include.messages": ("false", "errors.log.include.messages is not supported by sparkcat yet"),
