@@ -29,8 +29,17 @@ from sparkcat.storage.log import LogRecord
 log = logging.getLogger("sparkcat.driver")
 
 
+#: A trigger of the config stream that runs longer than this is taken for a stall (the broker is
+#: unreachable: Spark's Kafka source keeps retrying its offset requests for minutes before it fails).
+STALL_S = 30.0
+
+
 class ConfigStreamStopped(RuntimeError):
     """The config stream's query ended without an exception (stopped by someone else than the driver)."""
+
+
+class ConfigStreamStalled(RuntimeError):
+    """The config stream's query is active but one trigger has been running for too long."""
 
 
 class ConfigStream:
@@ -44,6 +53,7 @@ class ConfigStream:
         self.query: Any = None
         self._retry_at = 0.0
         self._stopped = False
+        self._busy_since: float | None = None  # when a trigger still running was first seen
 
     def start(self) -> None:
         """Start the stream (driver start-up); errors propagate: the driver cannot start without it."""
@@ -56,8 +66,7 @@ class ConfigStream:
         query = self.query
         if query is not None:
             if query.isActive:
-                if not self.outage.live and not self.herder.rebuilding:
-                    self.outage.recovered()
+                self._check_progress(query)
                 return
             self.query = None
             error = _ended_with(query)
@@ -69,6 +78,23 @@ class ConfigStream:
             self.herder.rebuild_config_state()
         except Exception as e:  # noqa: BLE001 - e.g. Spark refused the start; tried again after backoff
             self._retry_at = time.monotonic() + self.outage.failed(e)
+
+    def _check_progress(self, query: Any) -> None:
+        """An active stream is live unless one trigger has been running for ``STALL_S`` (it waits for Kafka)."""
+        try:
+            status = query.status
+        except Exception:  # noqa: BLE001 - the query ended while we asked: the next check restarts it
+            return
+        now = time.monotonic()
+        if not status.get("isTriggerActive"):
+            self._busy_since = None
+        elif self._busy_since is None:
+            self._busy_since = now
+        if self._busy_since is not None and now - self._busy_since >= STALL_S:
+            self.outage.failed(ConfigStreamStalled(
+                f"one trigger has been running for more than {STALL_S:.0f} s ({status.get('message')})"))
+        elif not self.outage.live and self._busy_since is None and not self.herder.rebuilding:
+            self.outage.recovered()
 
     def stop(self) -> None:
         self._stopped = True

@@ -89,7 +89,10 @@ class Herder(OffsetsApi):
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=120)
-        self.reconciler.stop_all()
+        try:
+            self.reconciler.stop_all()
+        except Exception:  # e.g. the status store is unreachable: the queries are stopped all the same
+            log.exception("Stopping the connectors did not finish cleanly")
 
     def on_config_records(self, records: list[LogRecord]) -> None:
         """Called from the config log stream's foreachBatch: apply in log order, then reconcile.

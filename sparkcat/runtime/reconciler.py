@@ -362,9 +362,12 @@ class Reconciler:
 
     def _unassigned(self, rt: ConnectorRuntime, tasks: list[int]) -> None:
         rt.stop_instance()
-        self.reporter.connector(rt.name, State.UNASSIGNED)
-        for t in tasks:
-            self.reporter.task(rt.name, t, State.UNASSIGNED)
+        try:
+            self.reporter.connector(rt.name, State.UNASSIGNED)
+            for t in tasks:
+                self.reporter.task(rt.name, t, State.UNASSIGNED)
+        except StorageError as e:  # shutting down while the status store is unreachable: stop all the same
+            log.warning("Connector %s stopped, but its UNASSIGNED status could not be written: %s", rt.name, e)
 
     # ------------------------------------------------------------------ plans and batches
 
