@@ -69,15 +69,20 @@ class Outage:
     """Whether one supervised loop (``name``) is live; logs once per change of state or cause.
 
     ``failed(error)`` is called for every failed attempt and returns how long to wait before the
-    next; ``recovered()`` after an attempt that worked. Thread-safe for one writer and any readers.
+    next; ``recovered()`` after an attempt that worked. An outage ends only once attempts have
+    worked for ``confirm_s`` in a row: a pass that happened not to touch the broken store does not
+    end it (and a flapping outage is not logged again and again). Thread-safe for one writer and
+    any readers.
     """
 
     name: str
     backoff: Backoff = field(default_factory=Backoff)
+    confirm_s: float = 2.0
     reason: str | None = None
     since: float | None = None
     attempts: int = 0
     _cause: str | None = None
+    _ok_since: float | None = None
 
     @property
     def live(self) -> bool:
@@ -87,6 +92,7 @@ class Outage:
         """Record a failed attempt; the first, or one with a new cause, is logged with its trace."""
         cause = _cause(error)
         self.attempts += 1
+        self._ok_since = None
         if self.since is None:
             self.since = time.monotonic()
         if cause != self._cause:
@@ -100,9 +106,14 @@ class Outage:
         """Record an attempt that worked; logs once when it ends an outage."""
         if self.since is None:
             return
+        now = time.monotonic()
+        if self._ok_since is None:
+            self._ok_since = now
+        if now - self._ok_since < self.confirm_s:
+            return
         log.info("%s recovered after %d failed attempt(s) in %.1f s", self.name, self.attempts,
                  time.monotonic() - self.since)
-        self.reason, self.since, self.attempts, self._cause = None, None, 0, None
+        self.reason, self.since, self.attempts, self._cause, self._ok_since = None, None, 0, None, None
 
 
 def _log_uncaught(args: threading.ExceptHookArgs) -> None:
