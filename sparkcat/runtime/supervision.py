@@ -59,9 +59,23 @@ def connect_retry_delay(attempt: int, delay_max_ms: int, remaining_ms: float | N
 
 
 def _cause(error: BaseException) -> str:
-    """What identifies an outage's cause: exception type and first line of its message."""
-    text = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {text[0] if text else ''}"
+    r"""What identifies an outage's cause: exception type and first line of its message.
+
+    A Spark query's exception carries the Python traceback of the batch function that failed; then
+    the exception it names is the cause.
+
+    >>> _cause(RuntimeError("Python Proxy. Traceback (most recent call last):\n  File 'x'\nStorageError: down\n  at"))
+    'RuntimeError: StorageError: down'
+    """
+    lines = str(error).strip().splitlines()
+    first = lines[0] if lines else ""
+    if "Traceback (most recent call last)" in first or any(line.startswith("Traceback (") for line in lines):
+        start = next(i for i, line in enumerate(lines) if "Traceback (most recent call last)" in line)
+        raised = [line for line in lines[start + 1:] if line and not line[0].isspace()
+                  and not line.startswith(("Traceback", "During handling", "The above exception"))]
+        if raised:
+            first = raised[0]
+    return f"{type(error).__name__}: {first[:300]}"
 
 
 @dataclass
