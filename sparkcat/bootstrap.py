@@ -24,7 +24,7 @@ from sparkcat.runtime.reconciler import Reconciler
 from sparkcat.runtime.rest_config import check_exposure
 from sparkcat.runtime.worker_config import WorkerConfig, load_worker_config
 from sparkcat.runtime.stores import open_stores
-from sparkcat.runtime.supervision import install_thread_excepthook
+from sparkcat.runtime.supervision import install_thread_excepthook, unhealthy_reason
 from sparkcat.storage.factory import Stores
 
 log = logging.getLogger("sparkcat.driver")
@@ -83,14 +83,7 @@ class Driver:
 
     def health_problem(self) -> str | None:
         """Why the driver is not live (``/health`` answers 503 with it), or None."""
-        if self.herder is None:
-            return None
-        for outage in (self.herder.outage, self.config_stream.outage if self.config_stream else None):
-            if outage is not None and not outage.live:
-                return outage.reason
-        if self.herder.thread_ended:
-            return "The herder is not running: its thread ended"
-        return None
+        return unhealthy_reason(self.herder, self.config_stream.outage if self.config_stream else None)
 
     def stop(self) -> None:
         """Graceful: pipelines stop, queries finish their batch and stop, stores close."""

@@ -18,6 +18,7 @@ import random
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 log = logging.getLogger("sparkcat.supervision")
 
@@ -128,6 +129,18 @@ class Outage:
         log.info("%s recovered after %d failed attempt(s) in %.1f s", self.name, self.attempts,
                  time.monotonic() - self.since)
         self.reason, self.since, self.attempts, self._cause, self._ok_since = None, None, 0, None, None
+
+
+def unhealthy_reason(herder: Any, *outages: Outage | None) -> str | None:
+    """Why a driver is not live (``/health`` answers 503 with it): the herder's outage or thread, then ``outages``."""
+    if herder is None:
+        return None
+    for outage in (herder.outage, *outages):
+        if outage is not None and not outage.live:
+            return outage.reason
+    if herder.thread_ended:
+        return "The herder is not running: its thread ended"
+    return None
 
 
 def _log_uncaught(args: threading.ExceptHookArgs) -> None:
