@@ -43,7 +43,7 @@ OUTAGE_MARKERS = (
     "org.apache.kafka.common.errors.LeaderNotAvailableException",
     "org.apache.kafka.common.errors.NotEnoughReplicasException",
     "org.apache.kafka.common.errors.CoordinatorNotAvailableException",
-    "StorageError:", "SparkKafkaError:",
+    "StorageError:",
 )
 #: A connector's own transient error (``sparkcat.errors.RetriableError``, or Connect's name for it).
 RETRIABLE_MARKERS = ("RetriableError:", "RetriableException:")
@@ -111,8 +111,8 @@ class Retries:
         self.not_before = now + delay
         if marker != self.marker:
             log.warning("Connector %s: its query failed with a transient error (%s); restarting it from its "
-                        "checkpoint with backoff until it works%s: %s", name, marker.rstrip(":"),
-                        "" if remaining is None else f" (for {policy.timeout_ms} ms at most)", _first_line(text))
+                        "checkpoint with backoff until it works%s: %s\n%s", name, marker.rstrip(":"),
+                        "" if remaining is None else f" (for {policy.timeout_ms} ms at most)", _first_line(text), text)
             self.marker = marker
         return True
 

@@ -77,6 +77,18 @@ def test_auto_restart_brings_a_failed_task_back_and_counts_it(tmp_path):
     assert rt.auto_restart.count == 1
 
 
+def test_auto_restart_of_a_failed_connector_respects_max_restarts(tmp_path):
+    stores, runner, reconciler = setup(tmp_path)
+    reconciler.worker = dataclasses.replace(reconciler.worker, auto_restart_enable=True,
+                                            auto_restart_max_restarts=1, auto_restart_backoff_unit_ms=0)
+    stores.config.put_connector_config("to-kafka", {"connector.class": "increment", "increments": "1"})
+    settle(stores, reconciler, rounds=8)
+    rt = reconciler.runtimes["to-kafka"]
+    assert rt.auto_restart.count == 1  # restarted once (backoff 0), failed again, then left FAILED
+    c = stores.status.get("to-kafka")
+    assert c.state.value == "FAILED" and "no bootstrap.servers" in c.trace
+
+
 def test_strimzi_schedule_max_restarts_and_reset():
     policy = AutoRestartPolicy(enabled=True, max_restarts=2, backoff_unit_ms=1000)
     auto = AutoRestart()
