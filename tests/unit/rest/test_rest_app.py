@@ -330,7 +330,8 @@ def test_health_metrics_and_openapi(client, tmp_path):
     for line in ['sparkcat_connector_records_total{connector="m"} 0',
                  'sparkcat_connector_batches_total{connector="m"} 0',
                  'sparkcat_connector_last_batch_duration_seconds{connector="m"} 0.0',
-                 'sparkcat_task_failed{connector="m",task="1"} 0']:
+                 'sparkcat_task_failed{connector="m",task="1"} 0',
+                 'sparkcat_connector_auto_restarts{connector="m"} 0.0']:
         assert line in text
     assert 'sparkcat_connector_state{connector="m",state="PAUSED"' in text
     spec = client.get("/openapi.json").json()
