@@ -25,7 +25,7 @@ from sparkcat.runtime.connector_runtime import ConnectorRuntime
 from sparkcat.runtime.plans import class_path
 from sparkcat.runtime.query_moves import QueryMoves
 from sparkcat.runtime.query_runner import QueryRunner
-from sparkcat.runtime.recovery import RetryPolicy
+from sparkcat.runtime.recovery import RetryPolicy, auto_restart
 from sparkcat.runtime.status_reporter import StatusReporter, format_trace
 from sparkcat.runtime.validation import embedded_sink_config, secret_keys, validate_connector_config
 from sparkcat.runtime.worker_config import WorkerConfig
@@ -98,7 +98,7 @@ class Reconciler:
         if rt is None:
             return  # the old config's query is stopping; the new config is taken up once it stopped
         self._handle_restart(state, rt)
-        self._auto_restart(state, rt)
+        auto_restart(rt, self.reporter, self.worker.auto_restart)  # Strimzi's, for FAILED ones, on its schedule
         if name in self._moves:
             return  # a restart is stopping the query; it starts again on a later pass
         target = state.target_state(name)
@@ -291,24 +291,6 @@ class Reconciler:
                 rt.failed_tasks.pop(t, None)
             if not request.only_failed:
                 self._stop_query(rt)
-
-    def _auto_restart(self, state: ClusterConfigState, rt: ConnectorRuntime) -> None:
-        """Strimzi's auto-restart: a FAILED connector or task is restarted (only the failed ones) on its schedule."""
-        failing = rt.failed is not None or bool(rt.failed_tasks)
-        if not rt.auto_restart.due(self.worker.auto_restart, failing):
-            return
-        rt.auto_restart.restarted()
-        tasks = sorted(rt.failed_tasks)
-        log.info("Connector %s: automatic restart %d of the failed %s (next one no sooner than %.0f s from now)",
-                 rt.name, rt.auto_restart.count, f"tasks {tasks}" if tasks else "connector",
-                 self.worker.auto_restart.backoff_s(rt.auto_restart.count))
-        if rt.failed is not None:
-            self.reporter.connector(rt.name, State.RESTARTING)
-            rt.stop_instance()
-            rt.failed = None
-        for t in tasks:
-            self.reporter.task(rt.name, t, State.RESTARTING)
-            rt.failed_tasks.pop(t, None)
 
     def restart_task(self, name: str, task: int) -> None:
         """POST /connectors/NAME/tasks/N/restart: clear its failure and restart the query."""

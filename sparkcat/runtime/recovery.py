@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from sparkcat.model.status import State
 from sparkcat.runtime.supervision import connect_retry_delay
 
 log = logging.getLogger("sparkcat.herder")
@@ -183,3 +184,27 @@ class AutoRestart:
             return None
         stamp = datetime.fromtimestamp(self.last_wall, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         return {"count": self.count, "connectorName": name, "lastRestartTimestamp": stamp}
+
+
+def auto_restart(rt: Any, reporter: Any, policy: AutoRestartPolicy) -> None:
+    """Restart ``rt``'s FAILED connector instance and tasks (only those) when ``policy`` says it is time.
+
+    As ``restart?includeTasks=true&onlyFailed=true`` (what Strimzi calls): the failures are
+    cleared and reported RESTARTING; the reconciler then starts the instance and the query again.
+    ``rt`` is a ``ConnectorRuntime``, ``reporter`` a ``StatusReporter`` (herder thread).
+    """
+    failing = rt.failed is not None or bool(rt.failed_tasks)
+    if not rt.auto_restart.due(policy, failing):
+        return
+    rt.auto_restart.restarted()
+    tasks = sorted(rt.failed_tasks)
+    log.info("Connector %s: automatic restart %d of the failed %s (the next one no sooner than %.0f s from now)",
+             rt.name, rt.auto_restart.count, f"tasks {tasks}" if tasks else "connector",
+             policy.backoff_s(rt.auto_restart.count))
+    if rt.failed is not None:
+        reporter.connector(rt.name, State.RESTARTING)
+        rt.stop_instance()
+        rt.failed = None
+    for t in tasks:
+        reporter.task(rt.name, t, State.RESTARTING)
+        rt.failed_tasks.pop(t, None)
