@@ -118,9 +118,13 @@ class Herder(OffsetsApi):
         return self._pending_builder is not None
 
     def rebuild_config_state(self) -> None:
-        """The config stream was restarted and reads the log from its beginning again."""
+        """The config stream was restarted and reads the log from its beginning again.
+
+        Nothing read yet (an empty log): the current, empty state simply goes on.
+        """
         with self._state_read:
-            self._pending_builder = ConfigStateBuilder()
+            if self._builder.state.offset >= 0:
+                self._pending_builder = ConfigStateBuilder()
 
     def _run(self) -> None:
         """Tick until stopped; a pass that raises (a store or broker error) is retried with backoff."""

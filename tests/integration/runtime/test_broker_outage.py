@@ -46,38 +46,45 @@ def copied_values(bootstrap: str, topic: str) -> set[int]:
 
 
 class Watch:
-    """Polls the connector's task states and /health every second from a thread of its own."""
+    """Polls the connector's task states and /health every second, each from a thread of its own
+    (reading the status store blocks while the broker is down; /health must not wait for it)."""
 
     def __init__(self, driver: Driver, name: str):
         self.driver, self.name = driver, name
         self.task_states: set[str] = set()
         self.health: list[tuple[float, int, dict]] = []
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._threads = [threading.Thread(target=self._states, daemon=True),
+                         threading.Thread(target=self._health, daemon=True)]
 
     def __enter__(self) -> Watch:
-        self._thread.start()
+        for thread in self._threads:
+            thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
-        self._thread.join(30)
+        for thread in self._threads:
+            thread.join(60)
 
-    def _run(self) -> None:
+    def _states(self) -> None:
+        while not self._stop.wait(1.0):
+            try:
+                status = self.driver.herder.connector_status(self.name)
+            except Exception:  # the status store may be unreadable during the outage
+                continue
+            self.task_states |= {t["state"] for t in status["tasks"]}
+            self.task_states.add("connector:" + status["connector"]["state"])
+
+    def _health(self) -> None:
         url = f"http://127.0.0.1:{self.driver.worker.rest_port}/health"
         with httpx.Client(timeout=10) as client:
             while not self._stop.wait(1.0):
                 try:
-                    status = self.driver.herder.connector_status(self.name)
-                    self.task_states |= {t["state"] for t in status["tasks"]}
-                    self.task_states.add("connector:" + status["connector"]["state"])
-                except Exception:  # the status store may be unreadable during the outage
-                    pass
-                try:
                     r = client.get(url)
-                    self.health.append((time.monotonic(), r.status_code, r.json()))
                 except httpx.HTTPError:
-                    pass
+                    continue
+                self.health.append((time.monotonic(), r.status_code, r.json()))
 
     def last_health(self) -> int | None:
         return self.health[-1][1] if self.health else None
