@@ -112,3 +112,19 @@ def test_outage_logs_once_per_cause_and_backs_off_to_its_cap(caplog):
                                                                        "to 4 s)"] * 2
     assert len([m for m in messages if "recovered after 5 failed attempt(s)" in m]) == 1
     assert outage.live and outage.reason is None
+
+
+def test_a_restarted_config_stream_is_swapped_in_only_once_it_has_read_as_far(tmp_path):
+    herder, _status_log, config_log = herder_with_flaky_status(tmp_path)
+    stores_config = herder.stores.config
+    stores_config.put_connector_config("a", INC)
+    stores_config.put_connector_config("b", INC)
+    records = config_log.read(0)
+    herder.on_config_records(records)
+    assert herder.snapshot().connectors() == ["a", "b"] and not herder.rebuilding
+    herder.rebuild_config_state()  # the stream starts again from offset 0
+    herder.on_config_records(records[:1])
+    assert herder.snapshot().connectors() == ["a", "b"] and herder.rebuilding  # never half a log
+    stores_config.put_connector_config("c", INC)
+    herder.on_config_records(config_log.read(1))
+    assert herder.snapshot().connectors() == ["a", "b", "c"] and not herder.rebuilding
