@@ -16,6 +16,7 @@ import shutil
 from collections.abc import Callable
 
 from sparkcat import plugins, redact
+from sparkcat.errors import StorageError
 from sparkcat.model.config_state import ClusterConfigState, TargetState
 from sparkcat.model.status import State
 from sparkcat.policy.config_providers import reverse_transform
@@ -30,7 +31,6 @@ from sparkcat.runtime.status_reporter import StatusReporter, format_trace
 from sparkcat.runtime.validation import embedded_sink_config, secret_keys, validate_connector_config
 from sparkcat.runtime.worker_config import WorkerConfig
 from sparkcat.spark.plan import TASK_FAILURE_MARK, BatchResult, QueryPlan
-from sparkcat.errors import StorageError
 from sparkcat.storage.factory import Stores
 
 log = logging.getLogger("sparkcat.herder")
