@@ -74,8 +74,8 @@ class ConfigStream:
         if time.monotonic() < self._retry_at:
             return
         try:
+            self.herder.rebuild_config_state()  # before the start: its first batch goes to the fresh state
             self.query = self._start_query()
-            self.herder.rebuild_config_state()
         except Exception as e:  # noqa: BLE001 - e.g. Spark refused the start; tried again after backoff
             self._retry_at = time.monotonic() + self.outage.failed(e)
 
