@@ -68,7 +68,7 @@ class ConfigStream:
             if query.isActive:
                 self._check_progress(query)
                 return
-            self.query = None
+            self.query, self._busy_since = None, None
             error = _ended_with(query)
             self._retry_at = time.monotonic() + self.outage.failed(error)
         if time.monotonic() < self._retry_at:
