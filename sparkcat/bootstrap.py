@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import shutil
 import signal
 import socket
 import threading
@@ -18,17 +17,15 @@ from pathlib import Path
 from sparkcat.errors import ConfigError
 from sparkcat.redact import SPARK_REDACTION_REGEX
 from sparkcat.runtime.herder import Herder, new_status_reporter
-from sparkcat.runtime.names import CONFIG_STREAM
-from sparkcat.policy.paths import safe_join
+from sparkcat.runtime.config_stream import ConfigStream
 from sparkcat.runtime.pipelines import PipelineWatcher
 from sparkcat.runtime.query_runner import QueryRunner
 from sparkcat.runtime.reconciler import Reconciler
 from sparkcat.runtime.rest_config import check_exposure
 from sparkcat.runtime.worker_config import WorkerConfig, load_worker_config
-from sparkcat.spark.pools import CONTROL_POOL, in_pool
-from sparkcat.runtime.stores import config_log_spec, open_stores
+from sparkcat.runtime.stores import open_stores
+from sparkcat.runtime.supervision import install_thread_excepthook, unhealthy_reason
 from sparkcat.storage.factory import Stores
-from sparkcat.storage.log import LogRecord
 
 log = logging.getLogger("sparkcat.driver")
 
@@ -49,18 +46,21 @@ class Driver:
         self.stores: Stores | None = None
         self.herder: Herder | None = None
         self.reconciler: Reconciler | None = None
-        self._config_query = None
+        self.config_stream: ConfigStream | None = None
         self._watcher: PipelineWatcher | None = None
         self.rest_server = None
 
     def start(self) -> None:
+        install_thread_excepthook()  # no thread's exception is lost: logged with its trace
         self.stores = self._given_stores or open_stores(self.worker)
         reporter = new_status_reporter(self.stores, self.driver_id)
         runner = QueryRunner(self.spark, lambda plan, result: self.reconciler.on_batch(plan, result))
         self.reconciler = Reconciler(self.stores, reporter, runner, self.worker)
         self.herder = Herder(self.stores, self.reconciler, self.driver_id)
         self.herder.start()
-        self._config_query = self._start_config_stream()
+        self.config_stream = ConfigStream(self.spark, self.worker, self.herder)
+        self.config_stream.start()
+        self.herder.watches.append(self.config_stream.check)  # restarted with backoff whenever it ends
         log.info("Driver %s started (stores: %s)", self.driver_id,
                  self.worker.bootstrap_servers or f"local directory {Path(self.worker.state_dir).resolve()}")
         if self.rest_enabled:
@@ -72,25 +72,6 @@ class Driver:
             self._watcher = PipelineWatcher(self.herder, self.worker.pipelines_dir, variables=variables)
             self._watcher.start()
 
-    def _start_config_stream(self):
-        from sparkcat.spark.config_log_source import config_log_stream
-
-        # Connector checkpoints never start with "_" (runtime/names.py), so this one is the stream's alone.
-        checkpoint = safe_join(Path(self.worker.state_dir).resolve() / "checkpoints", f"_{CONFIG_STREAM}")
-        shutil.rmtree(checkpoint, ignore_errors=True)  # state is rebuilt from the log's beginning
-        herder = self.herder
-
-        def apply(batch_df, batch_id: int) -> None:
-            rows = sorted(batch_df.collect(), key=lambda r: r.offset)
-            herder.on_config_records([LogRecord(r.offset, r.key, None if r.value is None else r.value.encode())
-                                      for r in rows])
-
-        with in_pool(self.spark, CONTROL_POOL):  # ahead of connector batches (see spark/pools.py)
-            return (config_log_stream(self.spark, config_log_spec(self.worker))
-                    .writeStream.foreachBatch(apply).queryName(CONFIG_STREAM)
-                    .option("checkpointLocation", str(checkpoint))
-                    .trigger(processingTime="500 milliseconds").start())
-
     def _start_rest(self) -> None:
         try:
             from sparkcat.rest.server import RestServer
@@ -100,6 +81,10 @@ class Driver:
         self.rest_server = RestServer(self)
         self.rest_server.start()
 
+    def health_problem(self) -> str | None:
+        """Why the driver is not live (``/health`` answers 503 with it), or None."""
+        return unhealthy_reason(self.herder, self.config_stream.outage if self.config_stream else None)
+
     def stop(self) -> None:
         """Graceful: pipelines stop, queries finish their batch and stop, stores close."""
         log.info("Driver %s stopping", self.driver_id)
@@ -107,8 +92,8 @@ class Driver:
             self._watcher.stop()
         if self.herder:
             self.herder.stop()
-        if self._config_query is not None:
-            self._config_query.stop()
+        if self.config_stream is not None:
+            self.config_stream.stop()
         if self.rest_server is not None:
             self.rest_server.stop()
         if self.stores:

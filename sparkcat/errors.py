@@ -53,6 +53,11 @@ class ConnectorError(SparkcatError):
     http_status = 500
 
 
+class RetriableError(ConnectorError):
+    """A transient failure a task may raise (Connect's ``RetriableException``): its batch is retried
+    with backoff for the connector's ``errors.retry.timeout`` before the task is FAILED."""
+
+
 class StorageError(SparkcatError):
     """A backing store could not be read or written (broker down, lock held, corrupt file)."""
 

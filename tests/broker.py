@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -56,6 +57,10 @@ def classpath() -> str:
 
 class KafkaBroker:
     """Apache Kafka in KRaft mode on free loopback ports; ``stop()`` ends it and deletes its data.
+
+    ``stop(keep_data=True)`` then ``start()`` brings the same broker back (same data, cluster id
+    and ports, so clients reconnect to the same bootstrap address): a broker outage.
+    ``pause()``/``resume()`` freeze it with SIGSTOP/SIGCONT instead: connections hang, not refused.
 
     ``nodes=3`` starts three processes, each broker and controller, for tests that need
     replication (the internal topics' default replication factor is then the broker's 3).
@@ -126,8 +131,10 @@ class KafkaBroker:
                 f"-Dlog4j2.configurationFile={log4j}", "-cp", classpath(), *args]
 
     def start(self) -> KafkaBroker:
-        """Format each node's storage, launch the nodes and wait until they all answer."""
-        self.cluster_id = _random_cluster_id()
+        """Format each node's storage (kept as it is after ``stop(keep_data=True)``), launch the nodes and
+        wait until they all answer."""
+        if not self.cluster_id or not (self.data_dir(1) / "meta.properties").exists():
+            self.cluster_id = _random_cluster_id()
         try:
             for node in range(1, self.nodes + 1):
                 server, log4j = self._write_config(node)
@@ -170,8 +177,9 @@ class KafkaBroker:
                 text += path.read_text(errors="replace").splitlines()[-lines:]
         return "\n".join(text) or "(no log)"
 
-    def stop(self, timeout_s: float = 20.0) -> None:
-        """Stop every node (SIGTERM, then SIGKILL after ``timeout_s``) and delete their data."""
+    def stop(self, timeout_s: float = 20.0, keep_data: bool = False) -> None:
+        """Stop every node (SIGTERM, then SIGKILL after ``timeout_s``) and delete their data unless ``keep_data``."""
+        self.resume()  # a paused JVM cannot handle SIGTERM
         procs, self._procs = self._procs, []
         for proc in procs:
             if proc.poll() is None:
@@ -182,8 +190,26 @@ class KafkaBroker:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(timeout=timeout_s)
-        for node in range(1, self.nodes + 1):
-            shutil.rmtree(self.data_dir(node), ignore_errors=True)
+        if not keep_data:
+            for node in range(1, self.nodes + 1):
+                shutil.rmtree(self.data_dir(node), ignore_errors=True)
+
+    def restart(self) -> KafkaBroker:
+        """Stop the nodes keeping their data, then start them again on the same ports."""
+        self.stop(keep_data=True)
+        return self.start()
+
+    def pause(self) -> None:
+        """Freeze every node (SIGSTOP): clients' connections hang until ``resume``."""
+        for proc in self._procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Let frozen nodes run again (SIGCONT); harmless when none is frozen."""
+        for proc in self._procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGCONT)
 
     def __enter__(self) -> KafkaBroker:
         return self.start()

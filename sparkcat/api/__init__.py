@@ -31,11 +31,12 @@ from sparkcat.api.converter import Converter
 from sparkcat.api.records import SinkRecord, SourceRecord
 from sparkcat.api.task_context import SinkTaskContext
 from sparkcat.api.util import group_partitions, partition_key
+from sparkcat.errors import RetriableError
 
 
 __all__ = [
     "NO_DEFAULT", "ConfigDef", "ConfigKey", "ConfigValue", "Importance", "NonEmptyString", "Password",
     "Range", "Type", "ValidList", "ValidString", "Width", "Connector", "CopiesConfigToTasks", "SinkConnector",
     "SinkTask", "SourceConnector", "SourceTask", "Task", "task_config_copies", "Converter", "SinkRecord",
-    "SourceRecord", "SinkTaskContext", "group_partitions", "partition_key",
+    "SourceRecord", "SinkTaskContext", "group_partitions", "partition_key", "RetriableError",
 ]

@@ -40,6 +40,12 @@ class RestContext:
         return herder.policy if herder is not None else InputPolicy.of(self.driver.worker)
 
     @property
+    def health_problem(self) -> str | None:
+        """Why the driver is not live (the herder or the config stream is down), or None."""
+        problem = getattr(self.driver, "health_problem", None)
+        return problem() if callable(problem) else None
+
+    @property
     def ready(self) -> bool:
         herder = self.driver.herder
         return herder is not None and herder.ready

@@ -50,13 +50,17 @@ class ConnectorCollector:
                                        labels=["connector", "task", "state", "worker_id"])
         task_failed = GaugeMetricFamily("sparkcat_task_failed", "Whether the task is FAILED (1) or not (0).",
                                         labels=["connector", "task"])
+        restarts = GaugeMetricFamily("sparkcat_connector_auto_restarts",
+                                     "Automatic restarts of the connector since its count was last reset (auto.restart.*).",
+                                     labels=["connector"])
         for s in statuses:
+            restarts.add_metric([s["name"]], (s.get("autoRestart") or {}).get("count", 0))
             c = s["connector"]
             connector_state.add_metric([s["name"], c["state"], c["worker_id"]], 1)
             for t in s["tasks"]:
                 task_state.add_metric([s["name"], str(t["id"]), t["state"], t["worker_id"]], 1)
                 task_failed.add_metric([s["name"], str(t["id"])], 1 if t["state"] == "FAILED" else 0)
-        yield from (connector_state, task_state, task_failed)
+        yield from (connector_state, task_state, task_failed, restarts)
 
 
 def registry(read: Callable[[], Snapshot]) -> CollectorRegistry:

@@ -13,6 +13,8 @@ from sparkcat.rest.context import RestContext
 
 HEALTHY = {"status": "healthy", "message": "Worker has completed startup and is ready to handle requests."}
 STARTING = {"status": "starting", "message": "Worker is still starting up."}
+#: Connect's ``WorkerStatus.unhealthy`` message, followed by the reason.
+UNHEALTHY = "Worker was unable to handle this request and may be unable to handle other requests."
 
 
 def router(ctx: RestContext) -> APIRouter:
@@ -22,9 +24,13 @@ def router(ctx: RestContext) -> APIRouter:
     def server_info() -> Any:
         return ctx.cluster.server_info()
 
-    @api.get("/health", summary="200 once the driver has read the config log, 503 while starting",
-             responses={503: {"description": "Still starting"}})
+    @api.get("/health", summary="200 once the driver has read the config log; 503 while starting, or while the "
+                                "herder or the config log stream is down (with the reason)",
+             responses={503: {"description": "Still starting, or unhealthy"}})
     async def health() -> JSONResponse:  # on the event loop: answers even when handler threads are busy
+        problem = ctx.health_problem
+        if problem is not None:  # Connect answers 500 here; the issue asks for 503 (README)
+            return JSONResponse({"status": "unhealthy", "message": f"{UNHEALTHY} {problem}"}, status_code=503)
         if ctx.ready:
             return JSONResponse(HEALTHY)
         return JSONResponse(STARTING, status_code=503)

@@ -7,6 +7,7 @@ from typing import Any
 
 from sparkcat.api.connector import Connector
 from sparkcat.runtime.query_runner import RunningQuery
+from sparkcat.runtime.recovery import AutoRestart, Retries
 from sparkcat.spark.kafka_input import tp_key
 from sparkcat.spark.plan import BatchResult
 
@@ -45,6 +46,8 @@ class ConnectorRuntime:
     progress: Progress = field(default_factory=Progress)
     sink: tuple[str, str, list[dict[str, str]]] | None = None   # embedded sink: class, task class, configs
     sink_offsets: dict[str, tuple[dict, dict]] = field(default_factory=dict)
+    retries: Retries = field(default_factory=Retries)               # transient failures of its query
+    auto_restart: AutoRestart = field(default_factory=AutoRestart)  # Strimzi's auto-restart bookkeeping
 
     def set_sink_offset(self, partition: dict, offset: Any) -> None:
         """Remember where the sink's query is in one Kafka partition (offset None: forget it)."""

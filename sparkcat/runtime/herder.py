@@ -27,6 +27,7 @@ from sparkcat.runtime.names import check_connector_name
 from sparkcat.runtime.offsets_api import OffsetsApi
 from sparkcat.runtime.reconciler import Reconciler
 from sparkcat.runtime.status_reporter import StatusReporter
+from sparkcat.runtime.supervision import Outage
 from sparkcat.runtime.validation import validate_connector_config
 from sparkcat.storage.config_log import ConfigStateBuilder
 from sparkcat.storage.factory import Stores
@@ -54,6 +55,11 @@ class Herder(OffsetsApi):
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._start_offset = 0
+        self._pending_builder: ConfigStateBuilder | None = None  # a restarted config stream's, until caught up
+        #: Whether the loop's last pass worked (``/health``); a failed pass is retried with backoff.
+        self.outage = Outage("The herder")
+        #: Called at the start of every pass, before anything that can fail (e.g. the config stream's watchdog).
+        self.watches: list[Callable[[], None]] = []
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -72,30 +78,79 @@ class Herder(OffsetsApi):
     def ready(self) -> bool:
         return self._ready.is_set()
 
+    @property
+    def thread_ended(self) -> bool:
+        """True when the herder thread ended without being stopped (it never should: see ``_run``)."""
+        return self._thread is not None and not self._thread.is_alive() and not self._stop.is_set()
+
     def stop(self) -> None:
         """Stop every query gracefully (batches in flight finish), then the herder thread."""
         self._stop.set()
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=120)
-        self.reconciler.stop_all()
+        try:
+            self.reconciler.stop_all()
+        except Exception:  # e.g. the status store is unreachable: the queries are stopped all the same
+            log.exception("Stopping the connectors did not finish cleanly")
 
     def on_config_records(self, records: list[LogRecord]) -> None:
-        """Called from the config log stream's foreachBatch: apply in log order, then reconcile."""
+        """Called from the config log stream's foreachBatch: apply in log order, then reconcile.
+
+        After ``rebuild_config_state`` the records go to a fresh state, which replaces the current
+        one only once it has read as far: the herder never sees a half-read log.
+        """
         with self._state_read:
-            self._builder.apply_all(records)
+            pending = self._pending_builder
+            if pending is None:
+                self._builder.apply_all(records)
+            else:
+                pending.apply_all(records)
+                if pending.state.offset >= self._builder.state.offset:
+                    self._builder, self._pending_builder = pending, None
+                    log.info("Config state rebuilt from the config log up to offset %d", pending.state.offset)
             self._state_read.notify_all()
         self._wake.set()
 
+    @property
+    def rebuilding(self) -> bool:
+        """True while a restarted config stream has not yet read as far as the state in use."""
+        return self._pending_builder is not None
+
+    def rebuild_config_state(self) -> None:
+        """The config stream was restarted and reads the log from its beginning again.
+
+        Nothing read yet (an empty log): the current, empty state simply goes on.
+        """
+        with self._state_read:
+            if self._builder.state.offset >= 0:
+                self._pending_builder = ConfigStateBuilder()
+
     def _run(self) -> None:
+        """Tick until stopped; a pass that raises (a store or broker error) is retried with backoff."""
+        pause = TICK_S
         while not self._stop.is_set():
-            self._wake.wait(TICK_S)
+            self._wake.wait(pause)
             self._wake.clear()
-            self._drain_requests()
-            state = self.snapshot()
-            if state.offset + 1 >= self._start_offset:
-                self.reconciler.reconcile(state)
-                self._ready.set()
+            for watch in self.watches:
+                try:
+                    watch()
+                except Exception:  # a watch keeps its own outage; this is a bug in it, not an outage
+                    log.exception("A watch of the herder loop failed")
+            try:
+                self._tick()
+            except Exception as e:  # noqa: BLE001 - whatever it is, the loop must go on (logged by Outage)
+                pause = max(TICK_S, self.outage.failed(e))
+            else:
+                self.outage.recovered()
+                pause = TICK_S
+
+    def _tick(self) -> None:
+        self._drain_requests()
+        state = self.snapshot()
+        if state.offset + 1 >= self._start_offset:
+            self.reconciler.reconcile(state)
+            self._ready.set()
 
     def _drain_requests(self) -> None:
         while True:
@@ -157,7 +212,12 @@ class Herder(OffsetsApi):
 
     def connector_status(self, name: str, state: ClusterConfigState | None = None) -> dict[str, Any]:
         """``GET /connectors/NAME/status``, from ``state`` (a snapshot already taken) or a fresh one."""
-        return status_view.connector_status(name, state or self.snapshot(), self.stores.status)
+        status = status_view.connector_status(name, state or self.snapshot(), self.stores.status)
+        rt = self.reconciler.runtimes.get(name)
+        auto = rt.auto_restart.status(name) if rt is not None else None
+        if auto is not None:  # Strimzi's autoRestart status, a field Connect does not have
+            status["autoRestart"] = auto
+        return status
 
     def task_status(self, name: str, task: int) -> dict[str, Any]:
         """``GET /connectors/NAME/tasks/N/status``; 404 for an unknown connector or task."""

@@ -16,6 +16,7 @@ import shutil
 from collections.abc import Callable
 
 from sparkcat import plugins, redact
+from sparkcat.errors import StorageError
 from sparkcat.model.config_state import ClusterConfigState, TargetState
 from sparkcat.model.status import State
 from sparkcat.policy.config_providers import reverse_transform
@@ -25,6 +26,7 @@ from sparkcat.runtime.connector_runtime import ConnectorRuntime
 from sparkcat.runtime.plans import class_path
 from sparkcat.runtime.query_moves import QueryMoves
 from sparkcat.runtime.query_runner import QueryRunner
+from sparkcat.runtime.recovery import RetryPolicy, auto_restart
 from sparkcat.runtime.status_reporter import StatusReporter, format_trace
 from sparkcat.runtime.validation import embedded_sink_config, secret_keys, validate_connector_config
 from sparkcat.runtime.worker_config import WorkerConfig
@@ -82,7 +84,12 @@ class Reconciler:
     def _guarded(self, name: str, action: Callable[[], None]) -> None:
         try:
             action()
+        except StorageError:
+            raise  # the cluster's stores, not this connector: the herder loop retries the pass (its outage)
         except Exception as e:  # one connector's trouble must not stop the others
+            rt = self.runtimes.get(name)
+            if rt is not None and rt.retries.retry(name, format_trace(e), RetryPolicy.of(rt.config)):
+                return  # e.g. Kafka unreachable while its query started: started again after backoff
             log.exception("Reconciling connector %s failed", name)
             self.reporter.connector(name, State.FAILED, format_trace(e))
 
@@ -91,6 +98,7 @@ class Reconciler:
         if rt is None:
             return  # the old config's query is stopping; the new config is taken up once it stopped
         self._handle_restart(state, rt)
+        auto_restart(rt, self.reporter, self.worker.auto_restart)  # Strimzi's, for FAILED ones, on its schedule
         if name in self._moves:
             return  # a restart is stopping the query; it starts again on a later pass
         target = state.target_state(name)
@@ -208,6 +216,8 @@ class Reconciler:
         task_ids = state.task_ids(rt.name)
         if rt.query is not None and rt.query.is_active() and rt.query.plan == plan:
             return
+        if rt.query is None and not rt.retries.due():
+            return  # a transient failure: the query starts again once its backoff is over
         if not self._stop_query(rt):
             return  # the new query starts once the old one stopped: they share the checkpoint
         self.reporter.connector(rt.name, State.RUNNING)
@@ -297,8 +307,8 @@ class Reconciler:
                 continue
             failure = rt.query.failure()
             rt.query = None
-            if failure is None:
-                continue
+            if failure is None or rt.retries.retry(rt.name, failure, RetryPolicy.of(rt.config)):
+                continue  # stopped by us, or a transient error: started again after backoff (_running)
             ids = failed_task_ids(rt.name, failure) or list(range(len(rt.desired_task_configs or [])))
             for t in ids:
                 rt.failed_tasks[t] = failure
@@ -334,9 +344,12 @@ class Reconciler:
 
     def _unassigned(self, rt: ConnectorRuntime, tasks: list[int]) -> None:
         rt.stop_instance()
-        self.reporter.connector(rt.name, State.UNASSIGNED)
-        for t in tasks:
-            self.reporter.task(rt.name, t, State.UNASSIGNED)
+        try:
+            self.reporter.connector(rt.name, State.UNASSIGNED)
+            for t in tasks:
+                self.reporter.task(rt.name, t, State.UNASSIGNED)
+        except StorageError as e:  # shutting down while the status store is unreachable: stop all the same
+            log.warning("Connector %s stopped, but its UNASSIGNED status could not be written: %s", rt.name, e)
 
     # ------------------------------------------------------------------ plans and batches
 
@@ -358,6 +371,7 @@ class Reconciler:
             # API and a fresh checkpoint both see them after a driver restart.
             self.stores.offsets.put(plan.connector, offsets)
         if rt is not None:
+            rt.retries.succeeded(plan.connector)
             rt.progress.add(result)
             if plan.connector_type == "sink":
                 for partition, offset in offsets:

@@ -126,8 +126,6 @@ UNSUPPORTED = {
 
 #: Keys whose default is what sparkcat does; any other value asks for something it does not do yet.
 UNSUPPORTED_VALUES = {
-    "errors.retry.timeout": ("0", "errors.retry.timeout is not supported by sparkcat yet: a failed operation is "
-                                  "not retried, its task fails and is restarted from its checkpoint"),
 }
 
 

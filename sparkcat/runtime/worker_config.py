@@ -14,6 +14,7 @@ from sparkcat.errors import ConfigError
 from sparkcat.plugins import DEFAULT_PACKAGES
 from sparkcat.runtime import rest_config
 from sparkcat.policy.config_providers import ConfigProviders
+from sparkcat.runtime.recovery import AutoRestartPolicy
 from sparkcat.runtime.rest_config import Listener, RestSecurityConfig
 
 #: The worker's own keys, typed and documented once; Kafka Connect's names where it has one.
@@ -42,6 +43,13 @@ WORKER_CONFIG = (
     .define("status.storage.replication.factor", Type.INT, -1, documentation="Replication of the status topic.")
     .define("offset.storage.partitions", Type.INT, 1, documentation="Must be 1: only partition 0 is read.")
     .define("status.storage.partitions", Type.INT, 1, documentation="Must be 1: only partition 0 is read.")
+    # Strimzi's auto-restart of FAILED connectors and tasks (runtime/recovery.py); conf/worker.yaml turns it on.
+    .define("auto.restart.enable", Type.BOOLEAN, False,
+            documentation="Restart FAILED connectors and tasks automatically, with Strimzi's backoff.")
+    .define("auto.restart.max.restarts", Type.INT, -1,
+            documentation="Automatic restarts before a connector is left FAILED; -1: no limit.")
+    .define("auto.restart.backoff.unit.ms", Type.INT, 60000,
+            documentation="Restart n+1 comes min(n*n+n, 60) of these after restart n (Strimzi: minutes).")
     .freeze()
 )
 #: Worker key -> attribute of ``WorkerConfig``: dots as underscores, ``.storage.`` dropped
@@ -78,6 +86,9 @@ class WorkerConfig:
     status_replication_factor: int = _default("status.storage.replication.factor")
     offset_partitions: int = _default("offset.storage.partitions")
     status_partitions: int = _default("status.storage.partitions")
+    auto_restart_enable: bool = _default("auto.restart.enable")
+    auto_restart_max_restarts: int = _default("auto.restart.max.restarts")
+    auto_restart_backoff_unit_ms: int = _default("auto.restart.backoff.unit.ms")
 
     def __post_init__(self) -> None:
         for key, value in (("offset.storage.partitions", self.offset_partitions),
@@ -93,6 +104,15 @@ class WorkerConfig:
             if value == 0 or value < -1:
                 raise ConfigError(f"{key} must be -1 (the broker's default) or at least 1, not {value}",
                                   {key: ["must be -1 or >= 1"]})
+        if self.auto_restart_max_restarts < -1 or self.auto_restart_backoff_unit_ms < 0:
+            raise ConfigError("auto.restart.max.restarts must be -1 or more and auto.restart.backoff.unit.ms 0 or "
+                              "more", {"auto.restart": ["out of range"]})
+
+    @property
+    def auto_restart(self) -> AutoRestartPolicy:
+        """The ``auto.restart.*`` keys together."""
+        return AutoRestartPolicy(self.auto_restart_enable, self.auto_restart_max_restarts,
+                                 self.auto_restart_backoff_unit_ms)
 
     @property
     def uses_kafka(self) -> bool:

@@ -178,7 +178,8 @@ def test_producer_overrides_and_converter_settings_are_accepted(tmp_path, unique
           compression.type: lz4
         value.converter: org.apache.kafka.connect.json.JsonConverter
         value.converter.schemas.enable: false
-        errors.retry.timeout: 0
+        errors.retry.timeout: 30000
+        errors.retry.delay.max.ms: 5000
         errors.log.enable: false
     """)
     assert main(["validate", str(path)]) == 0, capsys.readouterr().err
@@ -188,7 +189,6 @@ def test_keys_nothing_implements_are_refused_each_with_its_reason(tmp_path, uniq
     path = _increment(tmp_path, unique_name, """
         transforms.route.type: org.apache.kafka.connect.transforms.RegexRouter
         predicates.p.type: org.apache.kafka.connect.transforms.predicates.TopicNameMatches
-        errors.retry.timeout: 30000
         errors.some.future.setting: x
         consumer.override.max.poll.records: 10
         admin.override.request.timeout.ms: 10
@@ -201,7 +201,7 @@ def test_keys_nothing_implements_are_refused_each_with_its_reason(tmp_path, uniq
     assert main(["validate", str(path)]) == 1
     err = capsys.readouterr().err
     assert _flagged_keys(err, path, unique_name) == {
-        "transforms.route.type", "predicates.p.type", "errors.retry.timeout",
+        "transforms.route.type", "predicates.p.type",
         "errors.some.future.setting", "consumer.override.max.poll.records", "admin.override.request.timeout.ms",
         "topic.creation.default.partitions", "topic.creation.groups", "header.converter", "header.converter.x",
         "offsets.storage.topic"}

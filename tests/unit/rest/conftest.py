@@ -55,6 +55,11 @@ class SparklessDriver:
         self._stop.set()
         self._feeder.join(5)
 
+    def health_problem(self) -> str | None:
+        """As ``Driver.health_problem``, without a config stream."""
+        from sparkcat.runtime.supervision import unhealthy_reason
+        return unhealthy_reason(self.herder)
+
     def config_log_end(self) -> int:
         return self.stores.config.backend.end_offset()
 

@@ -330,7 +330,8 @@ def test_health_metrics_and_openapi(client, tmp_path):
     for line in ['sparkcat_connector_records_total{connector="m"} 0',
                  'sparkcat_connector_batches_total{connector="m"} 0',
                  'sparkcat_connector_last_batch_duration_seconds{connector="m"} 0.0',
-                 'sparkcat_task_failed{connector="m",task="1"} 0']:
+                 'sparkcat_task_failed{connector="m",task="1"} 0',
+                 'sparkcat_connector_auto_restarts{connector="m"} 0.0']:
         assert line in text
     assert 'sparkcat_connector_state{connector="m",state="PAUSED"' in text
     spec = client.get("/openapi.json").json()
@@ -348,6 +349,19 @@ def test_health_is_503_until_the_herder_has_read_the_config_log(tmp_path):
         r = c.get("/health")
         assert r.status_code == 503
         assert r.json() == {"status": "starting", "message": "Worker is still starting up."}
+
+
+def test_health_is_503_with_the_reason_while_the_herder_is_down_then_200(client, driver):
+    from sparkcat.errors import StorageError
+
+    driver.herder.outage.failed(StorageError("Kafka log 'connect-status' at b:9092: writing failed: down"))
+    r = client.get("/health")
+    assert r.status_code == 503
+    assert r.json() == {"status": "unhealthy", "message": "Worker was unable to handle this request and may be "
+                        "unable to handle other requests. The herder is not running: StorageError: Kafka log "
+                        "'connect-status' at b:9092: writing failed: down"}
+    wait_until(lambda: client.get("/health").status_code == 200, timeout_s=10, message="healthy after 2 s of passes")
+    assert client.get("/health").json()["status"] == "healthy"
 
 
 @pytest.mark.parametrize("text,expected", [("True", True), ("true", True), ("false", False), ("yes", False)])

@@ -22,8 +22,11 @@ def test_defaults_without_a_file():
     assert config.uses_kafka is False and config.kafka == {}
 
 
-def test_shipped_worker_yaml_loads_to_the_defaults():
-    assert load_worker_config(REPO_CONF) == WorkerConfig()
+def test_shipped_worker_yaml_loads_to_the_defaults_with_auto_restart_on():
+    shipped = load_worker_config(REPO_CONF)
+    assert shipped == WorkerConfig(auto_restart_enable=True)
+    assert WorkerConfig().auto_restart.enabled is False  # Connect has no auto-restart: off without the key
+    assert (shipped.auto_restart.max_restarts, shipped.auto_restart.backoff_unit_ms) == (-1, 60000)
 
 
 def test_file_values_are_read(tmp_path):
