@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
+from enum import Enum
 from typing import Any, ClassVar
 
 from sparkcat.api.config import ConfigDef, ConfigValue
@@ -20,6 +21,7 @@ from sparkcat.api.task_context import SinkTaskContext
 __all__ = [
     "Connector",
     "CopiesConfigToTasks",
+    "ExactlyOnceSupport",
     "SinkConnector",
     "SinkTask",
     "SourceConnector",
@@ -27,6 +29,17 @@ __all__ = [
     "Task",
     "task_config_copies",
 ]
+
+
+class ExactlyOnceSupport(str, Enum):
+    """What a connector says of exactly-once delivery with a given config (Connect's ``ExactlyOnceSupport``).
+
+    Returned by ``Connector.exactly_once_support``; ``None`` there means the connector does
+    not say, and ``exactly.once.support=required`` is then refused.
+    """
+
+    SUPPORTED = "supported"
+    UNSUPPORTED = "unsupported"
 
 
 class Task(ABC):
@@ -210,6 +223,26 @@ class Connector(ABC):
         per-key errors. The default has none.
         """
         return []
+
+    def exactly_once_support(self, config: Mapping[str, Any]) -> ExactlyOnceSupport | None:
+        """Whether the connector can deliver exactly once with ``config`` (Connect's ``exactlyOnceSupport``).
+
+        Asked, on a fresh instance and before ``start``, when a config sets
+        ``exactly.once.support=required``. A source connector answers ``SUPPORTED`` when its
+        ``poll`` gives the same records for the same range every time (the runtime then writes
+        each batch and its offsets in one Kafka transaction); a sink when replayed batches do
+        not duplicate what it wrote. The default, ``None``, means "not declared": ``required``
+        is refused and ``requested`` runs as usual.
+
+        >>> class Replayable(SourceConnector):
+        ...     def start(self, config): ...
+        ...     def task_class(self): return SourceTask
+        ...     def task_configs(self, max_tasks): return [{}]
+        ...     def exactly_once_support(self, config): return ExactlyOnceSupport.SUPPORTED
+        >>> Replayable().exactly_once_support({}).value
+        'supported'
+        """
+        return None
 
     @abstractmethod
     def start(self, config: dict[str, str]) -> None:
