@@ -39,3 +39,25 @@ def test_the_herders_state_snapshot_copies_every_field():
     for f in dataclasses.fields(ClusterConfigState):
         assert getattr(copy, f.name) == getattr(state, f.name), f.name
     assert copy.pending_fencing is not state.pending_fencing
+
+
+def test_exactly_once_plans_are_source_connectors_writing_to_kafka_on_an_enabled_worker():
+    from sparkcat.runtime.plans import writes_exactly_once
+    from sparkcat.runtime.worker_config import WorkerConfig
+    kafka = WorkerConfig(bootstrap_servers="b:9092")
+    assert writes_exactly_once("source", None, kafka)
+    assert not writes_exactly_once("source", "sparkcat.connectors.file_sink:FileStreamSinkConnector", kafka)
+    assert not writes_exactly_once("sink", None, kafka)
+    assert not writes_exactly_once("source", None, WorkerConfig())  # local stores: no Kafka output at all
+    assert not writes_exactly_once("source", None, dataclasses.replace(kafka, exactly_once_source_support="disabled"))
+
+
+def test_interval_boundaries_stretch_the_trigger_to_the_transaction_interval():
+    from sparkcat.runtime.plans import trigger_interval_ms
+    assert trigger_interval_ms({"trigger.interval.ms": "500"}, True) == 500
+    assert trigger_interval_ms({"transaction.boundary": "INTERVAL"}, True) == 60_000  # Connect's flush default
+    assert trigger_interval_ms({"transaction.boundary": "interval", "transaction.boundary.interval.ms": "2500",
+                                "trigger.interval.ms": "1000"}, True) == 2500
+    assert trigger_interval_ms({"transaction.boundary": "interval", "transaction.boundary.interval.ms": "100",
+                                "trigger.interval.ms": "1000"}, True) == 1000
+    assert trigger_interval_ms({"transaction.boundary": "interval", "trigger.interval.ms": "700"}, False) == 700
