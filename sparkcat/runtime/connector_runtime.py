@@ -26,6 +26,10 @@ class Progress:
     transaction_batches: int = 0
     transaction_ms: float = 0.0
 
+    @property
+    def transaction_s(self) -> float:
+        return self.transaction_ms / 1000
+
     def add(self, result: BatchResult) -> None:
         self.batches += 1
         self.records += result.records

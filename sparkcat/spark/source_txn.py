@@ -99,7 +99,6 @@ class _TaskTransaction:
         keys, values = _offset_records(self.plan.connector, offsets)
         topic = self.plan.offsets_store["topic"]
         produce_all(p, topic, values, keys, partition=0, on_delivery=deliveries)
-        hold("mid-transaction", batch_id)
         started = time.monotonic()
         p.flush(TIMEOUT_S)
         deliveries.raise_error()

@@ -61,3 +61,17 @@ def test_interval_boundaries_stretch_the_trigger_to_the_transaction_interval():
     assert trigger_interval_ms({"transaction.boundary": "interval", "transaction.boundary.interval.ms": "100",
                                 "trigger.interval.ms": "1000"}, True) == 1000
     assert trigger_interval_ms({"transaction.boundary": "interval", "trigger.interval.ms": "700"}, False) == 700
+
+
+def test_the_cost_of_exactly_once_batches_adds_up_in_progress_and_metrics():
+    from sparkcat.rest.metrics import render
+    from sparkcat.runtime.connector_runtime import Progress
+    from sparkcat.spark.plan import BatchResult
+    progress = Progress()
+    progress.add(BatchResult("c", 0, {}, 1.0, transaction_ms=120.0))
+    progress.add(BatchResult("c", 1, {}, 1.0, transaction_ms=80.0))
+    progress.add(BatchResult("c", 2, {}, 1.0))  # an at-least-once batch costs nothing here
+    assert (progress.batches, progress.transaction_batches, progress.transaction_ms) == (3, 2, 200.0)
+    text = render([("c", progress)], [])
+    assert 'sparkcat_connector_transaction_batches_total{connector="c"} 2.0' in text
+    assert 'sparkcat_connector_transaction_seconds_total{connector="c"} 0.2' in text
