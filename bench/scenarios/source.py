@@ -68,5 +68,6 @@ def run(bench: Bench) -> None:
     bench.figures["source_eos_cost_ms_per_batch"] = stats(
         cost_ms, "ms", "slowest task's fresh transactional producer (metadata + init_transactions) + commit, "
                        "mean per batch of each run")
-    bench.figures["source_batch_ms"] = stats(batch_ms["eos"], "ms", "per micro-batch (4 x 100,000 records), exactly once")
+    bench.figures["source_batch_ms"] = stats(batch_ms["eos"], "ms",
+                                             "per micro-batch (4 x 100,000 records), exactly once")
     bench.figures["source_alo_batch_ms"] = stats(batch_ms["alo"], "ms", "per micro-batch, at least once")

@@ -364,7 +364,8 @@ class Reconciler:
             if rt is not None and rt.task_workers.get(t.task) != t.worker_id:
                 rt.task_workers[t.task] = t.worker_id
                 self.reporter.task(plan.connector, t.task, State.RUNNING, t.worker_id)
-        txn = "" if result.transaction_ms is None else f" (exactly once: {result.transaction_ms:.0f} ms of transactions)"
+        txn = "" if result.transaction_ms is None else \
+            f" (exactly once: {result.transaction_ms:.0f} ms of transactions)"
         log.info("Connector %s: batch %d committed with %d record(s) in %.2f s%s", plan.connector,
                  result.batch_id, result.records, result.duration_s, txn)
 

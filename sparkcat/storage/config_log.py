@@ -161,7 +161,8 @@ class ConfigStateBuilder:
             self.state.task_count_records[name] = value["task-count"]
             self.state.pending_fencing.discard(name)
         else:
-            log.error("Ignoring task count record for connector '%s' because it is in the wrong format: %r", name, value)
+            log.error("Ignoring task count record for connector '%s' because it is in the wrong format: %r",
+                      name, value)
 
     def _session_key(self, value: object) -> None:
         if isinstance(value, dict):
