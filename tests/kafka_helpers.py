@@ -32,10 +32,15 @@ def produce(bootstrap: str, topic: str, values: list[bytes], partition: int | No
     assert p.flush(30) == 0
 
 
-def read_topic(bootstrap: str, topic: str, timeout_s: float = 20.0) -> list[tuple[int, int, bytes | None, bytes | None]]:
-    """Every record now in ``topic`` as (partition, offset, key, value), reading each partition to EOF."""
+def read_topic(bootstrap: str, topic: str, timeout_s: float = 20.0,
+               isolation: str = "read_committed") -> list[tuple[int, int, bytes | None, bytes | None]]:
+    """Every record now in ``topic`` as (partition, offset, key, value), reading each partition to EOF.
+
+    ``read_committed`` (librdkafka's default, and sparkcat's): records of open or aborted transactions
+    are left out; ``read_uncommitted`` shows them too.
+    """
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"test-{uuid.uuid4().hex}",
-                  "enable.partition.eof": True, "enable.auto.commit": False})
+                  "enable.partition.eof": True, "enable.auto.commit": False, "isolation.level": isolation})
     try:
         md = c.list_topics(topic, timeout=10).topics.get(topic)
         if md is None or md.error is not None:

@@ -20,6 +20,7 @@ from sparkcat.api.config import (
 from sparkcat.api.connector import (
     Connector,
     CopiesConfigToTasks,
+    ExactlyOnceSupport,
     SinkConnector,
     SinkTask,
     SourceConnector,
@@ -36,7 +37,8 @@ from sparkcat.errors import RetriableError
 
 __all__ = [
     "NO_DEFAULT", "ConfigDef", "ConfigKey", "ConfigValue", "Importance", "NonEmptyString", "Password",
-    "Range", "Type", "ValidList", "ValidString", "Width", "Connector", "CopiesConfigToTasks", "SinkConnector",
+    "Range", "Type", "ValidList", "ValidString", "Width", "Connector", "CopiesConfigToTasks", "ExactlyOnceSupport",
+    "SinkConnector",
     "SinkTask", "SourceConnector", "SourceTask", "Task", "task_config_copies", "Converter", "SinkRecord",
     "SourceRecord", "SinkTaskContext", "group_partitions", "partition_key", "RetriableError",
 ]

@@ -31,6 +31,17 @@ __all__ = [
 ]
 
 
+class ExactlyOnceSupport(str, Enum):
+    """What a connector says of exactly-once delivery with a given config (Connect's ``ExactlyOnceSupport``).
+
+    Returned by ``Connector.exactly_once_support``; ``None`` there means the connector does
+    not say, and ``exactly.once.support=required`` is then refused.
+    """
+
+    SUPPORTED = "supported"
+    UNSUPPORTED = "unsupported"
+
+
 class Task(ABC):
     """Base of source and sink tasks."""
 
@@ -187,13 +198,6 @@ class SinkTask(Task):
         """Make every record put so far durable; called at the end of each micro-batch."""
 
 
-class ExactlyOnceSupport(str, Enum):
-    """What a connector answers to the exactly-once preflight check (Connect's ``ExactlyOnceSupport``)."""
-
-    SUPPORTED = "SUPPORTED"
-    UNSUPPORTED = "UNSUPPORTED"
-
-
 class Connector(ABC):
     """Base of source and sink connectors; runs on the driver.
 
@@ -220,19 +224,23 @@ class Connector(ABC):
         """
         return []
 
-    def exactly_once_support(self, config: Mapping[str, str]) -> ExactlyOnceSupport | None:
+    def exactly_once_support(self, config: Mapping[str, Any]) -> ExactlyOnceSupport | None:
         """Whether the connector can deliver exactly once with ``config`` (Connect's ``exactlyOnceSupport``).
 
-        Asked on the driver, before the connector starts, when ``exactly.once.support=required``;
-        None (the default) means the connector does not say, and ``required`` is refused.
+        Asked, on a fresh instance and before ``start``, when a config sets
+        ``exactly.once.support=required``. A source connector answers ``SUPPORTED`` when its
+        ``poll`` gives the same records for the same range every time (the runtime then writes
+        each batch and its offsets in one Kafka transaction); a sink when replayed batches do
+        not duplicate what it wrote. The default, ``None``, means "not declared": ``required``
+        is refused and ``requested`` runs as usual.
 
-        >>> class Idempotent(SinkConnector):
+        >>> class Replayable(SourceConnector):
         ...     def start(self, config): ...
-        ...     def task_class(self): return SinkTask
+        ...     def task_class(self): return SourceTask
         ...     def task_configs(self, max_tasks): return [{}]
         ...     def exactly_once_support(self, config): return ExactlyOnceSupport.SUPPORTED
-        >>> Idempotent().exactly_once_support({}).value
-        'SUPPORTED'
+        >>> Replayable().exactly_once_support({}).value
+        'supported'
         """
         return None
 

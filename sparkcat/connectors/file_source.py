@@ -53,7 +53,7 @@ from typing import Any
 from sparkcat import __version__
 from sparkcat.api import partition_key
 from sparkcat.api.config import ConfigDef, Custom, Importance, NonEmptyString, Range, Type
-from sparkcat.api.connector import CopiesConfigToTasks, SourceConnector, SourceTask
+from sparkcat.api.connector import CopiesConfigToTasks, ExactlyOnceSupport, SourceConnector, SourceTask
 from sparkcat.api.records import SourceRecord
 
 __all__ = ["FileStreamSourceConnector", "FileStreamSourceTask", "CONFIG_DEF", "FILENAME_FIELD", "POSITION_FIELD"]
@@ -190,6 +190,11 @@ class FileStreamSourceConnector(CopiesConfigToTasks, SourceConnector):
 
     def task_class(self) -> type[FileStreamSourceTask]:
         return FileStreamSourceTask
+
+    def exactly_once_support(self, config: Any) -> ExactlyOnceSupport:
+        """Connect's answer: supported when reading a real file (that is only appended to), not without one."""
+        return ExactlyOnceSupport.SUPPORTED if str(config.get(FILE_CONFIG) or "").strip() \
+            else ExactlyOnceSupport.UNSUPPORTED
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         """Exactly one task: only one reader of a stream makes sense."""

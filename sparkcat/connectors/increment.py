@@ -54,7 +54,7 @@ from typing import Any
 from sparkcat import __version__
 from sparkcat.api import partition_key
 from sparkcat.api.config import ConfigDef, Custom, Importance, Range, Type
-from sparkcat.api.connector import SourceConnector, SourceTask
+from sparkcat.api.connector import ExactlyOnceSupport, SourceConnector, SourceTask
 from sparkcat.api.records import SourceRecord
 from sparkcat.api.util import group_partitions
 
@@ -158,6 +158,10 @@ class IncrementSourceConnector(SourceConnector):
 
     def task_class(self) -> type[IncrementSourceTask]:
         return IncrementSourceTask
+
+    def exactly_once_support(self, config: Any) -> ExactlyOnceSupport:
+        """Supported: a range of positions always gives the same records, so a batch can be replayed exactly."""
+        return ExactlyOnceSupport.SUPPORTED
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         """One config per group of increments, ``min(max_tasks, len(increments))`` of them."""

@@ -100,3 +100,48 @@ def drop_producer(conf: dict[str, str]) -> None:
         producer.flush(0)
     except Exception as e:  # the batch failed already; its own error is the one to report
         log.warning("Purging a dropped producer failed (%s); it is discarded with what it queued", e)
+
+
+# ---------------------------------------------------------------- transactions (exactly-once source tasks)
+
+#: librdkafka refuses a producer whose message.timeout.ms exceeds its transaction.timeout.ms (default 60000).
+TRANSACTION_TIMEOUT_MS = 120_000
+
+
+def task_transactional_id(group_id: str, connector: str, task: int) -> str:
+    """Connect's ``Worker.taskTransactionalId``: ``{group.id}-{connector}-{task}``."""
+    return f"{group_id}-{connector}-{task}"
+
+
+def transactional_config(conf: dict[str, str], transactional_id: str) -> dict[str, str]:
+    """``conf`` for a transactional producer: idempotent, with a transaction timeout >= the message timeout."""
+    out = {**conf, "transactional.id": transactional_id, "enable.idempotence": "true", "acks": "all"}
+    message_ms = int(out.get("message.timeout.ms", 300_000))
+    out["transaction.timeout.ms"] = str(max(int(out.get("transaction.timeout.ms", TRANSACTION_TIMEOUT_MS)), message_ms))
+    return out
+
+
+def transactional_producer(conf: dict[str, str], transactional_id: str, logger: logging.Logger,
+                           timeout_s: float = 60.0) -> Any:
+    """A fresh producer with ``transactional_id``, its transactions initialised (never cached: see below).
+
+    ``init_transactions`` fences every earlier instance with the same id: the coordinator aborts
+    its open transaction, or completes one whose commit had begun. Metadata is fetched first, which
+    measured ~61 ms every time against a bimodal 56 ms / 510 ms for ``init_transactions`` alone. A
+    cached producer would be fenced in turn by the Python worker that ran the task last time.
+    """
+    from confluent_kafka import Producer
+    producer = Producer({**transactional_config(conf, transactional_id), "logger": logger,
+                         "delivery.report.only.error": True})
+    producer.list_topics(timeout=timeout_s)
+    producer.init_transactions(timeout_s)
+    return producer
+
+
+def fence_transactional_ids(conf: dict[str, str], ids: Sequence[str], logger: logging.Logger,
+                            timeout_s: float = 60.0) -> None:
+    """Fence every earlier producer of each id (Connect's ``Admin.fenceProducers``, which confluent-kafka lacks)."""
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max(1, min(8, len(ids)))) as pool:
+        for producer in pool.map(lambda i: transactional_producer(conf, i, logger, timeout_s), ids):
+            producer.flush(0)

@@ -73,6 +73,8 @@ class ClusterConfigState:
     task_configs: dict[tuple[str, int], dict[str, str]] = field(default_factory=dict)
     task_config_generations: dict[str, int] = field(default_factory=dict)
     task_count_records: dict[str, int] = field(default_factory=dict)
+    # Connect's connectorsPendingFencing: task configs committed after the last tasks-fencing record.
+    pending_fencing: set[str] = field(default_factory=set)
     inconsistent: set[str] = field(default_factory=set)
     restart_requests: dict[str, RestartRequest] = field(default_factory=dict)
     session_key: SessionKey | None = None

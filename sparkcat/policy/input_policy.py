@@ -11,6 +11,7 @@ path never exists anywhere else.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,11 +38,17 @@ class InputPolicy:
     allowed_dirs: tuple[str, ...] = ()
     providers: dict[str, str] = field(default_factory=dict)
     denied_dirs: tuple[str, ...] = ()     # the state dir's stores, checkpoints and spark: never connector files
+    # What connector configs may ask of delivery (validation only; not sent to tasks): the worker's
+    # exactly.once.source.support is "enabled", and its stores (offsets) are Kafka topics.
+    exactly_once_source: bool = True
+    kafka_stores: bool = False
 
     @classmethod
     def of(cls, worker) -> InputPolicy:
         """The policy of a ``WorkerConfig``; relative directories are resolved on the driver."""
-        return cls.build(worker.plugin_packages, worker.allowed_dirs, worker.config_providers, worker.state_dir)
+        policy = cls.build(worker.plugin_packages, worker.allowed_dirs, worker.config_providers, worker.state_dir)
+        return dataclasses.replace(policy, exactly_once_source=worker.exactly_once_source,
+                                   kafka_stores=worker.uses_kafka)
 
     @classmethod
     def build(cls, plugin_packages: Sequence[str], allowed_dirs: Sequence[str], providers: Mapping[str, str],

@@ -23,6 +23,12 @@ _CONNECTOR_METRICS = (
      "Micro-batches the connector's query committed since this driver started.", "batches"),
     ("sparkcat_connector_last_batch_duration_seconds", GaugeMetricFamily,
      "Duration of the connector's last committed micro-batch.", "last_batch_s"),
+    ("sparkcat_connector_transaction_batches_total", CounterMetricFamily,
+     "Exactly-once micro-batches (one Kafka transaction per task) the connector's query committed.",
+     "transaction_batches"),
+    ("sparkcat_connector_transaction_seconds_total", CounterMetricFamily,
+     "Cost of exactly-once summed over those batches: each one's slowest task's transactional producer set-up "
+     "and commit.", "transaction_s"),
 )
 
 #: (name, progress) pairs (progress has ``records``, ``batches``, ``last_batch_s``) and
@@ -42,7 +48,7 @@ class ConnectorCollector:
         for name, family, help_text, attr in _CONNECTOR_METRICS:
             metric = family(name, help_text, labels=["connector"])
             for connector, p in progress:
-                metric.add_metric([connector], getattr(p, attr))
+                metric.add_metric([connector], getattr(p, attr, 0))
             yield metric
         connector_state = GaugeMetricFamily("sparkcat_connector_state", "The connector's state (1 for its current state).",
                                             labels=["connector", "state", "worker_id"])

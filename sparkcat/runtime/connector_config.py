@@ -62,6 +62,13 @@ def _valid_regex(name: str, value: Any) -> str | None:
     return None
 
 
+def _at_least_zero_or_null(name: str, value: Any) -> str | None:
+    """Connect's validator of ``transaction.boundary.interval.ms``: unset, or at least 0."""
+    if value is not None and value < 0:
+        return "Value must be at least 0"
+    return None
+
+
 _CONVERTER_DOC = (
     "Converter class used to convert between Kafka Connect format and the serialized form that is written"
     " to Kafka. This controls the format of the {part} in messages written to or read from Kafka, and since"
@@ -140,6 +147,14 @@ def _source_keys() -> ConfigDef:
                 " records a task provides; 'connector' relies on connector-defined boundaries; 'interval' commits"
                 " after a user-defined time interval.", EXACTLY_ONCE_SUPPORT_GROUP, 3, Width.SHORT,
                 "Transaction Boundary")
+        .define("transaction.boundary.interval.ms", Type.LONG, None, Custom(_at_least_zero_or_null, "[0,...]"),
+                Importance.LOW,
+                "If 'transaction.boundary' is set to 'interval', determines the interval for producer transaction"
+                " commits by connector tasks. If unset, defaults to the value of the worker-level"
+                " 'offset.flush.interval.ms' property (60000). It has no effect if a different transaction.boundary"
+                " is specified. sparkcat commits one transaction per task per micro-batch, so 'interval' stretches"
+                " the trigger interval to at least this.", EXACTLY_ONCE_SUPPORT_GROUP, 4, Width.SHORT,
+                "Transaction boundary interval")
         .define("offsets.storage.topic", Type.STRING, None, NonEmptyString(), Importance.LOW,
                 "The name of a separate offsets topic to use for this connector. If empty or not specified, the"
                 " worker's global offsets topic name will be used.", OFFSETS_TOPIC_GROUP, 1, Width.LONG,

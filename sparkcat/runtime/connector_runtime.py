@@ -23,11 +23,21 @@ class Progress:
     batches: int = 0
     records: int = 0
     last_batch_s: float = 0.0
+    # exactly-once batches: how many, and the sum of each one's slowest task's producer init + commit
+    transaction_batches: int = 0
+    transaction_ms: float = 0.0
+
+    @property
+    def transaction_s(self) -> float:
+        return self.transaction_ms / 1000
 
     def add(self, result: BatchResult) -> None:
         self.batches += 1
         self.records += result.records
         self.last_batch_s = result.duration_s
+        if result.transaction_ms is not None:
+            self.transaction_batches += 1
+            self.transaction_ms += result.transaction_ms
 
 
 @dataclass

@@ -312,6 +312,7 @@ def _copy_state(state: ClusterConfigState) -> ClusterConfigState:
         task_configs={k: dict(v) for k, v in state.task_configs.items()},
         task_config_generations=dict(state.task_config_generations),
         task_count_records=dict(state.task_count_records),
+        pending_fencing=set(state.pending_fencing),
         inconsistent=set(state.inconsistent),
         restart_requests=dict(state.restart_requests),
         session_key=state.session_key,

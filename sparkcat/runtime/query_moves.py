@@ -60,15 +60,23 @@ class QueryMoves:
     def __contains__(self, name: str) -> bool:
         return name in self.pending
 
-    def start(self, rt: ConnectorRuntime, plan: QueryPlan, then: Callable[[], None]) -> None:
+    def start(self, rt: ConnectorRuntime, plan: QueryPlan, then: Callable[[], None],
+              prepare: Callable[[], None] | None = None) -> None:
         """Start ``plan``'s query on a starter thread; ``then`` runs on the herder thread once it started.
 
-        Until then ``rt.query`` is a stand-in that is not active, so nobody takes the
-        connector for halted, and the connector is left alone.
+        ``prepare`` runs first on that thread (fencing an exactly-once connector's earlier tasks);
+        if it raises, the query is not started. Until then ``rt.query`` is a stand-in that is not
+        active, so nobody takes the connector for halted, and the connector is left alone.
         """
         pending = self.pending[rt.name] = Pending(rt, RunningQuery(plan), starting=True, then=[then])
         rt.query = pending.query
-        self._starter.submit(self._run_off_thread, pending, lambda: self.runner.start(plan))
+
+        def start() -> RunningQuery:
+            if prepare is not None:
+                prepare()
+            return self.runner.start(plan)
+
+        self._starter.submit(self._run_off_thread, pending, start)
 
     def stop(self, rt: ConnectorRuntime, then: Callable[[], None] | None = None) -> bool:
         """Stop ``rt``'s query on a thread of its own; ``then`` runs on the herder thread once it stopped.

@@ -21,7 +21,7 @@ from sparkcat.model.config_state import ClusterConfigState, TargetState
 from sparkcat.model.status import State
 from sparkcat.policy.config_providers import reverse_transform
 from sparkcat.policy.input_policy import InputPolicy
-from sparkcat.runtime import plans
+from sparkcat.runtime import fencing, plans
 from sparkcat.runtime.connector_runtime import ConnectorRuntime
 from sparkcat.runtime.plans import class_path
 from sparkcat.runtime.query_moves import QueryMoves
@@ -223,7 +223,8 @@ class Reconciler:
         self.reporter.connector(rt.name, State.RUNNING)
         live = [t for t in task_ids if t not in rt.failed_tasks]
         if live:
-            self._start_query(rt, plan, then=lambda: self._report_started(rt, plan, task_ids, len(live)))
+            prepare = fencing.zombie_fencing(self.stores.config, plan, state) if plan.exactly_once else None
+            self._moves.start(rt, plan, lambda: self._report_started(rt, plan, task_ids, len(live)), prepare)
         else:
             self._report_tasks(rt, task_ids)
 
@@ -316,9 +317,6 @@ class Reconciler:
 
     # ------------------------------------------------------------------ starting and stopping queries
 
-    def _start_query(self, rt: ConnectorRuntime, plan: QueryPlan, then: Callable[[], None]) -> None:
-        self._moves.start(rt, plan, then)
-
     def _stop_query(self, rt: ConnectorRuntime, then: Callable[[], None] | None = None) -> bool:
         """``QueryMoves.stop``: True when there was no query (``then`` has run), else False."""
         return self._moves.stop(rt, then)
@@ -364,7 +362,7 @@ class Reconciler:
         """A batch was written by the sink: record offsets, executors and counters (query thread)."""
         rt = self.runtimes.get(plan.connector)
         offsets = [o for t in result.tasks.values() for o in t.offsets]
-        if offsets:
+        if offsets and not plan.exactly_once:  # exactly-once: written in each task's transaction
             # Written before returning: the batch is not committed by Spark until then, and a
             # reader planning around a failed task reads these. Sink connectors' positions go
             # here too ({"kafka_topic","kafka_partition"} -> {"kafka_offset"}), so the offsets
@@ -380,6 +378,8 @@ class Reconciler:
             if rt is not None and rt.task_workers.get(t.task) != t.worker_id:
                 rt.task_workers[t.task] = t.worker_id
                 self.reporter.task(plan.connector, t.task, State.RUNNING, t.worker_id)
-        log.info("Connector %s: batch %d committed with %d record(s) in %.2f s", plan.connector,
-                 result.batch_id, result.records, result.duration_s)
+        txn = "" if result.transaction_ms is None else \
+            f" (exactly once: {result.transaction_ms:.0f} ms of transactions)"
+        log.info("Connector %s: batch %d committed with %d record(s) in %.2f s%s", plan.connector,
+                 result.batch_id, result.records, result.duration_s, txn)
 

@@ -15,6 +15,7 @@ from sparkcat.api.connector import Connector
 from sparkcat.errors import ConfigError, NotFoundError
 from sparkcat.policy.config_providers import has_placeholder
 from sparkcat.policy.input_policy import InputPolicy
+from sparkcat.runtime import exactly_once
 from sparkcat.runtime.config_infos import validate_response
 from sparkcat.runtime.connector_config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
 from sparkcat.runtime.error_config import error_handling_errors
@@ -230,7 +231,9 @@ def validate_connector_config(config: Mapping[str, object], policy: InputPolicy 
     extra += sink_exactly_once_errors(cls, config) if sink else []
     if not _nested and "name" in raw and name_problem(raw["name"]) is not None:
         extra.append(ConfigValue("name", raw["name"], errors=[str(name_problem(raw["name"]))]))
-    extra += _embedded_sink_errors(raw, policy) if not sink and not _nested else []
+    if not sink and not _nested:
+        extra += _embedded_sink_errors(raw, policy)
+        extra += exactly_once.source_errors(cls, config, embedded_sink_config(config), policy)
     extra += [ConfigValue(k, raw.get(k), errors=msgs) for k, msgs in provider_errors.items()]
     extra += cls().validate(config)
     response = validate_response(definition, cls.__name__, config, extra)

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from sparkcat.api.config import ConfigDef, Importance, Type
+from sparkcat.api.config import ConfigDef, Importance, Type, ValidString
 from sparkcat.errors import ConfigError
 from sparkcat.plugins import DEFAULT_PACKAGES
 from sparkcat.runtime import rest_config
@@ -29,6 +29,11 @@ WORKER_CONFIG = (
     .define("config.storage.topic", Type.STRING, "connect-configs", documentation="The config log's topic.")
     .define("offset.storage.topic", Type.STRING, "connect-offsets", documentation="The offsets store's topic.")
     .define("status.storage.topic", Type.STRING, "connect-status", documentation="The status store's topic.")
+    .define("exactly.once.source.support", Type.STRING, "enabled", ValidString.in_("disabled", "preparing", "enabled"),
+            importance=Importance.HIGH,
+            documentation="Connect's key: 'enabled' writes each source task's micro-batch and its source offsets in "
+                          "one Kafka transaction and fences earlier task instances; 'disabled' writes at least once. "
+                          "Connect's default is 'disabled'; sparkcat's is 'enabled'. 'preparing' is refused.")
     .define("rest.host", Type.STRING, "127.0.0.1", documentation="The REST API's host (unless listeners is set).")
     .define("rest.port", Type.INT, 8083, documentation="The REST API's port (unless listeners is set).")
     .define("pipelines.dir", Type.STRING, "pipelines", documentation="Pipeline specs applied and watched.")
@@ -52,6 +57,10 @@ WORKER_CONFIG = (
             documentation="Restart n+1 comes min(n*n+n, 60) of these after restart n (Strimzi: minutes).")
     .freeze()
 )
+PREPARING_REFUSED = (
+    "exactly.once.source.support=preparing is the first step of turning exactly-once source support on in a running "
+    "Kafka Connect cluster, one worker at a time; a sparkcat cluster is one driver, so there is nothing to prepare: "
+    "set enabled or disabled")
 #: Worker key -> attribute of ``WorkerConfig``: dots as underscores, ``.storage.`` dropped
 #: (``config.storage.topic`` -> ``config_topic``).
 _KEYS = {name: name.replace(".storage.", "_").replace(".", "_") for name in WORKER_CONFIG.names()}
@@ -73,6 +82,7 @@ class WorkerConfig:
     config_topic: str = _default("config.storage.topic")
     offset_topic: str = _default("offset.storage.topic")
     status_topic: str = _default("status.storage.topic")
+    exactly_once_source_support: str = _default("exactly.once.source.support")
     rest_host: str = _default("rest.host")
     rest_port: int = _default("rest.port")
     pipelines_dir: str = _default("pipelines.dir")
@@ -97,6 +107,8 @@ class WorkerConfig:
                 raise ConfigError(
                     f"{key} is {value}, but sparkcat reads only partition 0 of its internal topics: set it to 1 "
                     f"(an existing topic with more partitions is refused as well)", {key: ["must be 1"]})
+        if self.exactly_once_source_support == "preparing":
+            raise ConfigError(PREPARING_REFUSED, {"exactly.once.source.support": [PREPARING_REFUSED]})
         ConfigProviders(dict(self.config_providers)).providers()  # an unknown provider class fails at start
         for key, value in (("config.storage.replication.factor", self.config_replication_factor),
                            ("offset.storage.replication.factor", self.offset_replication_factor),
@@ -117,6 +129,11 @@ class WorkerConfig:
     @property
     def uses_kafka(self) -> bool:
         return bool(self.bootstrap_servers.strip())
+
+    @property
+    def exactly_once_source(self) -> bool:
+        """Whether source connectors writing to Kafka do so in transactions (``exactly.once.source.support``)."""
+        return self.exactly_once_source_support == "enabled"
 
     @property
     def rest_listeners(self) -> tuple[Listener, ...]:

@@ -181,13 +181,17 @@ class ConnectorStreamReader(DataSourceStreamReader):
     # ---- offsets store
 
     def _stored(self) -> dict[str, Any]:
-        """Committed offsets of this connector in the offsets store, by partition key."""
+        """Committed offsets of this connector in the offsets store, by partition key.
+
+        Read once every transaction open in the store now has ended: an exactly-once task's
+        offsets may sit behind another connector's open transaction on the one partition.
+        """
         if not self.plan.offsets_store:
             return {}
         if self._store is None:
             from sparkcat.storage.factory import open_offsets_store
             self._store = open_offsets_store(self.plan.offsets_store)
-        return self._store.get(self.plan.connector)
+        return self._store.get(self.plan.connector, stable=True)
 
     def _all_keys(self) -> list[tuple[int, dict[str, Any], str]]:
         """(task, partition, key) for every partition of every task of the plan."""

@@ -10,7 +10,8 @@ own writers.
 - ``from_kafka_to_sink_task`` (``sink_tasks``): a sink connector's Kafka records into its tasks;
 - ``to_sink_task`` (``sink_tasks``): a source connector's records into the sink its ``sink.*``
   keys name, skipping Kafka;
-- ``to_kafka`` (``source_to_kafka``): a source connector's records to Kafka (the default, as in Connect).
+- ``to_kafka`` (``source_to_kafka``): a source connector's records to Kafka (the default, as in Connect),
+  at least once; ``to_kafka_exactly_once`` (``source_txn``) when the plan is exactly-once.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from sparkcat.spark.error_handling import ensure_dead_letter_queue
 from sparkcat.spark.plan import QueryPlan
 from sparkcat.spark.sink_tasks import from_kafka_to_sink_task, to_sink_task
 from sparkcat.spark.source_to_kafka import to_kafka
+from sparkcat.spark.source_txn import to_kafka_exactly_once
 
 __all__ = ["Handler", "handler_for", "frame_writer"]
 
@@ -51,4 +53,4 @@ def handler_for(plan: QueryPlan) -> Handler:
         return from_kafka_to_sink_task(plan)
     if plan.sink_class:
         return to_sink_task(plan)
-    return to_kafka(plan)
+    return to_kafka_exactly_once(plan) if plan.exactly_once else to_kafka(plan)

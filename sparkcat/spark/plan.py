@@ -39,7 +39,10 @@ class QueryPlan:
     excluded_tasks: list[int] = field(default_factory=list)
     trigger_interval_ms: int = 1000
     batch_max_records: int = 100000
-    group_id: str = ""                       # the worker's group.id: the cluster's part of transactional ids
+    # Exactly-once output to Kafka (a source without sink.*, on a worker with exactly.once.source.support
+    # enabled): each task's batch and its source offsets in one transaction of "{group_id}-{connector}-{task}".
+    exactly_once: bool = False
+    group_id: str = ""
 
     @property
     def live_tasks(self) -> list[int]:
@@ -81,6 +84,8 @@ class BatchResult:
     batch_id: int
     tasks: dict[int, TaskBatchResult]
     duration_s: float
+    # Exactly-once batches: the slowest task's fresh producer (metadata + init_transactions) and commit, in ms.
+    transaction_ms: float | None = None
 
     @property
     def records(self) -> int:

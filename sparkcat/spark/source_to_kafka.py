@@ -3,7 +3,9 @@
 Each Spark partition produces its rows with one cached confluent-kafka producer per executor
 Python process (``sparkcat.kafka.producers``), keys and values converted column-wise
 (``kafka_serialisation``), then flushes: a micro-batch ends only when every record is
-acknowledged, and a delivery error fails the task that produced it.
+acknowledged, and a delivery error fails the task that produced it. This is the at-least-once
+path (``exactly.once.source.support=disabled``); ``source_txn`` writes each task's batch and its
+offsets in one transaction instead, reusing ``producer_config`` and ``produce_arrow_rows``.
 """
 
 from __future__ import annotations

@@ -137,6 +137,7 @@ class ConfigStateBuilder:
             s.task_config_generations[name] = s.task_config_generations.get(name, 0) + 1
             s.inconsistent.discard(name)
         s.task_counts[name] = count
+        s.pending_fencing.add(name)  # Connect: until a tasks-fencing record for this generation is read
 
     def _target_state(self, name: str, value: object) -> None:
         if value is None:
@@ -155,8 +156,13 @@ class ConfigStateBuilder:
             name, bool(value.get("include-tasks", False)), bool(value.get("only-failed", False)), offset)
 
     def _fencing(self, name: str, value: object) -> None:
+        """``tasks-fencing-NAME`` -> ``{"task-count": N}``: tasks 0..N-1 of earlier generations are fenced."""
         if isinstance(value, dict) and isinstance(value.get("task-count"), int):
             self.state.task_count_records[name] = value["task-count"]
+            self.state.pending_fencing.discard(name)
+        else:
+            log.error("Ignoring task count record for connector '%s' because it is in the wrong format: %r",
+                      name, value)
 
     def _session_key(self, value: object) -> None:
         if isinstance(value, dict):

@@ -40,6 +40,9 @@ class KeyedLog(ABC):
     def end_offset(self) -> int:
         """The offset the next appended record will get (Kafka's high watermark)."""
 
+    def wait_stable(self, timeout_s: float = 150.0) -> None:
+        """Wait until every transaction open in the log now has ended; logs without transactions return at once."""
+
     def close(self) -> None:
         """Release clients, files and locks."""
 

@@ -18,6 +18,15 @@ from sparkcat.storage.log import KeyedLog, LogView
 log = logging.getLogger(__name__)
 
 
+def record_key(connector: str, pkey: str) -> str:
+    """The offsets topic key of one source partition: ``["NAME",{partition}]``, as Connect writes it.
+
+    ``pkey`` is ``partition_key(partition)``. Writers outside the store (a source task's
+    transaction) use it too, so the store merges their records with its own.
+    """
+    return f"[{json_codec.dumps(connector).decode()},{pkey}]"
+
+
 class OffsetStore(LogView):
     """Latest source offset per (connector, source partition), read from a keyed log."""
 
@@ -61,7 +70,7 @@ class OffsetStore(LogView):
         records = []
         for partition, offset in offsets:
             key = partition_key(partition)
-            raw = f"[{json_codec.dumps(connector).decode()},{key}]"
+            raw = record_key(connector, key)
             if offset is None:
                 others = self._raw_keys.get(connector, {}).get(key, set()) - {raw}
                 records += [(k, None) for k in sorted(others)]
@@ -75,8 +84,14 @@ class OffsetStore(LogView):
             for raw, value in records:
                 self._apply(raw, value)
 
-    def get(self, connector: str) -> dict[str, Any]:
-        """``{partition_key: offset}`` for every partition of ``connector`` with an offset."""
+    def get(self, connector: str, stable: bool = False) -> dict[str, Any]:
+        """``{partition_key: offset}`` for every partition of ``connector`` with an offset.
+
+        ``stable``: first wait until every transaction open in the log now has ended
+        (``KeyedLog.wait_stable``), so a committed offset is never missed behind another's open one.
+        """
+        if stable:
+            self.backend.wait_stable()
         self.refresh()
         return {k: o for k, (_, o) in self._offsets.get(connector, {}).items()}
 

@@ -269,6 +269,37 @@ class KafkaLog(KeyedLog):
         with self._scan_lock, self._wrapped("reading the end offset"):
             return self._watermarks(self._get_consumer())[1]
 
+    def wait_stable(self, timeout_s: float = 150.0) -> None:
+        """Wait until the last stable offset reaches the high watermark seen now.
+
+        Under ``read_committed`` a read ends at the last stable offset, before the first record
+        of the oldest open transaction (a task's batch, or a killed driver's zombie until it is
+        fenced or times out). Once that offset passes today's high watermark, every transaction
+        open now has committed or aborted, and a read sees all that was committed before it.
+        """
+        self.open()
+        with self._wrapped("waiting for open transactions"):
+            high = self._uncommitted_end()
+            deadline = time.monotonic() + timeout_s
+            while True:
+                with self._scan_lock:
+                    stable = self._watermarks(self._get_consumer())[1]
+                if stable >= high:
+                    return
+                if time.monotonic() > deadline:
+                    raise self._error("waiting for open transactions",
+                                      f"offsets up to {high} still not stable after {timeout_s}s (at {stable})")
+                time.sleep(0.05)
+
+    def _uncommitted_end(self) -> int:
+        """The high watermark itself (a ``read_uncommitted`` ListOffsets), not the last stable offset."""
+        consumer = Consumer(self._config({"group.id": f"sparkcat-log-end-{uuid.uuid4().hex}",
+                                          "isolation.level": "read_uncommitted", "enable.auto.commit": False}))
+        try:
+            return self._watermarks(consumer)[1]
+        finally:
+            consumer.close()
+
     def _watermarks(self, consumer: Consumer) -> tuple[int, int]:
         """(low, high) watermark of partition 0; waits while a topic created a moment ago has no leader yet."""
         deadline = time.monotonic() + self.timeout_s

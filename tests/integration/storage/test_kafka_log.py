@@ -194,3 +194,28 @@ def test_newer_transactional_writer_fences_the_older(broker, unique_name):
     finally:
         first.close()
         second.close()
+
+
+def test_wait_stable_returns_once_every_transaction_open_now_has_ended(broker, unique_name):
+    """A committed record behind another writer's open transaction is invisible read_committed until it ends."""
+    import threading
+
+    from confluent_kafka import Producer
+
+    log = KafkaLog(broker.bootstrap, unique_name, timeout_s=10)
+    log.append([("first", b"1")])
+    zombie = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": f"{unique_name}-zombie"})
+    zombie.init_transactions(30)
+    zombie.begin_transaction()
+    zombie.produce(unique_name, key=b"open", value=b"x", partition=0)
+    zombie.flush(10)
+    log.append([("after", b"2")])  # committed, but behind the open transaction
+    assert [r.key for r in log.read()] == ["first"]
+    with pytest.raises(StorageError, match="not stable"):
+        log.wait_stable(timeout_s=1.0)
+    threading.Timer(1.0, lambda: zombie.abort_transaction(10)).start()
+    started = time.monotonic()
+    log.wait_stable(timeout_s=30)
+    assert time.monotonic() - started >= 0.5
+    assert [r.key for r in log.read()] == ["first", "after"]
+    log.close()

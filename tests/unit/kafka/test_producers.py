@@ -47,3 +47,15 @@ def test_the_first_delivery_error_fails_the_batch():
     deliveries("later", None)
     with pytest.raises(RuntimeError, match="broker down"):
         deliveries.raise_error()
+
+
+def test_transactional_config_uses_connects_id_and_a_transaction_timeout_librdkafka_accepts():
+    from confluent_kafka import Producer
+
+    from sparkcat.kafka.producers import task_transactional_id, transactional_config
+    assert task_transactional_id("connect-cluster", "my-conn", 2) == "connect-cluster-my-conn-2"
+    conf = transactional_config({"message.timeout.ms": "120000", "enable.idempotence": "false"}, "g-c-0")
+    assert conf["transactional.id"] == "g-c-0" and conf["enable.idempotence"] == "true"
+    assert int(conf["transaction.timeout.ms"]) >= 120000
+    assert transactional_config({"message.timeout.ms": "300000"}, "x")["transaction.timeout.ms"] == "300000"
+    Producer({**conf, "bootstrap.servers": "127.0.0.1:1"})  # librdkafka refuses message > transaction timeout

@@ -157,3 +157,20 @@ def test_a_port_that_is_not_a_whole_number_is_refused_naming_the_key(tmp_path, t
     with pytest.raises(ConfigError) as excinfo:
         load_worker_config(path)
     assert "rest.port" in excinfo.value.errors and str(path) in excinfo.value.message
+
+
+def test_exactly_once_source_support_is_enabled_by_default_and_read_from_the_file(tmp_path):
+    assert WorkerConfig().exactly_once_source_support == "enabled" and WorkerConfig().exactly_once_source
+    path = tmp_path / "worker.yaml"
+    path.write_text("exactly.once.source.support: disabled\n")
+    assert load_worker_config(path).exactly_once_source is False
+    path.write_text("exactly.once.source.support: sometimes\n")
+    with pytest.raises(ConfigError, match="exactly.once.source.support"):
+        load_worker_config(path)
+
+
+def test_exactly_once_source_support_preparing_is_refused_with_the_reason(tmp_path):
+    path = tmp_path / "worker.yaml"
+    path.write_text("exactly.once.source.support: preparing\n")
+    with pytest.raises(ConfigError, match="one driver, so there is nothing to prepare: set enabled or disabled"):
+        load_worker_config(path)

@@ -1,0 +1,175 @@
+"""Exactly-once source → Kafka (KIP-618 on micro-batches): the ``to_kafka_exactly_once`` handler.
+
+Each Spark partition is one connector task's share of the micro-batch. On its executor:
+
+1. a fresh transactional producer, ``transactional.id = {group.id}-{connector}-{task}``
+   (Connect's), metadata first, then ``init_transactions``, which fences every earlier
+   instance of the task (a zombie of a killed driver, a failed attempt);
+2. on a possible replay (the query's first batch, or a Spark task retry), the task's stored
+   offsets, read ``read_committed`` once every transaction open at that moment has ended;
+3. one transaction with the records and, to the offsets topic (partition 0, Connect's key and
+   value), the task's new source offsets;
+4. if the stored offsets already equal the batch's end, that transaction had committed before
+   the replay: this one is aborted and the task reports the batch as skipped. Otherwise (it
+   aborted, or never ran) the batch is written again.
+
+The driver then stores no offsets for the batch (``Reconciler.on_batch``): they are in the
+transaction. ``SPARKCAT_TEST_HOLD`` (tests only) parks the process at a kill point.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Iterator
+from itertools import chain
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql.types import DataType
+
+from sparkcat.connectors.converters import converter_for
+from sparkcat.kafka.producers import Deliveries, produce_all, task_transactional_id, transactional_producer
+from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, Tallies, batch_result, raise_task_error, result_batch
+from sparkcat.spark.plan import BatchResult, QueryPlan
+from sparkcat.spark.source_to_kafka import produce_arrow_rows, producer_config
+from sparkcat.storage import json_codec
+from sparkcat.storage.offsets import record_key
+
+__all__ = ["to_kafka_exactly_once", "EOS_RESULT_SCHEMA", "hold"]
+
+log = logging.getLogger(__name__)
+_CLIENT_LOG = logging.getLogger("sparkcat.spark.kafka.client")
+
+EOS_RESULT_SCHEMA = RESULT_SCHEMA + ", skipped BOOLEAN, transaction_ms DOUBLE"
+TIMEOUT_S = 60.0
+HOLD_ENV = "SPARKCAT_TEST_HOLD"
+
+
+def hold(point: str, batch_id: int) -> None:
+    """Tests only: with ``SPARKCAT_TEST_HOLD=point:batch:dir``, drop ``dir/point-batch`` and sleep for good here."""
+    spec = os.environ.get(HOLD_ENV, "")
+    want, _, rest = spec.partition(":")
+    batch, _, folder = rest.partition(":")
+    if want == point and batch == str(batch_id) and folder:
+        (Path(folder) / f"{point}-{batch_id}").write_text(str(os.getpid()))
+        while True:
+            time.sleep(3600)
+
+
+def _offset_records(connector: str, offsets: dict[str, tuple[str, str]]) -> tuple[list[bytes], list[bytes]]:
+    """Connect's offsets records of one task (key ``["NAME",{partition}]``), from the tally's JSON texts."""
+    keys = [record_key(connector, pkey).encode() for pkey in offsets]
+    values = [json_codec.dumps(json.loads(offset)) for _, offset in offsets.values()]
+    return keys, values
+
+
+def _committed_before(plan: QueryPlan, offsets: dict[str, tuple[str, str]]) -> bool:
+    """Whether the offsets store already holds this batch's end for every partition the task wrote."""
+    from sparkcat.storage.factory import open_offsets_store
+    store = open_offsets_store(plan.offsets_store)
+    try:
+        stored = store.get(plan.connector, stable=True)
+    finally:
+        store.close()
+    return bool(offsets) and all(stored.get(k) == json.loads(o) for k, (_, o) in offsets.items())
+
+
+class _TaskTransaction:
+    """One task's transaction in one Spark partition: producer, records, offsets, commit or abort."""
+
+    def __init__(self, plan: QueryPlan, conf: dict[str, str], task: int) -> None:
+        self.plan, self.task = plan, task
+        started = time.monotonic()
+        self.producer = transactional_producer(conf, task_transactional_id(plan.group_id, plan.connector, task),
+                                               _CLIENT_LOG, TIMEOUT_S)
+        self.init_ms = (time.monotonic() - started) * 1000
+        self.producer.begin_transaction()
+
+    def finish(self, offsets: dict[str, tuple[str, str]], deliveries: Deliveries, replay: bool,
+               batch_id: int) -> tuple[bool, float]:
+        """Commit records and offsets; abort instead when a replay finds them committed. (skipped, ms)."""
+        p = self.producer
+        if replay and _committed_before(self.plan, offsets):
+            p.abort_transaction(TIMEOUT_S)
+            return True, self.init_ms
+        keys, values = _offset_records(self.plan.connector, offsets)
+        topic = self.plan.offsets_store["topic"]
+        produce_all(p, topic, values, keys, partition=0, on_delivery=deliveries)
+        p.flush(TIMEOUT_S)  # as the at-least-once path does: not part of the cost of exactly-once
+        deliveries.raise_error()
+        started = time.monotonic()
+        p.commit_transaction(TIMEOUT_S)
+        hold("after-commit", batch_id)
+        return False, self.init_ms + (time.monotonic() - started) * 1000
+
+    def abort(self) -> None:
+        """After an error: abort what is abortable; a fenced producer just goes."""
+        try:
+            self.producer.abort_transaction(TIMEOUT_S)
+        except Exception as e:  # fenced or fatal: the coordinator aborts it, or the fencer did
+            log.warning("Aborting the transaction of task %s-%d failed: %s", self.plan.connector, self.task, e)
+
+
+def produce_task_batch(plan: QueryPlan, conf: dict[str, str], value_type: DataType, replay: bool, batch_id: int,
+                       batches: Iterator[Any]) -> Iterator[Any]:
+    """Executor: one task's rows and offsets in one transaction; yields its result row (``EOS_RESULT_SCHEMA``)."""
+    from pyspark import TaskContext
+    batches = (b for b in batches if b.num_rows)
+    first = next(batches, None)
+    if first is None:
+        return
+    task = first.column(first.schema.get_field_index("_task"))[0].as_py()
+    ctx = TaskContext.get()
+    replay = replay or (ctx is not None and ctx.attemptNumber() > 0)
+    convs = (converter_for(plan.connector_config, True), converter_for(plan.connector_config, False))
+    tallies, deliveries, txn = Tallies(), Deliveries(), None
+    try:
+        txn = _TaskTransaction(plan, conf, task)
+        for batch in chain([first], batches):
+            produce_arrow_rows(txn.producer, batch, convs, value_type, deliveries, tallies)
+            hold("mid-produce", batch_id)
+        if set(tallies) != {task}:
+            raise RuntimeError(f"one Spark partition holds tasks {sorted(tallies)}; exactly-once needs one")
+        skipped, ms = txn.finish(tallies[task].offsets, deliveries, replay, batch_id)
+    except Exception as e:
+        if txn is not None:
+            txn.abort()
+        raise_task_error(plan.connector, task, e)
+    tally = tallies[task]
+    if skipped:
+        tally.records = 0
+    base = result_batch({task: tally.decoded()})
+    import pyarrow as pa
+    yield pa.RecordBatch.from_arrays([*base.columns, pa.array([skipped]), pa.array([ms], pa.float64())],
+                                     names=[*base.schema.names, "skipped", "transaction_ms"])
+
+
+def to_kafka_exactly_once(plan: QueryPlan) -> Handler:
+    """Handler writing each task's share of a batch and its offsets in one Kafka transaction."""
+    conf = producer_config(plan)
+    fresh = [True]  # the query's first batch may be a replay of one the last run wrote
+
+    def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
+        started = time.monotonic()
+        value_type = batch_df.schema["value"].dataType
+        replay = fresh[0]
+
+        def write(batches: Iterator[Any]) -> Iterator[Any]:
+            return produce_task_batch(plan, conf, value_type, replay, batch_id, batches)
+
+        rows = batch_df.mapInArrow(write, EOS_RESULT_SCHEMA).collect()
+        fresh[0] = False
+        result = batch_result(plan.connector, batch_id, rows, started)
+        result.transaction_ms = max((r.transaction_ms for r in rows), default=None)
+        skipped = sorted(r.task for r in rows if r.skipped)
+        if skipped:
+            log.info("Connector %s: batch %d was replayed; task(s) %s had committed it already and skipped it",
+                     plan.connector, batch_id, skipped)
+        hold("before-spark-commit", batch_id)
+        return result
+
+    return handler
