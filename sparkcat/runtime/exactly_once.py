@@ -50,8 +50,11 @@ def _setting(config: Mapping[str, Any], key: str, default: str) -> str:
     return str(config.get(key) if config.get(key) is not None else default).strip().lower()
 
 
-def declared_support(cls: type[Connector], config: Mapping[str, Any]) -> list[str]:
-    """Connect's messages for a connector class that does not declare ``SUPPORTED`` for ``config`` (none if it does)."""
+def declared_support(cls: type[Connector], config: Mapping[str, Any], not_declared: str = NOT_DECLARED) -> list[str]:
+    """Connect's messages for a connector class that does not declare ``SUPPORTED`` for ``config`` (none if it does).
+
+    ``not_declared``: the message when the class does not say (sinks word it without "source").
+    """
     try:
         answer = cls().exactly_once_support(config)
     except Exception as e:  # a plugin's bug: reported on the key, as Connect does
@@ -59,7 +62,7 @@ def declared_support(cls: type[Connector], config: Mapping[str, Any]) -> list[st
         text = str(e).strip()
         return [f"{UNEXPECTED}: {text}" if text else f"{UNEXPECTED}; please see the worker logs for more details."]
     if answer is None:
-        return [NOT_DECLARED]
+        return [not_declared]
     if answer != ExactlyOnceSupport.SUPPORTED:
         return [UNSUPPORTED]
     return []

@@ -14,18 +14,16 @@ Each Spark partition is one connector task's share of the micro-batch. On its ex
    aborted, or never ran) the batch is written again.
 
 The driver then stores no offsets for the batch (``Reconciler.on_batch``): they are in the
-transaction. ``SPARKCAT_TEST_HOLD`` (tests only) parks the process at a kill point.
+transaction. ``kill_points.hold`` (tests only) parks the process at a kill point.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from collections.abc import Iterator
 from itertools import chain
-from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -34,32 +32,19 @@ from pyspark.sql.types import DataType
 from sparkcat.connectors.converters import converter_for
 from sparkcat.kafka.producers import Deliveries, produce_all, task_transactional_id, transactional_producer
 from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, Tallies, batch_result, raise_task_error, result_batch
+from sparkcat.spark.kill_points import hold
 from sparkcat.spark.plan import BatchResult, QueryPlan
 from sparkcat.spark.source_to_kafka import produce_arrow_rows, producer_config
 from sparkcat.storage import json_codec
 from sparkcat.storage.offsets import record_key
 
-__all__ = ["to_kafka_exactly_once", "EOS_RESULT_SCHEMA", "hold"]
+__all__ = ["to_kafka_exactly_once", "EOS_RESULT_SCHEMA"]
 
 log = logging.getLogger(__name__)
 _CLIENT_LOG = logging.getLogger("sparkcat.spark.kafka.client")
 
 EOS_RESULT_SCHEMA = RESULT_SCHEMA + ", skipped BOOLEAN, transaction_ms DOUBLE"
 TIMEOUT_S = 60.0
-HOLD_ENV = "SPARKCAT_TEST_HOLD"
-
-
-def hold(point: str, batch_id: int) -> None:
-    """Tests only: with ``SPARKCAT_TEST_HOLD=point:batch:dir``, drop ``dir/point-batch`` and sleep for good here."""
-    spec = os.environ.get(HOLD_ENV, "")
-    want, _, rest = spec.partition(":")
-    batch, _, folder = rest.partition(":")
-    if want == point and batch == str(batch_id) and folder:
-        (Path(folder) / f"{point}-{batch_id}").write_text(str(os.getpid()))
-        while True:
-            time.sleep(3600)
-
-
 def _offset_records(connector: str, offsets: dict[str, tuple[str, str]]) -> tuple[list[bytes], list[bytes]]:
     """Connect's offsets records of one task (key ``["NAME",{partition}]``), from the tally's JSON texts."""
     keys = [record_key(connector, pkey).encode() for pkey in offsets]
@@ -103,7 +88,7 @@ class _TaskTransaction:
         deliveries.raise_error()
         started = time.monotonic()
         p.commit_transaction(TIMEOUT_S)
-        hold("after-commit", batch_id)
+        hold(self.plan.connector, "after-commit", batch_id)
         return False, self.init_ms + (time.monotonic() - started) * 1000
 
     def abort(self) -> None:
@@ -131,7 +116,7 @@ def produce_task_batch(plan: QueryPlan, conf: dict[str, str], value_type: DataTy
         txn = _TaskTransaction(plan, conf, task)
         for batch in chain([first], batches):
             produce_arrow_rows(txn.producer, batch, convs, value_type, deliveries, tallies)
-            hold("mid-produce", batch_id)
+            hold(plan.connector, "mid-produce", batch_id)
         if set(tallies) != {task}:
             raise RuntimeError(f"one Spark partition holds tasks {sorted(tallies)}; exactly-once needs one")
         skipped, ms = txn.finish(tallies[task].offsets, deliveries, replay, batch_id)
@@ -169,7 +154,7 @@ def to_kafka_exactly_once(plan: QueryPlan) -> Handler:
         if skipped:
             log.info("Connector %s: batch %d was replayed; task(s) %s had committed it already and skipped it",
                      plan.connector, batch_id, skipped)
-        hold("before-spark-commit", batch_id)
+        hold(plan.connector, "before-spark-commit", batch_id)
         return result
 
     return handler

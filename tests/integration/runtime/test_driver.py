@@ -21,11 +21,16 @@ JSON_NO_SCHEMA = {"value.converter": "org.apache.kafka.connect.json.JsonConverte
                   "value.converter.schemas.enable": "false"}
 
 
+def kafka_worker_fields(bootstrap: str, tmp_path: Path, name: str) -> dict:
+    """The WorkerConfig fields of a driver on Kafka stores with topics of its own (JSON-able, for driver processes)."""
+    return dict(state_dir=str(tmp_path / "state"), bootstrap_servers=bootstrap,
+                config_topic=f"{name}-configs", offset_topic=f"{name}-offsets",
+                status_topic=f"{name}-status", file_allowed_dirs=[str(tmp_path)],
+                plugin_packages=list(PLUGIN_PACKAGES))
+
+
 def kafka_worker(broker, tmp_path: Path, name: str) -> WorkerConfig:
-    return WorkerConfig(state_dir=str(tmp_path / "state"), bootstrap_servers=broker.bootstrap,
-                        config_topic=f"{name}-configs", offset_topic=f"{name}-offsets",
-                        status_topic=f"{name}-status", file_allowed_dirs=[str(tmp_path)],
-                        plugin_packages=PLUGIN_PACKAGES)
+    return WorkerConfig(**kafka_worker_fields(broker.bootstrap, tmp_path, name))
 
 
 def local_worker(tmp_path: Path) -> WorkerConfig:

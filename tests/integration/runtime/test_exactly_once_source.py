@@ -1,7 +1,7 @@
 """Exactly-once source → Kafka: kill -9 of the whole driver at several points, then a restart.
 
-The driver runs in its own session (``eos_driver``); ``SPARKCAT_TEST_HOLD`` parks it at a kill point
-of batch ``HELD``, and every process of the session (the JVM, the Python daemon that moved to a
+The driver runs in its own session (``tests.driver_process``); a kill point (``sparkcat.spark.kill_points``)
+parks it in batch ``HELD``, and every process of the session (the JVM, the Python daemon that moved to a
 process group of its own, its workers) is SIGKILLed there. A driver started again on the same
 worker and checkpoint must leave each topic, read ``read_committed``, holding every position
 from 1 to the stored offset exactly once.
@@ -13,45 +13,32 @@ import collections
 import json
 import logging
 import os
-import signal
-import subprocess
-import sys
 
 import pytest
 
 from sparkcat.runtime.plans import checkpoint_dir
 from sparkcat.runtime.stores import offsets_store_spec
-from sparkcat.spark.source_txn import HOLD_ENV
+from sparkcat.spark.kill_points import HOLD_DIR_ENV, HOLD_ENV
 from sparkcat.storage.factory import open_offsets_store
-from tests.integration.runtime.eos_driver import CONNECTOR
-from tests.integration.runtime.test_driver import JSON_NO_SCHEMA, kafka_worker, start_driver, states
+from tests.driver_process import kill_session, start_driver_process
+from tests.integration.runtime.test_driver import (
+    JSON_NO_SCHEMA,
+    kafka_worker,
+    kafka_worker_fields,
+    start_driver,
+    states,
+)
 from tests.kafka_helpers import read_json_values, read_topic, wait_until
-from tests.spark_fixture import REPO
 
 pytestmark = pytest.mark.integration
 
+CONNECTOR = "eos"
 HELD = 3
 PER_BATCH = 400
 INCREMENTS = (1, 100)
 CONFIG = {"connector.class": "increment", "increments": ",".join(map(str, INCREMENTS)), "tasks.max": "2",
           "records.per.poll": str(PER_BATCH), "batch.max.records": str(PER_BATCH), "trigger.interval.ms": "200",
           "exactly.once.support": "required", **JSON_NO_SCHEMA}
-
-
-def session_pids(sid: int) -> list[int]:
-    out = subprocess.run(["ps", "-s", str(sid), "-o", "pid="], capture_output=True, text=True).stdout
-    return [int(p) for p in out.split()]
-
-
-def kill_session(child: subprocess.Popen) -> None:
-    """SIGKILL every process of the child's session: killpg would miss pyspark's daemon (its own group)."""
-    for pid in session_pids(child.pid):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    child.wait(30)
-    wait_until(lambda: not session_pids(child.pid), timeout_s=30, message="every process of the session gone")
 
 
 def stored_positions(worker) -> dict[int, int]:
@@ -75,10 +62,8 @@ def test_sigkilled_driver_restarts_with_every_record_exactly_once(spark, broker,
     worker = kafka_worker(broker, tmp_path, unique_name)
     markers, log_path = tmp_path / "markers", tmp_path / "driver.log"
     markers.mkdir()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "tests.integration.runtime.eos_driver", broker.bootstrap, str(tmp_path), unique_name,
-         json.dumps(config)], cwd=REPO, env={**os.environ, HOLD_ENV: f"{point}:{HELD}:{markers}"},
-        start_new_session=True, stdout=subprocess.DEVNULL, stderr=open(log_path, "wb"))
+    child = start_driver_process(kafka_worker_fields(broker.bootstrap, tmp_path, unique_name), {CONNECTOR: config},
+                                 log_path, {HOLD_ENV: f"{CONNECTOR}={point}@{HELD}", HOLD_DIR_ENV: str(markers)})
     try:
         wait_until(lambda: any(markers.iterdir()) or child.poll() is not None, timeout_s=240,
                    message=f"the driver to reach {point} of batch {HELD}")
