@@ -85,6 +85,13 @@ class Driver:
         """Why the driver is not live (``/health`` answers 503 with it), or None."""
         return unhealthy_reason(self.herder, self.config_stream.outage if self.config_stream else None)
 
+    def __enter__(self) -> Driver:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
     def stop(self) -> None:
         """Graceful: pipelines stop, queries finish their batch and stop, stores close."""
         log.info("Driver %s stopping", self.driver_id)

@@ -34,7 +34,13 @@ def produce(bootstrap: str, topic: str, values: list[bytes], partition: int | No
 
 def read_topic(bootstrap: str, topic: str, timeout_s: float = 20.0,
                isolation: str = "read_committed") -> list[tuple[int, int, bytes | None, bytes | None]]:
-    """Every record now in ``topic`` as (partition, offset, key, value), reading each partition to EOF.
+    """Every record now in ``topic`` as (partition, offset, key, value); see ``read_topic_with_timestamps``."""
+    return [r[:4] for r in read_topic_with_timestamps(bootstrap, topic, timeout_s, isolation)]
+
+
+def read_topic_with_timestamps(bootstrap: str, topic: str, timeout_s: float = 20.0, isolation: str = "read_committed"
+                               ) -> list[tuple[int, int, bytes | None, bytes | None, int]]:
+    """Every record now in ``topic`` as (partition, offset, key, value, timestamp), reading each partition to EOF.
 
     ``read_committed`` (librdkafka's default, and sparkcat's): records of open or aborted transactions
     are left out; ``read_uncommitted`` shows them too.
@@ -58,7 +64,7 @@ def read_topic(bootstrap: str, topic: str, timeout_s: float = 20.0,
                     pending.discard(msg.partition())
                     continue
                 raise RuntimeError(str(msg.error()))
-            out.append((msg.partition(), msg.offset(), msg.key(), msg.value()))
+            out.append((msg.partition(), msg.offset(), msg.key(), msg.value(), msg.timestamp()[1]))
         return out
     finally:
         c.close()

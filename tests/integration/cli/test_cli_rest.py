@@ -31,12 +31,8 @@ def driver(spark, tmp_path) -> Iterator[Driver]:
     worker = WorkerConfig(state_dir=str(tmp_path / "state"), rest_host="127.0.0.1", rest_port=free_port(),
                           group_id="cli-it", file_allowed_dirs=[str(tmp_path)],
                           plugin_packages=["sparkcat.connectors", "tests.unit.rest"])
-    running = Driver(spark, worker, rest=True, watch_pipelines=False)
-    running.start()
-    try:
+    with Driver(spark, worker, rest=True, watch_pipelines=False) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
-from sparkcat.bootstrap import Driver
 from sparkcat.runtime.worker_config import WorkerConfig
 from tests.broker import KafkaBroker
-from tests.kafka_helpers import create_topic, read_topic, wait_until
+from tests.integration.runtime.test_driver import start_driver, status_of
+from tests.kafka_helpers import create_topic, read_topic, read_topic_with_timestamps, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -34,17 +34,6 @@ def kafka_worker(broker, tmp_path: Path, name: str) -> WorkerConfig:
                         config_topic=f"{name}-configs", offset_topic=f"{name}-offsets",
                         status_topic=f"{name}-status", file_allowed_dirs=[str(tmp_path)],
                         plugin_packages=["sparkcat.connectors", "tests.integration.connectors"])
-
-
-def start_driver(spark, worker: WorkerConfig) -> Driver:
-    driver = Driver(spark, worker, rest=False, watch_pipelines=False)
-    driver.start()
-    return driver
-
-
-def status_of(driver: Driver, name: str) -> dict:
-    from sparkcat.runtime.status_view import connector_status
-    return connector_status(name, driver.herder.snapshot(), driver.stores.status)
 
 
 def produce_records(bootstrap: str, topic: str, partitions: int, count: int, start: int = 0) -> list[tuple]:
@@ -71,29 +60,7 @@ def by_partition(records) -> dict[int, list[tuple]]:
 
 def read_with_ts(bootstrap: str, topic: str) -> list[tuple]:
     """Every record of ``topic`` as (partition, key, value, timestamp), in offset order per partition."""
-    from confluent_kafka import Consumer, KafkaError, TopicPartition
-    import uuid
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"t-{uuid.uuid4().hex}", "enable.partition.eof": True,
-                  "enable.auto.commit": False})
-    try:
-        md = c.list_topics(topic, timeout=10).topics[topic]
-        c.assign([TopicPartition(topic, p, 0) for p in md.partitions])
-        pending, out = set(md.partitions), []
-        deadline = time.monotonic() + 30
-        while pending and time.monotonic() < deadline:
-            msg = c.poll(0.5)
-            if msg is None:
-                continue
-            if msg.error():
-                if msg.error().code() == KafkaError._PARTITION_EOF:
-                    pending.discard(msg.partition())
-                    continue
-                raise RuntimeError(str(msg.error()))
-            out.append((msg.partition(), msg.offset(), msg.key(), msg.value(), msg.timestamp()[1]))
-        out.sort(key=lambda r: (r[0], r[1]))
-        return [(p, k, v, ts) for p, _o, k, v, ts in out]
-    finally:
-        c.close()
+    return [(p, k, v, ts) for p, _o, k, v, ts in sorted(read_topic_with_timestamps(bootstrap, topic, 30.0))]
 
 
 def count_of(bootstrap: str, topic: str) -> int:

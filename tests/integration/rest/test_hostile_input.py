@@ -42,12 +42,8 @@ def driver(spark, tmp_path, monkeypatch) -> Iterator[Driver]:
                                             "config.providers.file.class":
                                                 "org.apache.kafka.common.config.provider.FileConfigProvider",
                                             "config.providers.file.param.allowed.paths": str(tmp_path / "secrets")})
-    running = Driver(spark, worker, rest=True, watch_pipelines=False)
-    running.start()
-    try:
+    with Driver(spark, worker, rest=True, watch_pipelines=False) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture

@@ -75,12 +75,8 @@ def secured(spark, tmp_path_factory) -> Iterator[Secured]:
     # the tests' sink files live in their own tmp_path, beside this fixture's directory
     worker = WorkerConfig(state_dir=str(base / "state"), group_id="rest-sec", rest_port=http_port,
                           rest_security=security, file_allowed_dirs=[str(tmp_path_factory.getbasetemp())])
-    driver = Driver(spark, worker, rest=True, watch_pipelines=False)
-    driver.start()
-    try:
+    with Driver(spark, worker, rest=True, watch_pipelines=False) as driver:
         yield Secured(driver, f"http://127.0.0.1:{http_port}", f"https://127.0.0.1:{https_port}", cert)
-    finally:
-        driver.stop()
 
 
 def increment(out: Path) -> dict[str, str]:
