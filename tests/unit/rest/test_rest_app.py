@@ -101,6 +101,8 @@ def test_put_creates_then_updates_and_patch_merges(client, driver, tmp_path):
 
 def test_invalid_input_is_a_4xx_with_a_message_and_writes_nothing(client, driver, tmp_path):
     create(client, "ok", increment(tmp_path / "o"))
+    # the herder writes the new connector's task configs after the POST returns: let it finish first
+    wait_until(lambda: len(driver.herder.task_configs("ok")) == 2, timeout_s=30, message="ok's task configs")
     before = driver.config_log_end()
     cases = [
         (create(client, "bad", increment(tmp_path / "x", **{"tasks.max": "-1"})), 400, ["tasks.max"]),
