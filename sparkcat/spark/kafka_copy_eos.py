@@ -28,12 +28,18 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 from sparkcat.api.util import partition_key
 from sparkcat.errors import ConfigError, ConnectorError
+from sparkcat.kafka.producers import (
+    TRANSACTION_TIMEOUT_MS,
+    fence_transactional_ids,
+    task_transactional_id,
+    transactional_producer,
+)
 from sparkcat.spark.batch_results import raise_task_error, worker_id
 from sparkcat.spark.kafka_input import sink_position, tp_key
 from sparkcat.spark.kill_points import hold
@@ -48,8 +54,6 @@ _CLIENT_LOG = logging.getLogger("sparkcat.spark.kafka.client")
 
 EOS_RESULT_SCHEMA = "task INT, worker_id STRING, records BIGINT, offsets STRING, skipped BIGINT, txn_ms DOUBLE"
 TXN_TIMEOUT_S = 60.0
-#: librdkafka wants message.timeout.ms <= transaction.timeout.ms; both ride out a broker restart.
-TRANSACTION_TIMEOUT_MS = 120000
 #: What the Java writer's settings become for librdkafka: Java's partitioner for keyed records.
 _PYTHON_DEFAULTS = {"partitioner": "murmur2_random"}
 _DROPPED = ("interceptor.classes",)  # the timestamp interceptor: this producer sets timestamps itself
@@ -90,26 +94,10 @@ def _check_known(conf: Mapping[str, str]) -> None:
                           {"exactly.once.support": [str(e)]}) from e
 
 
-def transactional_id(group_id: str, connector: str, task: int) -> str:
-    """Connect's ``Worker.taskTransactionalId``: ``{group.id}-{connector}-{task}``."""
-    return f"{group_id}-{connector}-{task}"
-
-
-def _txn_producer(conf: Mapping[str, str], txn_id: str) -> Any:
-    """A fresh transactional producer, initialised: any earlier producer of ``txn_id`` is fenced now."""
-    from confluent_kafka import Producer
-    producer = Producer({**conf, "transactional.id": txn_id, "logger": _CLIENT_LOG})
-    producer.list_topics(timeout=TXN_TIMEOUT_S)  # connected first: init_transactions is then quick (bimodal otherwise)
-    producer.init_transactions(TXN_TIMEOUT_S)
-    return producer
-
-
 def fence(conf: Mapping[str, str], group_id: str, connector: str, tasks: int) -> None:
     """Fence the producers of task ids ``0..tasks-1`` (in parallel): their open transactions are aborted."""
-    ids = [transactional_id(group_id, connector, t) for t in range(tasks)]
-    with ThreadPoolExecutor(max_workers=min(8, max(1, len(ids)))) as pool:
-        for producer in pool.map(lambda i: _txn_producer(conf, i), ids):
-            producer.flush(0)
+    fence_transactional_ids(dict(conf), [task_transactional_id(group_id, connector, t) for t in range(tasks)],
+                            _CLIENT_LOG, TXN_TIMEOUT_S)
 
 
 def _wait_stable(conf: Mapping[str, str], topic: str, timeout_s: float) -> None:
@@ -253,12 +241,13 @@ def copy_partition(spec: EosCopy, batches: Iterator[Any]) -> Iterator[Any]:
     ends: dict[tuple[str, int], int] = {}
     try:
         ctx = TaskContext.get()
-        producer = _txn_producer(spec.conf, transactional_id(spec.group_id, spec.connector, task))
+        producer = transactional_producer(dict(spec.conf), task_transactional_id(spec.group_id, spec.connector, task),
+                                          _CLIENT_LOG, TXN_TIMEOUT_S)
         if ctx is not None and ctx.attemptNumber() > 0:  # an earlier attempt may have committed: fenced now
             floors = committed_floors(spec.conf, spec.offsets_store, spec.connector)
         txn_s += time.monotonic() - started
         producer.begin_transaction()
-        for batch in _chain(first, batches):
+        for batch in chain([first], batches):
             rows = _unwritten(batch, floors or {})
             skipped += batch.num_rows - rows.num_rows
             if rows.num_rows:
@@ -276,11 +265,6 @@ def copy_partition(spec: EosCopy, batches: Iterator[Any]) -> Iterator[Any]:
         _abort(producer)
         raise_task_error(spec.connector, task, e)
     yield _result(task, records, skipped, offsets, txn_s * 1000)
-
-
-def _chain(first: Any, rest: Iterator[Any]) -> Iterator[Any]:
-    yield first
-    yield from rest
 
 
 def _abort(producer: Any) -> None:

@@ -32,6 +32,7 @@ from pyspark.sql.types import DataType
 from sparkcat.connectors.converters import converter_for
 from sparkcat.kafka.producers import Deliveries, produce_all, task_transactional_id, transactional_producer
 from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, Tallies, batch_result, raise_task_error, result_batch
+from sparkcat.spark.error_handling import record_errors
 from sparkcat.spark.kill_points import hold
 from sparkcat.spark.plan import BatchResult, QueryPlan
 from sparkcat.spark.source_to_kafka import produce_arrow_rows, producer_config
@@ -45,6 +46,8 @@ _CLIENT_LOG = logging.getLogger("sparkcat.spark.kafka.client")
 
 EOS_RESULT_SCHEMA = RESULT_SCHEMA + ", skipped BOOLEAN, transaction_ms DOUBLE"
 TIMEOUT_S = 60.0
+
+
 def _offset_records(connector: str, offsets: dict[str, tuple[str, str]]) -> tuple[list[bytes], list[bytes]]:
     """Connect's offsets records of one task (key ``["NAME",{partition}]``), from the tally's JSON texts."""
     keys = [record_key(connector, pkey).encode() for pkey in offsets]
@@ -60,7 +63,7 @@ def _committed_before(plan: QueryPlan, offsets: dict[str, tuple[str, str]]) -> b
         stored = store.get(plan.connector, stable=True)
     finally:
         store.close()
-    return bool(offsets) and all(stored.get(k) == json.loads(o) for k, (_, o) in offsets.items())
+    return bool(offsets) and all(k in stored and stored[k] == json.loads(o) for k, (_, o) in offsets.items())
 
 
 class _TaskTransaction:
@@ -114,9 +117,11 @@ def produce_task_batch(plan: QueryPlan, conf: dict[str, str], value_type: DataTy
     tallies, deliveries, txn = Tallies(), Deliveries(), None
     try:
         txn = _TaskTransaction(plan, conf, task)
+        errors = record_errors(plan, conf, txn.producer)  # dead letters commit or abort with the batch
         for batch in chain([first], batches):
-            produce_arrow_rows(txn.producer, batch, convs, value_type, deliveries, tallies)
+            produce_arrow_rows(txn.producer, batch, convs, value_type, deliveries, tallies, errors=errors)
             hold(plan.connector, "mid-produce", batch_id)
+        errors.flush()
         if set(tallies) != {task}:
             raise RuntimeError(f"one Spark partition holds tasks {sorted(tallies)}; exactly-once needs one")
         skipped, ms = txn.finish(tallies[task].offsets, deliveries, replay, batch_id)

@@ -293,8 +293,10 @@ class KafkaLog(KeyedLog):
 
     def _uncommitted_end(self) -> int:
         """The high watermark itself (a ``read_uncommitted`` ListOffsets), not the last stable offset."""
-        consumer = Consumer(self._config({"group.id": f"sparkcat-log-end-{uuid.uuid4().hex}",
-                                          "isolation.level": "read_uncommitted", "enable.auto.commit": False}))
+        # read_uncommitted after the client config: a worker's kafka.isolation.level must not turn this
+        # high watermark into the stable offset, which would make wait_stable return at once
+        consumer = Consumer({**self._config({"group.id": f"sparkcat-log-end-{uuid.uuid4().hex}",
+                                             "enable.auto.commit": False}), "isolation.level": "read_uncommitted"})
         try:
             return self._watermarks(consumer)[1]
         finally:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pyarrow as pa
 
 from sparkcat.spark import kill_points
-from sparkcat.spark.kafka_copy_eos import _positions, _unwritten, transactional_id
+from sparkcat.kafka.producers import task_transactional_id as transactional_id
+from sparkcat.spark.kafka_copy_eos import _positions, _unwritten
 
 
 def rows(topic: str, partitions: list[int], offsets: list[int]) -> pa.RecordBatch:
