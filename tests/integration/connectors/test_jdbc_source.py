@@ -18,7 +18,8 @@ from sparkcat.api import partition_key
 from sparkcat.connectors.jdbc_source import JdbcSourceConnector, JdbcSourceTask
 from sparkcat.errors import ConnectorError
 from tests.integration.connectors.test_kafka_sink import kafka_worker
-from tests.integration.runtime.test_driver import start_driver, states
+from sparkcat.model.config_state import TargetState
+from tests.integration.runtime.test_driver import start_driver, states, status_of
 from tests.kafka_helpers import read_json_values, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -177,11 +178,22 @@ def test_tables_into_topics_through_the_driver_keep_offsets_across_tasks_max(spa
         wait_until(lambda: all(len(read_json_values(broker.bootstrap, prefix + t)) >= 60 for t in ("t1", "t2")),
                    timeout_s=120, message="the new rows after tasks.max changed")
         time.sleep(1)
-        offsets = {json.dumps(p, sort_keys=True): o for p, o in driver.stores.offsets.partitions("pg")}
+        offsets = {json.dumps(p, sort_keys=True): o for p, o in driver.herder.connector_offsets("pg")}
+        # Offsets written in Connect JDBC's format (as `PATCH /connectors/pg/offsets` takes them) are honoured.
+        driver.herder.set_target_state("pg", TargetState.STOPPED)
+        wait_until(lambda: status_of(driver, "pg")["connector"]["state"] == "STOPPED", timeout_s=60,
+                   message="STOPPED")
+        t1 = {"protocol": "1", "table": f"{pg_database}.public.t1"}
+        driver.herder.alter_connector_offsets("pg", [(t1, {"incrementing": 55})])
+        driver.herder.set_target_state("pg", TargetState.STARTED)
+        wait_until(lambda: len(read_json_values(broker.bootstrap, prefix + "t1")) >= 65, timeout_s=120,
+                   message="t1 again from id 56")
+        time.sleep(1)
     finally:
         driver.stop()
+    assert [v["id"] for v in read_json_values(broker.bootstrap, prefix + "t1")][60:] == [56, 57, 58, 59, 60]
     for t in ("t1", "t2"):
-        values = read_json_values(broker.bootstrap, prefix + t)
+        values = read_json_values(broker.bootstrap, prefix + t)[:60]
         assert [v["id"] for v in values] == list(range(1, 61))  # each row once, in order: offsets were kept
         assert values[0] == {"id": 1, "name": f"{t}-1"}
     assert offsets == {json.dumps({"protocol": "1", "table": f"{pg_database}.public.{t}"}, sort_keys=True):
