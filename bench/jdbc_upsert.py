@@ -132,7 +132,8 @@ def sparkcat_load(pg: Any, db: str, broker: Any, topic: str, records: int, work:
     with pg.connect(db) as conn:
         def written() -> int:
             try:
-                return conn.execute("SELECT coalesce(sum(next_offset), 0) FROM sparkcat_jdbc_positions").fetchone()[0]
+                return int(conn.execute("SELECT coalesce(sum(next_offset), 0) FROM sparkcat_jdbc_positions")
+                           .fetchone()[0])
             except Exception:
                 return 0
         started = time.monotonic()

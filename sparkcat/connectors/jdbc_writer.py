@@ -87,12 +87,20 @@ class TableWriter:
         if self.table.columns is None:
             self.table.columns = self._lookup()
         names = list(dict.fromkeys(k for row in rows for k in row))
+        if self.table.columns and all(n in self.table.columns for n in names):
+            return
+        self._lock()  # another task may be creating or evolving the same table: look again once it is done
+        self.table.columns = self._lookup()
         if not self.table.columns:
             self._create(names, rows)
             return
         missing = [n for n in names if n not in self.table.columns]
         if missing:
             self._evolve(missing, rows)
+
+    def _lock(self) -> None:
+        """Serialise DDL on this table among sparkcat writers (held until the batch's transaction ends)."""
+        self.conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"sparkcat.jdbc:{self.table.label}"])
 
     def _type_of(self, name: str, rows: list[dict[str, Any]]) -> Any:
         sample = next((row[name] for row in rows if row.get(name) is not None), None)
@@ -210,11 +218,13 @@ class Positions:
         self.read: dict[tuple[str, int], int] = {}
 
     def load(self) -> dict[tuple[str, int], int]:
-        """Create the table when missing, then read this connector's positions."""
+        """Create the table when missing (in a transaction of its own), then read this connector's positions."""
         sql = _sql()
+        self.conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"sparkcat.jdbc:{POSITIONS_TABLE}"])
         self.conn.execute(sql.SQL("CREATE TABLE IF NOT EXISTS {} (connector TEXT NOT NULL, topic TEXT NOT NULL, "
                                   "kafka_partition INT NOT NULL, next_offset BIGINT NOT NULL, "
                                   "PRIMARY KEY (connector, topic, kafka_partition))").format(self.ident))
+        self.conn.commit()
         rows = self.conn.execute(sql.SQL("SELECT topic, kafka_partition, next_offset FROM {} WHERE connector = %s")
                                  .format(self.ident), [self.connector]).fetchall()
         self.read = {(t, p): o for t, p, o in rows}

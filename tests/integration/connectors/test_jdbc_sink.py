@@ -163,3 +163,24 @@ def test_topic_into_table_through_the_driver(spark, broker, postgres, pg_databas
     finally:
         driver.stop()
     assert dict(rows(db, f'SELECT id, n FROM "{topic}"')) == {k: v for k, v in expected.items() if v is not None}
+
+
+def test_two_tasks_creating_the_same_table_at_once_both_commit(postgres, pg_database, db):
+    import threading
+    config = cfg(postgres, pg_database)
+    errors: list[BaseException] = []
+
+    def task(partition: int) -> None:
+        try:
+            write_batch(config, [rec(i, {"id": i * 10 + partition}, partition=partition) for i in range(50)],
+                        task_id=partition)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=task, args=(p,)) for p in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == []
+    assert rows(db, "SELECT count(*), count(DISTINCT id) FROM orders") == [(100, 100)]
