@@ -130,6 +130,7 @@ class JdbcSinkSettings:
                    parsed[AUTO_EVOLVE], parsed[DELETE], parsed[TABLE_FORMAT], parsed[BATCH_SIZE])
 
     def table_of(self, topic: str) -> tuple[str, ...]:
+        """The table records of ``topic`` go to (``table`` or ``(schema, table)``)."""
         return split_name(self.table_format.replace("${topic}", topic))
 
 
@@ -157,6 +158,8 @@ class JdbcSinkConnector(CopiesConfigToTasks, SinkConnector):
 
 
 def _struct(value: Any) -> dict[str, Any] | None:
+    if type(value) is dict:
+        return value
     if hasattr(value, "asDict"):
         value = value.asDict(recursive=True)
     return value if isinstance(value, dict) else None
@@ -175,6 +178,8 @@ class JdbcSinkTask(SinkTask):
         self._tables: dict[tuple[str, ...], TableWriter] = {}
         self._skipped = 0
         self._key_names: list[str] = []
+        self._pending: list[SinkRecord] = []
+        self._topic_tables: dict[str, tuple[str, ...]] = {}
 
     def version(self) -> str:
         return __version__
@@ -190,7 +195,7 @@ class JdbcSinkTask(SinkTask):
         self._conn = connect(self.settings.connection)
         self._positions = Positions(self._conn, self.connector)
         self._next = self._positions.load()
-        self._ends, self._tables, self._skipped = {}, {}, 0
+        self._ends, self._tables, self._skipped, self._pending = {}, {}, 0, []
         return True
 
     def put(self, records: list[SinkRecord]) -> None:
@@ -206,14 +211,23 @@ class JdbcSinkTask(SinkTask):
                 continue
             self._ends[tp] = max(self._ends.get(tp, 0), r.kafka_offset + 1)
             fresh.append(r)
+        self._pending += fresh
         size = self.settings.batch_size
-        for lo in range(0, len(fresh), size):
-            self._write(fresh[lo:lo + size])
+        while len(self._pending) >= size:
+            chunk, self._pending = self._pending[:size], self._pending[size:]
+            self._write(chunk)
+
+    def _table_of(self, topic: str) -> tuple[str, ...]:
+        parts = self._topic_tables.get(topic)
+        if parts is None:
+            assert self.settings is not None
+            parts = self._topic_tables[topic] = self.settings.table_of(topic)
+        return parts
 
     def _write(self, records: list[SinkRecord]) -> None:
         by_table: dict[tuple[str, ...], list[SinkRecord]] = {}
         for r in records:
-            by_table.setdefault(self.settings.table_of(r.topic), []).append(r)  # type: ignore[union-attr]
+            by_table.setdefault(self._table_of(r.topic), []).append(r)
         for parts, group in by_table.items():
             writer = self._tables.get(parts)
             if writer is None:
@@ -241,9 +255,14 @@ class JdbcSinkTask(SinkTask):
             if run:
                 (writer.delete if deleting else writer.insert)(run)
             return
-        last: dict[tuple, tuple[bool, dict[str, Any]]] = {}
-        for is_delete, row in ops:
-            last[tuple(row.get(n) for n in writer.pk)] = (is_delete, row)
+        last: dict[Any, tuple[bool, dict[str, Any]]] = {}
+        if len(writer.pk) == 1:
+            pk = writer.pk[0]
+            for op in ops:
+                last[op[1].get(pk)] = op
+        else:
+            for op in ops:
+                last[tuple(op[1].get(n) for n in writer.pk)] = op
         writes = [row for d, row in last.values() if not d]
         (writer.upsert if s.insert_mode == UPSERT else writer.update)(writes)
         writer.delete([{n: row[n] for n in writer.pk} for d, row in last.values() if d])
@@ -271,7 +290,7 @@ class JdbcSinkTask(SinkTask):
             raise ConnectorError(f"JDBC sink needs struct values (JSON objects); the record at topic={r.topic} "
                                  f"partition={r.kafka_partition} offset={r.kafka_offset} has "
                                  f"{'a null' if r.value is None else type(r.value).__name__} value")
-        row = {k: v for k, v in value.items() if not s.fields or k in s.fields}
+        row = {k: v for k, v in value.items() if k in s.fields} if s.fields else dict(value)
         if s.pk_mode == KAFKA:
             names = s.pk_fields or KAFKA_PK
             row.update(zip(names, (r.topic, r.kafka_partition, r.kafka_offset)))
@@ -290,20 +309,24 @@ class JdbcSinkTask(SinkTask):
         assert s is not None
         key = _struct(r.key)
         if key is not None:
-            row = {k: v for k, v in key.items() if not s.pk_fields or k in s.pk_fields}
+            row = {k: v for k, v in key.items() if k in s.pk_fields} if s.pk_fields else dict(key)
         elif r.key is not None and len(s.pk_fields) == 1:
             row = {s.pk_fields[0]: r.key}
         else:
             raise ConnectorError(f"pk.mode record_key needs a struct key, or a primitive key with one pk.fields "
                                  f"name; the record at topic={r.topic} partition={r.kafka_partition} offset="
                                  f"{r.kafka_offset} has {'no' if r.key is None else 'a primitive'} key")
-        self._key_names = list(row)
+        if len(row) > len(self._key_names):
+            self._key_names = list(row)
         return row
 
     def flush(self, batch_id: int) -> None:
         """Save the batch's positions and commit the transaction."""
         if self._conn is None or self._positions is None:
             return
+        if self._pending:
+            chunk, self._pending = self._pending, []
+            self._write(chunk)
         self._positions.save(self._ends)
         self._conn.commit()
         if self._skipped:

@@ -37,8 +37,13 @@ def _ident_list(names: Iterable[str]) -> Any:
     return sql.SQL(", ").join(sql.Identifier(n) for n in names)
 
 
+_PLAIN = frozenset((int, float, str, bool, type(None)))
+
+
 def _cell(value: Any) -> Any:
     """A record field as COPY takes it: JSON text for structs and lists, UTC wall time for instants."""
+    if type(value) in _PLAIN:
+        return value
     if hasattr(value, "asDict"):
         value = value.asDict(recursive=True)
     if isinstance(value, (dict, list, tuple)):
