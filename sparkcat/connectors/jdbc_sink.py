@@ -57,6 +57,7 @@ AUTO_CREATE, AUTO_EVOLVE, DELETE, TABLE_FORMAT, BATCH_SIZE = "auto.create", "aut
 INSERT, UPSERT, UPDATE = "insert", "upsert", "update"
 NONE, KAFKA, RECORD_KEY, RECORD_VALUE = "none", "kafka", "record_key", "record_value"
 KAFKA_PK = ("__connect_topic", "__connect_partition", "__connect_offset")
+BATCH_MARKER = "__sparkcat_batch__"  # positions row of a source's sink: next_offset = its last committed batch
 
 CONFIG_DEF: ConfigDef = (
     define_connection(ConfigDef())
@@ -180,6 +181,8 @@ class JdbcSinkTask(SinkTask):
         self._key_names: list[str] = []
         self._pending: list[SinkRecord] = []
         self._topic_tables: dict[str, tuple[str, ...]] = {}
+        self._task_id = 0
+        self._kafka_fed = True
 
     def version(self) -> str:
         return __version__
@@ -188,6 +191,9 @@ class JdbcSinkTask(SinkTask):
         self.settings = JdbcSinkSettings.parse(config)
         context = getattr(self, "context", None)
         self.connector = context.connector if context is not None else str(config.get("name") or self.connector)
+        self._task_id = context.task_id if context is not None else int(config.get("task.id") or 0)
+        # The sink of a source connector (sink.* keys) gets no Kafka positions: its batches are counted instead.
+        self._kafka_fed = bool(str(config.get("topics") or "").strip() or str(config.get("topics.regex") or "").strip())
 
     def begin_batch(self, batch_id: int) -> bool:
         """Open the batch's transaction and read the positions already written."""
@@ -196,13 +202,25 @@ class JdbcSinkTask(SinkTask):
         self._positions = Positions(self._conn, self.connector)
         self._next = self._positions.load()
         self._ends, self._tables, self._skipped, self._pending = {}, {}, 0, []
+        if self._kafka_fed:
+            return True
+        marker = (BATCH_MARKER, self._task_id)
+        if batch_id <= self._next.get(marker, -1):
+            log.info("%s: batch %d of task %d is already in the database; skipping it", self.connector, batch_id,
+                     self._task_id)
+            self._close()
+            return False
+        self._ends[marker] = batch_id
         return True
 
     def put(self, records: list[SinkRecord]) -> None:
         """Write the records not yet in the database, in chunks of ``batch.size``."""
-        if self._conn is None:
-            self.begin_batch(-1)  # a runtime that does not call begin_batch still gets one transaction
+        if self._conn is None and not self.begin_batch(-1):  # a runtime without begin_batch: one transaction
+            return
         assert self.settings is not None
+        if not self._kafka_fed:
+            self._pending += records
+            records = []
         fresh = []
         for r in records:
             tp = (r.topic, r.kafka_partition)

@@ -184,3 +184,24 @@ def test_two_tasks_creating_the_same_table_at_once_both_commit(postgres, pg_data
         t.join(60)
     assert errors == []
     assert rows(db, "SELECT count(*), count(DISTINCT id) FROM orders") == [(100, 100)]
+
+
+def test_as_the_sink_of_a_source_connector_each_batch_is_written_once(postgres, pg_database, db):
+    """``sink.*`` of a source: records have no Kafka positions (offsets restart per batch); batch ids count."""
+    config = {**postgres.connection_config(pg_database), "auto.create": "true", "table.name.format": "copied"}
+
+    def batch(batch_id: int, first: int) -> None:
+        task = JdbcSinkTask()
+        task.initialize(SinkTaskContext("embedded", 0))
+        task.start(config)
+        try:
+            if task.begin_batch(batch_id):
+                task.put([rec(i, {"id": first + i}, topic="pg-t") for i in range(10)])
+                task.flush(batch_id)
+        finally:
+            task.stop()
+
+    batch(1_000, 0)
+    batch(1_001, 10)  # the same offsets 0-9 again, in a new batch: written
+    batch(1_001, 10)  # a replay of that batch: skipped
+    assert rows(db, "SELECT count(*), count(DISTINCT id), max(id) FROM copied") == [(20, 20, 19)]
