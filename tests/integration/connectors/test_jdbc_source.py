@@ -198,3 +198,34 @@ def test_tables_into_topics_through_the_driver_keep_offsets_across_tasks_max(spa
         assert values[0] == {"id": 1, "name": f"{t}-1"}
     assert offsets == {json.dumps({"protocol": "1", "table": f"{pg_database}.public.{t}"}, sort_keys=True):
                        {"incrementing": 60} for t in ("t1", "t2")}
+
+
+def test_table_to_table_without_kafka_through_a_sink_connector(spark, broker, postgres, pg_database, db, tmp_path,
+                                                               unique_name):
+    """``sink.*`` keys: the source's rows go straight into the JDBC sink, each row once."""
+    db.execute("CREATE TABLE src (id BIGSERIAL PRIMARY KEY, name TEXT, amount NUMERIC(8,2))")
+    db.execute("INSERT INTO src (name, amount) SELECT 'n' || g, g / 4.0 FROM generate_series(1, 300) g")
+    target = postgres.create_database("target")
+    sink = {f"sink.{k}": v for k, v in postgres.connection_config(target).items()}
+    config = {"connector.class": "jdbc-source", **base(postgres, pg_database, mode="incrementing"),
+              "incrementing.column.name": "id", "topic.prefix": "copy_", "table.whitelist": "src",
+              "batch.max.records": "100", "trigger.interval.ms": "200", "sink.connector.class": "jdbc-sink",
+              **sink, "sink.auto.create": "true", "sink.insert.mode": "upsert", "sink.pk.mode": "record_value",
+              "sink.pk.fields": "id"}
+    driver = start_driver(spark, kafka_worker(broker, tmp_path, unique_name))
+    with postgres.connect(target) as out:
+        def copied() -> int:
+            try:
+                return out.execute("SELECT count(*) FROM copy_src").fetchone()[0]
+            except Exception:
+                return 0
+        try:
+            driver.herder.put_connector_config("pg-copy", config)
+            wait_until(lambda: copied() >= 300, timeout_s=120, message="the table copied")
+            db.execute("INSERT INTO src (name, amount) VALUES ('late', 1.25)")
+            wait_until(lambda: copied() >= 301, timeout_s=60, message="the new row copied")
+            time.sleep(1)
+        finally:
+            driver.stop()
+        assert out.execute("SELECT count(*), count(DISTINCT id), sum(amount) FROM copy_src").fetchone() == (
+            301, 301, db.execute("SELECT sum(amount) FROM src").fetchone()[0])
