@@ -1,4 +1,4 @@
-"""Column types both ways: PostgreSQL result columns to Spark types (source), record fields to SQL (sink).
+"""Column types both ways: PostgreSQL result columns to Spark types (source), record values to SQL (sink).
 
 The source follows Connect JDBC's mapping (``numeric.mapping=none``) with Spark's types:
 integers by width, ``real``/``double precision``, ``numeric(p,s)`` as DECIMAL(p,s), ``boolean``,
@@ -17,9 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SourceColumn", "source_columns", "value_ddl", "sql_type_of_schema", "sql_type_of_value"]
-
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+__all__ = ["SourceColumn", "source_columns", "value_ddl", "sql_type_of_value"]
 
 #: PostgreSQL type OID -> Spark DDL type (everything else is STRING).
 _SPARK_TYPES = {16: "BOOLEAN", 17: "BINARY", 20: "BIGINT", 21: "SMALLINT", 23: "INT", 26: "BIGINT",
@@ -83,28 +81,9 @@ def value_ddl(columns: list[SourceColumn]) -> str:
 
 # ---------------------------------------------------------------- sink: SQL types of record fields
 
-_CONNECT_SQL = {"int8": "SMALLINT", "int16": "SMALLINT", "int32": "INT", "int64": "BIGINT", "float": "REAL",
-                "float32": "REAL", "float64": "DOUBLE PRECISION", "double": "DOUBLE PRECISION",
-                "boolean": "BOOLEAN", "string": "TEXT", "bytes": "BYTEA"}
-_CONNECT_LOGICAL = {"org.apache.kafka.connect.data.Decimal": "NUMERIC",
-                    "org.apache.kafka.connect.data.Date": "DATE",
-                    "org.apache.kafka.connect.data.Time": "TIME",
-                    "org.apache.kafka.connect.data.Timestamp": "TIMESTAMP"}
-
-
-def sql_type_of_schema(schema: dict[str, Any]) -> str | None:
-    """The column type Connect JDBC's PostgreSQL dialect gives a Connect field schema (None: not a column)."""
-    logical = _CONNECT_LOGICAL.get(str(schema.get("name") or ""))
-    if logical:
-        return logical
-    kind = str(schema.get("type") or "")
-    if kind in ("struct", "array", "map"):
-        return "JSONB"
-    return _CONNECT_SQL.get(kind)
-
 
 def sql_type_of_value(value: Any) -> str:
-    """A column type for a schemaless field's first non-null value (sparkcat's own inference)."""
+    """The column type auto.create/auto.evolve give a field, from its first non-null value in the chunk."""
     if isinstance(value, bool):
         return "BOOLEAN"
     if isinstance(value, int):

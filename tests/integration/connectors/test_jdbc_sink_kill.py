@@ -21,7 +21,7 @@ from tests.kafka_helpers import create_topic, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
-N = 40_000
+N = 20_000
 
 
 def fill(bootstrap: str, topic: str) -> None:
@@ -51,7 +51,7 @@ def test_sigkilled_driver_during_a_sink_load_restarts_to_exactly_once(spark, bro
     fill(broker.bootstrap, topic)
     config = {"connector.class": "jdbc-sink", "topics": topic, "tasks.max": "2", "auto.create": "true",
               **postgres.connection_config(pg_database), "value.converter.schemas.enable": "false",
-              "batch.max.records": "2000", "trigger.interval.ms": "100", "exactly.once.support": "required"}
+              "batch.max.records": "1000", "trigger.interval.ms": "100", "exactly.once.support": "required"}
     worker = kafka_worker(broker, tmp_path, unique_name)
     fields = {k: getattr(worker, k) for k in ("state_dir", "bootstrap_servers", "config_topic", "offset_topic",
                                               "status_topic", "file_allowed_dirs", "plugin_packages")}
