@@ -66,6 +66,10 @@ def test_sigkilled_driver_during_a_sink_load_restarts_to_exactly_once(spark, bro
             kill_session(child)
         at_kill = count(db, topic)
         assert 0 < at_kill[0] < N, f"the kill should land mid-load, not after it ({at_kill})"
+        # Rows and positions commit together: what the killed driver left is exactly what its positions say.
+        written = db.execute("SELECT sum(next_offset) FROM sparkcat_jdbc_positions WHERE connector = 'pg-load'"
+                             ).fetchone()[0]
+        assert at_kill == (written, written)
         driver = start_driver(spark, worker)
         try:
             wait_until(lambda: count(db, topic)[0] >= N, timeout_s=300, message="the whole topic in the table")
