@@ -37,6 +37,10 @@ BUILTINS: tuple[PluginInfo, ...] = (
                ("kafka", "kafka-sink", "KafkaSinkConnector", "KafkaSink")),
     PluginInfo("sparkcat.connectors.delta_sink:DeltaSinkConnector",
                ("delta", "delta-sink", "DeltaSinkConnector", "DeltaSink")),
+    PluginInfo("sparkcat.connectors.jdbc_source:JdbcSourceConnector",
+               ("jdbc-source", "io.confluent.connect.jdbc.JdbcSourceConnector", "JdbcSourceConnector")),
+    PluginInfo("sparkcat.connectors.jdbc_sink:JdbcSinkConnector",
+               ("jdbc-sink", "io.confluent.connect.jdbc.JdbcSinkConnector", "JdbcSinkConnector")),
 )
 
 

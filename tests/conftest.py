@@ -39,3 +39,18 @@ def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBro
     """Three Apache Kafka nodes (KRaft), for the tests that need replication; started on first use."""
     with KafkaBroker(log_dir=tmp_path_factory.mktemp("kafka3"), nodes=3) as running:
         yield running
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """One real PostgreSQL server (Debian's binaries, initdb + pg_ctl in a temp dir) for the session."""
+    from tests.postgres import PostgresServer
+
+    with PostgresServer() as server:
+        yield server
+
+
+@pytest.fixture
+def pg_database(postgres) -> str:
+    """A fresh, empty database on the session's PostgreSQL server, for one test."""
+    return postgres.create_database()

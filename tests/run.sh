@@ -6,4 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/venv.sh "rest,delta,test"
 sparkcat_need_jars kafka
+# JDBC connectors: a real PostgreSQL server (tests/postgres.py starts one per test session)
+source scripts/postgres.sh && sparkcat_need_postgres
 exec python -m pytest "$@"
