@@ -39,3 +39,13 @@ def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBro
     """Three Apache Kafka nodes (KRaft), for the tests that need replication; started on first use."""
     with KafkaBroker(log_dir=tmp_path_factory.mktemp("kafka3"), nodes=3) as running:
         yield running
+
+
+@pytest.fixture(scope="session")
+def spark_standalone(tmp_path_factory: pytest.TempPathFactory):
+    """A real Spark standalone cluster (master + one 2-core worker) from pyspark's own ``spark-class``."""
+    from tests.spark_cluster import SparkStandalone
+
+    cluster = SparkStandalone(tmp_path_factory.mktemp("spark-standalone"), cores=2, memory="2g").start()
+    yield cluster
+    cluster.stop()

@@ -41,7 +41,7 @@ class SparkStandalone:
     def env(self) -> dict[str, str]:
         return {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1",
                 "SPARK_LOG_DIR": str(self.root / "logs"), "SPARK_WORKER_DIR": str(self.root / "work"),
-                "SPARK_NO_DAEMONIZE": "1"}
+                "SPARK_NO_DAEMONIZE": "1", "SPARK_DAEMON_MEMORY": "256m"}
 
     def _daemon(self, name: str, cls: str, *args: str) -> None:
         (self.root / "logs").mkdir(parents=True, exist_ok=True)
