@@ -94,7 +94,7 @@ while true; do
   # Status 2 is a refused configuration or command line: starting again would not help.
   if [ "$supervise" = 1 ] && [ "$stopping" = 0 ] && [ "$status" != 0 ] && [ "$status" != 2 ]; then
     restarts=$((restarts + 1))
-    echo "spark-submit.sh: the driver exited with status $status; restarting it (restart $restarts) in 2 s" >&2
+    echo "$(date -u "+%F %T") spark-submit.sh: the driver exited with status $status; restarting it (restart $restarts) in 2 s" >&2
     sleep 2
     [ "$stopping" = 0 ] && continue
   fi
