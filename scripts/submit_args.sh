@@ -51,7 +51,13 @@ sparkcat_ship_args() {
           "on standalone clusters\"). Use --deploy-mode client (the default) with --supervise, which restarts" \
           "a driver that dies (README: \"Spark standalone\")."
       fi ;;
-    yarn*|k8s://*) ;;
+    k8s://*)
+      if [ "$deploy_mode" = cluster ]; then
+        sparkcat_refuse "--deploy-mode cluster on Kubernetes is not supported by spark-submit.sh: the driver pod" \
+          "needs an image with sparkcat, conf/ and pipelines/ (and an upload path for local files), which this" \
+          "script does not build. Use --deploy-mode client, or run spark-submit yourself with such an image."
+      fi ;;
+    yarn*) ;;
     *) sparkcat_refuse "unknown --master $master: use local[N], spark://HOST:PORT, yarn or k8s://..." ;;
   esac
   if [ "$deploy_mode" = cluster ] && [ "$supervise" = 1 ]; then

@@ -76,12 +76,14 @@ def test_local_master_ships_nothing_and_spark_options_pass_through():
     assert "--archives" not in options and "--py-files" not in options
 
 
-def test_standalone_cluster_mode_and_supervise_in_yarn_cluster_mode_are_refused_with_what_to_do():
+def test_standalone_and_kubernetes_cluster_mode_and_supervise_in_yarn_cluster_mode_are_refused():
     out = dry_run("--master", "spark://h:7077", "--deploy-mode", "cluster")
     assert out.returncode == 2 and out.stdout == ""
     assert "not supported for python applications on standalone clusters" in out.stderr
     assert "--deploy-mode client" in out.stderr and "--supervise" in out.stderr
     out = dry_run("--master", "yarn", "--deploy-mode", "cluster", "--supervise")
     assert out.returncode == 2 and "spark.yarn.maxAppAttempts" in out.stderr
+    out = dry_run("--master", "k8s://https://api:6443", "--deploy-mode", "cluster")
+    assert out.returncode == 2 and "--deploy-mode cluster on Kubernetes is not supported" in out.stderr
     out = dry_run("--master", "yarn", "--deploy-mode", "both")
     assert out.returncode == 2 and "client or cluster" in out.stderr
