@@ -87,3 +87,19 @@ def test_standalone_and_kubernetes_cluster_mode_and_supervise_in_yarn_cluster_mo
     assert out.returncode == 2 and "--deploy-mode cluster on Kubernetes is not supported" in out.stderr
     out = dry_run("--master", "yarn", "--deploy-mode", "both")
     assert out.returncode == 2 and "client or cluster" in out.stderr
+
+
+def test_cluster_mode_archives_unpack_to_conf_and_pipelines_and_sparkcat_zip_is_importable():
+    """The archives as ``--archives X#conf`` unpacks them: their entries are at the archive's root."""
+    import zipfile
+
+    script = ("source scripts/submit_args.sh; dry_run=0; deploy_mode=cluster; "
+              "executor_python=/opt/py/bin/python; sparkcat_pack")
+    subprocess.run(["bash", "-c", script], cwd=REPO, check=True, timeout=120)
+    conf = zipfile.ZipFile(REPO / "build" / "sparkcat-conf.zip").namelist()
+    pipelines = zipfile.ZipFile(REPO / "build" / "sparkcat-pipelines.zip").namelist()
+    code = zipfile.ZipFile(REPO / "build" / "sparkcat.zip").namelist()
+    assert {"worker.yaml", "spark-defaults.conf", "log4j2.properties"} <= {n.lstrip("./") for n in conf}
+    assert {"increment.yaml", "data/sample.txt"} <= {n.lstrip("./") for n in pipelines}
+    assert "sparkcat/__init__.py" in code and "sparkcat/bootstrap.py" in code
+    assert not any("__pycache__" in n for n in code)
