@@ -54,3 +54,13 @@ def postgres():
 def pg_database(postgres) -> str:
     """A fresh, empty database on the session's PostgreSQL server, for one test."""
     return postgres.create_database()
+
+
+@pytest.fixture(scope="session")
+def spark_standalone(tmp_path_factory: pytest.TempPathFactory):
+    """A real Spark standalone cluster (master + one 2-core worker) from pyspark's own ``spark-class``."""
+    from tests.spark_cluster import SparkStandalone
+
+    cluster = SparkStandalone(tmp_path_factory.mktemp("spark-standalone"), cores=2, memory="2g").start()
+    yield cluster
+    cluster.stop()

@@ -12,17 +12,15 @@ Until then ``outage`` holds the reason, which ``/health`` reports.
 from __future__ import annotations
 
 import logging
-import shutil
 import time
-from pathlib import Path
 from typing import Any
 
-from sparkcat.policy.paths import safe_join
 from sparkcat.runtime.herder import Herder
 from sparkcat.runtime.names import CONFIG_STREAM
 from sparkcat.runtime.stores import config_log_spec
 from sparkcat.runtime.supervision import Outage
 from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.spark import hadoop_fs
 from sparkcat.spark.pools import CONTROL_POOL, in_pool
 from sparkcat.storage.log import LogRecord
 
@@ -105,8 +103,8 @@ class ConfigStream:
         from sparkcat.spark.config_log_source import config_log_stream
 
         # Connector checkpoints never start with "_" (runtime/names.py), so this one is the stream's alone.
-        checkpoint = safe_join(Path(self.worker.state_dir).resolve() / "checkpoints", f"_{CONFIG_STREAM}")
-        shutil.rmtree(checkpoint, ignore_errors=True)  # state is rebuilt from the log's beginning
+        checkpoint = hadoop_fs.child_path(self.worker.checkpoint_root, f"_{CONFIG_STREAM}")
+        hadoop_fs.delete(self.spark, checkpoint)  # state is rebuilt from the log's beginning
         herder = self.herder
 
         def apply(batch_df, batch_id: int) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import re
-import shutil
 from typing import Any
 
 from sparkcat.errors import BadRequestError, ConflictError
@@ -113,7 +112,7 @@ class OffsetsApi:
         return rt
 
     def _drop_checkpoint(self, name: str) -> None:
-        shutil.rmtree(self.reconciler.checkpoint_dir(name), ignore_errors=True)
+        self.reconciler.runner.delete_checkpoint(self.reconciler.checkpoint_dir(name))
 
     @staticmethod
     def _check_offset_fields(fields: dict[str, Any]) -> None:

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from sparkcat import plugins
 from sparkcat.model.config_state import ClusterConfigState
 from sparkcat.policy.input_policy import InputPolicy, attach
-from sparkcat.policy.paths import safe_join
 from sparkcat.runtime.connector_runtime import ConnectorRuntime
 from sparkcat.runtime.names import dir_name
 from sparkcat.runtime.stores import offsets_store_spec
 from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.spark import hadoop_fs
 from sparkcat.spark.plan import QueryPlan
 
 
@@ -25,8 +24,8 @@ def class_path(cls: type) -> str:
 
 
 def checkpoint_dir(worker: WorkerConfig, name: str) -> str:
-    """The connector's query checkpoint: under ``state/checkpoints``, never derived from the raw name."""
-    return str(safe_join(Path(worker.state_dir).resolve() / "checkpoints", dir_name(name)))
+    """The connector's query checkpoint under ``worker.checkpoint_root`` (any Hadoop URI); never the raw name."""
+    return hadoop_fs.child_path(worker.checkpoint_root, dir_name(name))
 
 
 def query_plan(state: ClusterConfigState, rt: ConnectorRuntime, worker: WorkerConfig,

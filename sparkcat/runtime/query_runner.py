@@ -98,6 +98,17 @@ class QueryRunner:
                 log.debug("stopping query %s: %s", running.plan.connector, e)
 
 
+    def delete_checkpoint(self, path: str) -> None:
+        """Delete a query's checkpoint on whichever Hadoop file system holds it (``spark/hadoop_fs.py``).
+
+        Without a Spark session (REST unit tests) no query ever ran, so there is no checkpoint to delete.
+        """
+        from sparkcat.spark import hadoop_fs
+
+        if self.spark is not None:
+            hadoop_fs.delete(self.spark, path)
+
+
 def _wait_for_idle(query, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while query is not None and time.monotonic() < deadline:

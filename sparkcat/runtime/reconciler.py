@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import re
-import shutil
 from collections.abc import Callable
 
 from sparkcat import plugins, redact
@@ -272,7 +271,7 @@ class Reconciler:
             del self.runtimes[rt.name]
         rt.stop_instance()
         self.reporter.remove(rt.name)
-        shutil.rmtree(self.checkpoint_dir(rt.name), ignore_errors=True)
+        self.runner.delete_checkpoint(self.checkpoint_dir(rt.name))
 
     # ------------------------------------------------------------------ restarts and failures
 

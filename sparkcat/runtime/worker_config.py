@@ -16,12 +16,16 @@ from sparkcat.runtime import rest_config
 from sparkcat.policy.config_providers import ConfigProviders
 from sparkcat.runtime.recovery import AutoRestartPolicy
 from sparkcat.runtime.rest_config import Listener, RestSecurityConfig
+from sparkcat.spark.hadoop_fs import local_root, scheme
 
 #: The worker's own keys, typed and documented once; Kafka Connect's names where it has one.
 WORKER_CONFIG = (
     ConfigDef()
     .define("state.dir", Type.STRING, "state", importance=Importance.HIGH,
-            documentation="Where the local stores, query checkpoints and Spark's scheduler pools live.")
+            documentation="Where the local stores, query checkpoints and Spark's scheduler pools live (a local path).")
+    .define("checkpoint.dir", Type.STRING, "",
+            documentation="Where query checkpoints live, on any Hadoop file system (hdfs://, s3a://, file:); "
+                          "empty: state.dir/checkpoints.")
     .define("bootstrap.servers", Type.STRING, "", importance=Importance.HIGH,
             documentation="Kafka brokers for the internal topics and connectors; empty: local stores, no Kafka.")
     .define("group.id", Type.STRING, "sparkcat-cluster",
@@ -77,6 +81,7 @@ class WorkerConfig:
     """How one driver runs: where state lives, which broker (if any), which REST port."""
 
     state_dir: str = _default("state.dir")
+    checkpoint_dir: str = _default("checkpoint.dir")
     bootstrap_servers: str = _default("bootstrap.servers")
     group_id: str = _default("group.id")
     config_topic: str = _default("config.storage.topic")
@@ -101,6 +106,11 @@ class WorkerConfig:
     auto_restart_backoff_unit_ms: int = _default("auto.restart.backoff.unit.ms")
 
     def __post_init__(self) -> None:
+        if scheme(self.state_dir) is not None:
+            raise ConfigError(
+                f"state.dir is {self.state_dir!r}, but it must be a local directory (it holds the local stores and "
+                f"Spark's scheduler pools file); put query checkpoints on HDFS, S3 or another Hadoop file system "
+                f"with checkpoint.dir", {"state.dir": ["must be a local path, not a URI"]})
         for key, value in (("offset.storage.partitions", self.offset_partitions),
                            ("status.storage.partitions", self.status_partitions)):
             if value != 1:
@@ -125,6 +135,11 @@ class WorkerConfig:
         """The ``auto.restart.*`` keys together."""
         return AutoRestartPolicy(self.auto_restart_enable, self.auto_restart_max_restarts,
                                  self.auto_restart_backoff_unit_ms)
+
+    @property
+    def checkpoint_root(self) -> str:
+        """The directory of every query checkpoint: ``checkpoint.dir`` (any Hadoop URI), else state.dir/checkpoints."""
+        return local_root(self.checkpoint_dir or str(Path(self.state_dir) / "checkpoints"))
 
     @property
     def uses_kafka(self) -> bool:

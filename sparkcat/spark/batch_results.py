@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import socket
 import time
 from collections.abc import Callable
@@ -31,11 +32,37 @@ RESULT_SCHEMA = "task INT, worker_id STRING, records BIGINT, offsets STRING"
 
 
 def worker_id() -> str:
-    """``host:executor-id`` of the executor running this Spark task ("driver" in local mode)."""
-    from pyspark import TaskContext
-    ctx = TaskContext.get()
-    executor = (ctx.getLocalProperty("spark.executor.id") if ctx is not None else None) or "driver"
-    return f"{socket.gethostname()}:{executor}"
+    """``host:executor-id`` of the executor running this Spark task (``host:driver`` in local mode)."""
+    global _EXECUTOR_ID
+    if _EXECUTOR_ID is None:
+        _EXECUTOR_ID = executor_id_of(os.getpid()) or "driver"
+    return f"{socket.gethostname()}:{_EXECUTOR_ID}"
+
+
+_EXECUTOR_ID: str | None = None
+
+
+def executor_id_of(pid: int, generations: int = 3) -> str | None:
+    """The ``--executor-id`` of the executor JVM above Python process ``pid``, or None (local mode, not Linux).
+
+    Spark tells a Python worker neither its executor id nor a local property with it (verified on a
+    standalone cluster: ``TaskContext.getLocalProperty("spark.executor.id")`` is None). Every cluster
+    manager starts its executor backend (``CoarseGrainedExecutorBackend``, YARN's and Kubernetes'
+    subclasses) with ``--executor-id N``; the Python worker is its child or, through
+    ``pyspark.daemon``, its grandchild.
+    """
+    for _ in range(generations):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                pid = int(f.read().rsplit(")", 1)[1].split()[1])  # field 4, after the "(comm)"
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                args = f.read().decode(errors="replace").split("\0")
+        except (OSError, ValueError, IndexError):
+            return None
+        if "--executor-id" in args:
+            i = args.index("--executor-id")
+            return args[i + 1] if i + 1 < len(args) else None
+    return None
 
 
 # ---------------------------------------------------------------- sink batch ids

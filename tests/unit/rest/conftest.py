@@ -21,6 +21,20 @@ from sparkcat.runtime.worker_config import WorkerConfig
 from sparkcat.storage.factory import memory_stores
 
 
+class SparklessRunner(QueryRunner):
+    """A QueryRunner without Spark: no query ever runs, so checkpoint deletions are only recorded.
+
+    The deletion itself goes through Hadoop's FileSystem (tests/integration/spark/test_hadoop_fs.py).
+    """
+
+    def __init__(self, on_batch):
+        super().__init__(None, on_batch)
+        self.deleted_checkpoints: list[str] = []
+
+    def delete_checkpoint(self, path: str) -> None:
+        self.deleted_checkpoints.append(path)
+
+
 class SparklessDriver:
     """What ``create_app`` needs from a driver: herder, stores, reconciler, worker."""
 
@@ -31,7 +45,7 @@ class SparklessDriver:
         self.driver_id = "test-driver:8083"
         self.stores = memory_stores()
         reporter = new_status_reporter(self.stores, self.driver_id)
-        runner = QueryRunner(None, lambda plan, result: self.reconciler.on_batch(plan, result))
+        runner = SparklessRunner(lambda plan, result: self.reconciler.on_batch(plan, result))
         self.reconciler = Reconciler(self.stores, reporter, runner, self.worker)
         self.herder = Herder(self.stores, self.reconciler, self.driver_id)
         self._stop = threading.Event()

@@ -173,14 +173,14 @@ def test_source_offsets_need_stopped_then_alter_and_reset(client, driver, tmp_pa
 
     assert client.put("/connectors/o/stop").status_code == 204
     wait_until(lambda: states(client, "o") == ("STOPPED", []), timeout_s=30, message="STOPPED")
-    checkpoint = Path(driver.worker.state_dir).resolve() / "checkpoints" / "o"
-    checkpoint.mkdir(parents=True)
+    checkpoint = str(Path(driver.worker.state_dir).resolve() / "checkpoints" / "o")
     r = client.patch("/connectors/o/offsets", json=body)
     assert r.status_code == 200, r.text
     assert r.json() == {"message": "The offsets for this connector have been altered successfully"}
     assert client.get("/connectors/o/offsets").json() == {
         "offsets": [{"partition": {"increment": 1}, "offset": {"position": 1000}}]}
-    assert not checkpoint.exists()  # the next query takes its start from the offsets store
+    # the next query takes its start from the offsets store
+    assert driver.reconciler.runner.deleted_checkpoints == [checkpoint]
 
     for bad, message in [({"offsets": []}, "Partitions / offsets need to be provided"),
                          ({}, "Partitions / offsets need to be provided"),

@@ -29,6 +29,7 @@ class FakeQuery:
 class FakeRunner:
     started: list[QueryPlan] = field(default_factory=list)
     stopped: list[QueryPlan] = field(default_factory=list)
+    deleted_checkpoints: list[str] = field(default_factory=list)
 
     def start(self, plan: QueryPlan) -> FakeQuery:
         self.started.append(plan)
@@ -37,6 +38,9 @@ class FakeRunner:
     def stop(self, query: FakeQuery) -> None:
         query.stopping, query.active = True, False
         self.stopped.append(query.plan)
+
+    def delete_checkpoint(self, path: str) -> None:
+        self.deleted_checkpoints.append(path)
 
 
 def setup(tmp_path):
@@ -116,6 +120,7 @@ def test_deletion_stops_query_and_clears_status(tmp_path):
     settle(stores, reconciler)
     assert "inc" not in reconciler.runtimes and runner.stopped
     assert status(stores, "inc") == (None, [])
+    assert runner.deleted_checkpoints == [reconciler.checkpoint_dir("inc")], "the deleted connector's checkpoint goes"
 
 
 def test_connector_that_cannot_start_is_failed_with_its_reason(tmp_path):

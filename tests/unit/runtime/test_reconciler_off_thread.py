@@ -41,6 +41,7 @@ class SlowRunner:
     started: list[QueryPlan] = field(default_factory=list)
     queries: dict[str, SlowQuery] = field(default_factory=dict)
     events: list[tuple[str, str]] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
     stopping_now: set[str] = field(default_factory=set)
     most_at_once: int = 0
     fail_stop: str | None = None
@@ -74,6 +75,10 @@ class SlowRunner:
         finally:
             with self.entered:
                 self.starting_now -= 1
+
+    def delete_checkpoint(self, path: str) -> None:
+        with self.lock:
+            self.deleted.append(path)
 
     def stop(self, query: SlowQuery) -> None:
         name = query.plan.connector
@@ -140,25 +145,24 @@ def test_deleting_many_stops_all_queries_at_once_and_clears_each_after_its_stop(
     names = ["a", "b", "c"]
     running(stores, reconciler, names)
     for name in names:
-        Path(reconciler.checkpoint_dir(name)).mkdir(parents=True)
         stores.config.remove_connector_config(name)
     reconcile(stores, reconciler)  # returns although every batch is still in flight
     runner.wait_stopping(3)
     assert runner.most_at_once == 3
     for name in names:  # nothing that follows a stop has happened before it
         assert status(stores, name) == ("RUNNING", ["RUNNING", "RUNNING"])
-        assert Path(reconciler.checkpoint_dir(name)).exists() and name in reconciler.runtimes
+        assert reconciler.checkpoint_dir(name) not in runner.deleted and name in reconciler.runtimes
 
     runner.release("b")
     reconcile_until(lambda: "b" not in reconciler.runtimes, stores, reconciler)
-    assert status(stores, "b") == (None, []) and not Path(reconciler.checkpoint_dir("b")).exists()
+    assert status(stores, "b") == (None, []) and runner.deleted == [reconciler.checkpoint_dir("b")]
     assert status(stores, "a")[0] == "RUNNING" and "a" in reconciler.runtimes
 
     runner.release("a", "c")
     settle(stores, reconciler)
     assert reconciler.runtimes == {}
     assert all(status(stores, n) == (None, []) for n in names)
-    assert not any(Path(reconciler.checkpoint_dir(n)).exists() for n in names)
+    assert sorted(runner.deleted) == sorted(reconciler.checkpoint_dir(n) for n in names)
 
 
 def test_pausing_many_reports_paused_only_once_each_query_stopped(tmp_path):
@@ -192,7 +196,6 @@ def test_query_being_stopped_counts_as_running_for_the_offsets_api(tmp_path):
 def test_connector_recreated_while_its_deletion_stops_the_query_starts_fresh_after_it(tmp_path):
     stores, runner, reconciler = setup(tmp_path)
     running(stores, reconciler, ["a"])
-    Path(reconciler.checkpoint_dir("a")).mkdir(parents=True)
     old = reconciler.runtimes["a"]
     stores.config.remove_connector_config("a")
     reconcile(stores, reconciler, rounds=1)
@@ -202,7 +205,7 @@ def test_connector_recreated_while_its_deletion_stops_the_query_starts_fresh_aft
     assert len(runner.started) == 1  # left alone while its old query stops
     runner.release("a")
     reconciler.finish_pending(wait=True)
-    assert "a" not in reconciler.runtimes and not Path(reconciler.checkpoint_dir("a")).exists()
+    assert "a" not in reconciler.runtimes and runner.deleted == [reconciler.checkpoint_dir("a")]
     settle(stores, reconciler)
     assert reconciler.runtimes["a"] is not old and len(runner.started) == 2
     assert status(stores, "a") == ("RUNNING", ["RUNNING"])

@@ -174,3 +174,17 @@ def test_exactly_once_source_support_preparing_is_refused_with_the_reason(tmp_pa
     path.write_text("exactly.once.source.support: preparing\n")
     with pytest.raises(ConfigError, match="one driver, so there is nothing to prepare: set enabled or disabled"):
         load_worker_config(path)
+
+
+def test_checkpoint_dir_takes_any_hadoop_uri_and_state_dir_must_stay_local(tmp_path):
+    path = tmp_path / "worker.yaml"
+    path.write_text("state.dir: /srv/state\ncheckpoint.dir: hdfs://nn:8020/sparkcat/ck/\n")
+    worker = load_worker_config(path)
+    assert worker.checkpoint_root == "hdfs://nn:8020/sparkcat/ck"
+    from sparkcat.runtime.plans import checkpoint_dir
+    assert checkpoint_dir(worker, "orders/eu") == "hdfs://nn:8020/sparkcat/ck/orders%2Feu"
+    assert load_worker_config(None).checkpoint_root == str((Path("state") / "checkpoints").resolve())
+    path.write_text("state.dir: s3a://bucket/state\n")
+    with pytest.raises(ConfigError, match="state.dir is 's3a://bucket/state', but it must be a local directory.*"
+                                          "checkpoint.dir"):
+        load_worker_config(path)
