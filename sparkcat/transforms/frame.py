@@ -61,7 +61,7 @@ class Records:
             return self.with_df(self.df.withColumn(name, new))
         candidate = self.df.withColumn("__new", new)
         old_type, new_type = self.data_type(name), candidate.schema["__new"].dataType
-        if old_type != new_type:
+        if old_type.simpleString() != new_type.simpleString():  # nullability may differ
             raise DataError(
                 f"transforms.{alias}: with a predicate this transformation would give only some records a "
                 f"{name} of type {new_type.simpleString()} (others keep {old_type.simpleString()}); sparkcat "
