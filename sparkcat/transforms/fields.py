@@ -82,6 +82,7 @@ class InsertField:
 
     fields: dict[str, str]         # "topic"|"partition"|"offset"|"timestamp"|"static" -> field name
     static_value: str | None
+    required: frozenset[str] = frozenset()   # kinds named with "!"; the others are optional, as in Connect
 
     def apply(self, records: Records, alias: str, where: Column | None) -> Records:
         struct_fields(records, "field insertion")
@@ -95,23 +96,27 @@ class InsertField:
                    "static": F.lit(self.static_value).cast("string")}
         value = F.col("value")
         for kind, name in self.fields.items():
-            value = value.withField(name, sources[kind])
+            # optional fields: nullable (a literal would not be), guarded by a test the analyser cannot fold
+            column = sources[kind] if kind in self.required else F.when(F.col("value").isNotNull(), sources[kind])
+            value = value.withField(name, column)
         return records.set(alias, "value", _when_value(value), where)
 
 
 def _insert_field(settings: dict[str, str], prefix: str) -> InsertField:
-    fields = {}
+    fields, required = {}, set()
     for kind in ("topic", "partition", "offset", "timestamp", "static"):
         name = (settings.get(kind + ".field") or "").strip()
         if name:
-            fields[kind] = name.rstrip("!?") if name[-1] in "!?" else name
+            fields[kind] = name[:-1] if name[-1] in "!?" else name
+            if name.endswith("!"):
+                required.add(kind)
     if not fields:
         raise ConfigError("No field insertion configured", {prefix + "type": ["No field insertion configured"]})
     static_value = settings.get("static.value")
     if "static" in fields and static_value is None:
         message = invalid(prefix + "static.value", None, f"No value specified for static field: {fields['static']}")
         raise ConfigError(message, {prefix + "static.value": [message]})
-    return InsertField(fields, static_value)
+    return InsertField(fields, static_value, frozenset(required))
 
 
 # ------------------------------------------------------------------ ReplaceField
