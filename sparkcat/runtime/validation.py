@@ -135,6 +135,13 @@ def _unsupported(config: Mapping[str, object]) -> list[ConfigValue]:
     return out
 
 
+#: Connect converters users paste in that sparkcat does not implement yet, with the reason.
+REFUSED_CONVERTERS = {
+    "io.confluent.connect.avro.AvroConverter": "io.confluent.connect.avro.AvroConverter is not supported by "
+    "sparkcat yet (Avro with a schema registry); use org.apache.kafka.connect.json.JsonConverter",
+}
+
+
 def _converter_errors(config: Mapping[str, object], packages: Sequence[str]) -> list[ConfigValue]:
     """Converter classes that are neither built in nor in the worker's plugin.packages (checked without importing)."""
     from sparkcat.connectors.converters import is_builtin_converter
@@ -142,6 +149,9 @@ def _converter_errors(config: Mapping[str, object], packages: Sequence[str]) -> 
     out = []
     for key in ("key.converter", "value.converter"):
         name = str(config.get(key) or "").strip()
+        if name in REFUSED_CONVERTERS:
+            out.append(ConfigValue(key, name, errors=[REFUSED_CONVERTERS[name]]))
+            continue
         if name and not is_builtin_converter(name) and not plugins.in_packages(name, packages):
             out.append(ConfigValue(key, name, errors=[
                 f"{name} is neither a built-in converter nor in the worker's plugin.packages "

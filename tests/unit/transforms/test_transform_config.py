@@ -93,3 +93,12 @@ def test_sink_connectors_refuse_transforms():
             "transforms": "r", "transforms.r.type": T + "RegexRouter"}
     errors = validate_connector_config(sink).errors
     assert "Single Message Transforms on sink connectors are not supported" in errors["transforms"][0]
+
+
+def test_avro_converter_is_refused_with_its_reason():
+    config = {**INCREMENT, "value.converter": "io.confluent.connect.avro.AvroConverter",
+              "value.converter.schema.registry.url": "http://localhost:8081"}
+    errors = validate_connector_config(config).errors
+    assert errors == {"value.converter": [
+        "io.confluent.connect.avro.AvroConverter is not supported by sparkcat yet (Avro with a schema registry); "
+        "use org.apache.kafka.connect.json.JsonConverter"]}

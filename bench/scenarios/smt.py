@@ -1,0 +1,70 @@
+"""``smt``: a source connector to Kafka with a chain of three SMTs against the same connector without one.
+
+Each repeat runs the ``increment`` connector (4 tasks, JSON values, at least once so the
+transactions' cost does not hide the transforms') twice back to back: plain, then with
+InsertField (a static field), MaskField (``increment``) and RegexRouter (topic renamed). Both runs
+write ``--smt-records`` records (1,000,000 by default); the figure is records/s over the steady
+micro-batches (the first, which starts the Python workers, left out) and the ratio chain / plain
+per repeat. The chain runs as Spark column expressions in the query's projection
+(``sparkcat.transforms``).
+"""
+
+from __future__ import annotations
+
+from bench.harness import Bench, log, wait_for
+from bench.measure import parse_ts, stats
+
+T = "org.apache.kafka.connect.transforms."
+CHAIN = {"transforms": "insert, mask, route",
+         "transforms.insert.type": T + "InsertField$Value", "transforms.insert.static.field": "origin",
+         "transforms.insert.static.value": "sparkcat-bench",
+         "transforms.mask.type": T + "MaskField$Value", "transforms.mask.fields": "increment",
+         "transforms.route.type": T + "RegexRouter", "transforms.route.regex": "(.*)-src_(.*)",
+         "transforms.route.replacement": "$1-dst_$2"}
+
+
+def _run(bench: Bench, name: str, prefix: str, records: int, chain: bool) -> tuple[float, list[float]]:
+    """records/s over the steady batches and their durations, for one connector writing ``records`` records."""
+    for k in (1, 2, 3, 4):
+        bench.create_topic(f"{prefix}-src_{k}", 1)
+        bench.create_topic(f"{prefix}-dst_{k}", 1)
+    config = {"connector.class": "increment", "increments": "1,2,3,4", "tasks.max": "4",
+              "topic.prefix": f"{prefix}-src_", "records.per.poll": "1000000", "batch.max.records": "100000",
+              "trigger.interval.ms": "0", "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+              "value.converter.schemas.enable": "false", **(CHAIN if chain else {})}
+    bench.herder.put_connector_config(name, config)
+    wait_for(lambda: bench.committed_records(name) >= records, 900, 0.2, f"{name}: {records} records")
+    rows = [b for b in bench.progress(name) if b["records"] > 0]
+    bench.delete(name)
+    steady = rows[1:] if len(rows) > 2 else rows
+    start = parse_ts(steady[0]["timestamp"])
+    end = parse_ts(steady[-1]["timestamp"]) + steady[-1]["durationMs"]["triggerExecution"] / 1000
+    return sum(b["records"] for b in steady) / (end - start), [b["durationMs"]["triggerExecution"] for b in steady]
+
+
+def run(bench: Bench) -> None:
+    repeats = 1 if bench.quick else 3
+    records = 200_000 if bench.quick else int(getattr(bench.args, "smt_records", 0) or 1_000_000)
+    worker = bench.driver.reconciler.worker
+    rates: dict[str, list[float]] = {"plain": [], "chain": []}
+    batch_ms: dict[str, list[float]] = {"plain": [], "chain": []}
+    ratios = []
+    try:
+        worker.exactly_once_source_support = "disabled"
+        for i in range(repeats):
+            for mode in ("plain", "chain"):
+                rate, durations = _run(bench, f"smt-{bench.run_id}-{mode}{i}", bench.topic(f"smt{mode}{i}"),
+                                       records, mode == "chain")
+                rates[mode].append(rate)
+                batch_ms[mode] += durations
+                log.info("smt %s %d: %.0f records/s over %d batches", mode, i, rate, len(durations))
+            ratios.append(rates["chain"][-1] / rates["plain"][-1])
+    finally:
+        worker.exactly_once_source_support = "enabled"
+    note = f"increment, 4 tasks, JSON values, to Kafka at least once, {records:,} records per run, steady state"
+    bench.figures["smt_plain_records_per_s"] = stats(rates["plain"], "records/s", note + ", no transforms")
+    bench.figures["smt_chain_records_per_s"] = stats(rates["chain"], "records/s",
+                                                     note + ", InsertField + MaskField + RegexRouter")
+    bench.figures["smt_ratio"] = stats(ratios, "x", "chain / plain, per interleaved repeat (target >= 0.8)")
+    bench.figures["smt_chain_batch_ms"] = stats(batch_ms["chain"], "ms", "per micro-batch with the chain")
+    bench.figures["smt_plain_batch_ms"] = stats(batch_ms["plain"], "ms", "per micro-batch without")
