@@ -1,6 +1,6 @@
 """``smt``: a source connector to Kafka with a chain of three SMTs against the same connector without one.
 
-Each repeat runs the ``increment`` connector (4 tasks, JSON values, at least once so the
+Each repeat runs the ``increment`` connector (4 tasks of 25,000 records per micro-batch, JSON values, at least once so the
 transactions' cost does not hide the transforms') twice back to back: plain, then with
 InsertField (a static field), MaskField (``increment``) and RegexRouter (topic renamed). Both runs
 write ``--smt-records`` records (1,000,000 by default); the figure is records/s over the steady
@@ -29,12 +29,18 @@ def _run(bench: Bench, name: str, prefix: str, records: int, chain: bool) -> tup
         bench.create_topic(f"{prefix}-src_{k}", 1)
         bench.create_topic(f"{prefix}-dst_{k}", 1)
     config = {"connector.class": "increment", "increments": "1,2,3,4", "tasks.max": "4",
-              "topic.prefix": f"{prefix}-src_", "records.per.poll": "1000000", "batch.max.records": "100000",
+              "topic.prefix": f"{prefix}-src_", "records.per.poll": "1000000", "batch.max.records": "25000",
               "trigger.interval.ms": "0", "value.converter": "org.apache.kafka.connect.json.JsonConverter",
               "value.converter.schemas.enable": "false", **(CHAIN if chain else {})}
     bench.herder.put_connector_config(name, config)
-    wait_for(lambda: bench.committed_records(name) >= records, 900, 0.2, f"{name}: {records} records")
-    rows = [b for b in bench.progress(name) if b["records"] > 0]
+
+    def rows() -> list[dict]:
+        return [b for b in bench.progress(name) if b["records"] > 0]
+
+    # Spark posts a batch's progress after its commit: wait for the records and for three reported batches
+    wait_for(lambda: bench.committed_records(name) >= records and len(rows()) >= 3, 900, 0.2,
+             f"{name}: {records} records")
+    rows = rows()
     bench.delete(name)
     steady = rows[1:] if len(rows) > 2 else rows
     start = parse_ts(steady[0]["timestamp"])
@@ -44,7 +50,7 @@ def _run(bench: Bench, name: str, prefix: str, records: int, chain: bool) -> tup
 
 def run(bench: Bench) -> None:
     repeats = 1 if bench.quick else 3
-    records = 200_000 if bench.quick else int(getattr(bench.args, "smt_records", 0) or 1_000_000)
+    records = 300_000 if bench.quick else int(getattr(bench.args, "smt_records", 0) or 1_000_000)
     worker = bench.driver.reconciler.worker
     rates: dict[str, list[float]] = {"plain": [], "chain": []}
     batch_ms: dict[str, list[float]] = {"plain": [], "chain": []}

@@ -112,7 +112,7 @@ def _aliases(config: Mapping[str, Any], key: str, errors: dict[str, list[str]]) 
     return list(dict.fromkeys(aliases))
 
 
-def _build(kind: str, registry: Mapping[str, Callable[[dict[str, str], str], Any]], config: Mapping[str, Any],
+def _build(registry: Mapping[str, Callable[[dict[str, str], str], Any]], config: Mapping[str, Any],
            prefix: str, errors: dict[str, list[str]]) -> Any | None:
     """The plugin ``prefix + "type"`` names, built from its settings; problems go to ``errors``."""
     type_key = prefix + "type"
@@ -135,7 +135,7 @@ def _build(kind: str, registry: Mapping[str, Callable[[dict[str, str], str], Any
 def _predicates(config: Mapping[str, Any], errors: dict[str, list[str]]) -> dict[str, PredicateSpec]:
     out = {}
     for alias in _aliases(config, "predicates", errors):
-        built = _build("predicate", PREDICATES, config, f"predicates.{alias}.", errors)
+        built = _build(PREDICATES, config, f"predicates.{alias}.", errors)
         if built is not None:
             out[alias] = PredicateSpec(alias, built)
     return out
@@ -150,7 +150,7 @@ def _stage(config: Mapping[str, Any], alias: str, predicates: dict[str, Predicat
             f"Config '{negate_key}' was provided but there is no config '{pred_key}' defining a predicate to be "
             "negated.")
     settings = {k: v for k, v in settings_of(config, prefix).items() if k not in ("predicate", "negate")}
-    transform = _build("transformation", TRANSFORMS, {**{prefix + k: v for k, v in settings.items()}}, prefix,
+    transform = _build(TRANSFORMS, {**{prefix + k: v for k, v in settings.items()}}, prefix,
                        errors)
     predicate = None
     pred_alias = str(config.get(pred_key) or "").strip()
@@ -193,4 +193,4 @@ def parse_chain(config: Mapping[str, Any]) -> Chain:
 
 def _ensure_registered() -> None:
     """Import the SMT modules once so they fill ``TRANSFORMS`` / ``PREDICATES``."""
-    from sparkcat.transforms import fields, routing, sql  # noqa: F401
+    from sparkcat.transforms import conversions, fields, routing, sql  # noqa: F401

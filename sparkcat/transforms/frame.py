@@ -42,9 +42,6 @@ class Records:
     timestamp: str = "timestamp_ms"
     key_json: bool = True
 
-    def col(self, name: str) -> Column:
-        return F.col(name)
-
     def data_type(self, name: str):  # noqa: ANN201 - a pyspark DataType
         return self.df.schema[name].dataType
 

@@ -17,7 +17,8 @@ from pyspark.sql import types as T
 
 from sparkcat.errors import ConfigError
 from sparkcat.transforms.config import invalid, list_value, missing, register_predicate, register_transform
-from sparkcat.transforms.fields import PKG, struct_fields, utc_text
+from sparkcat.transforms.conversions import utc_text
+from sparkcat.transforms.fields import PKG, struct_fields
 from sparkcat.transforms.frame import DataError, Records
 
 __all__ = ["java_regex_problem"]

@@ -77,3 +77,22 @@ def test_a_chain_that_cannot_apply_fails_the_query_before_any_record(spark, brok
                                   "transforms.x.field": "nope"})
     with pytest.raises(Exception, match="nope is not a valid field name"):
         start_query(spark, plan, Batches())
+
+
+def test_chain_on_the_way_to_a_sink_named_by_sink_keys(spark, unique_name, tmp_path):
+    from tests.integration.spark.test_connector_query import file_sink_plan
+
+    out = tmp_path / "out.jsonl"
+    plan = file_sink_plan(unique_name, tmp_path / "ck", 1, out, tmp_path / "stores")
+    plan.connector_config.update({
+        "transforms": "onlyOnes, tag", "transforms.onlyOnes.type": "Filter",
+        "transforms.onlyOnes.predicate": "isOne", "transforms.onlyOnes.negate": "true",
+        "transforms.tag.type": "InsertField$Value", "transforms.tag.static.field": "tag",
+        "transforms.tag.static.value": "t",
+        "predicates": "isOne", "predicates.isOne.type": "TopicNameMatches", "predicates.isOne.pattern": "seq_1"})
+    batches = Batches()
+    run_until(spark, plan, batches, lambda: batches.position(1) >= 30 and batches.position(100) >= 30)
+
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert lines == [{"position": p, "value": p, "increment": 1, "tag": "t"} for p in range(1, len(lines) + 1)]
+    assert len(lines) == batches.position(1) and batches.records() == len(lines)  # seq_100 dropped, offsets kept
