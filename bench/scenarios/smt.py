@@ -48,6 +48,42 @@ def _run(bench: Bench, name: str, prefix: str, records: int, chain: bool) -> tup
     return sum(b["records"] for b in steady) / (end - start), [b["durationMs"]["triggerExecution"] for b in steady]
 
 
+def _projection_s(spark, records: int, chain: bool) -> float:
+    """Seconds to run a batch of connector-source rows (with or without the chain) into Spark's noop sink."""
+    import time
+
+    from pyspark.sql import functions as F
+
+    from sparkcat.transforms import Records, apply_chain, parse_chain
+    ids = spark.range(records)
+    df = ids.select(F.lit(0).alias("_task"), F.lit('{"increment":1}').alias("_partition"),
+                    F.col("id").cast("string").alias("_offset"), F.lit("b-src_1").alias("topic"),
+                    F.lit(None).cast("string").alias("key"),
+                    F.struct(F.col("id").alias("position"), F.col("id").alias("value"),
+                             F.lit(1).cast("long").alias("increment")).alias("value"),
+                    F.lit(1700000000000).alias("timestamp_ms"),
+                    F.lit(None).cast("array<struct<key:string,value:binary>>").alias("headers"))
+    if chain:
+        df = apply_chain(Records(df), parse_chain(CHAIN)).df
+    started = time.monotonic()
+    df.write.format("noop").mode("overwrite").save()
+    return time.monotonic() - started
+
+
+def _projection(bench: Bench, records: int, repeats: int) -> None:
+    """The chain's own cost: the same rows through Spark with and without it, interleaved, no Kafka."""
+    times: dict[bool, list[float]] = {False: [], True: []}
+    _projection_s(bench.spark, records, True)  # warm-up: code generation, JIT
+    for _ in range(repeats):
+        for chain in (False, True):
+            times[chain].append(_projection_s(bench.spark, records, chain))
+    ratios = [c / p for p, c in zip(times[False], times[True])]
+    bench.figures["smt_projection_plain_s"] = stats(times[False], "s", f"{records:,} source rows into Spark's noop "
+                                                                       "sink, no transforms")
+    bench.figures["smt_projection_chain_s"] = stats(times[True], "s", "the same rows with the three-SMT chain")
+    bench.figures["smt_projection_ratio"] = stats(ratios, "x", "chain / plain time, per interleaved repeat")
+
+
 def run(bench: Bench) -> None:
     repeats = 1 if bench.quick else 3
     records = 300_000 if bench.quick else int(getattr(bench.args, "smt_records", 0) or 1_000_000)
@@ -67,6 +103,7 @@ def run(bench: Bench) -> None:
             ratios.append(rates["chain"][-1] / rates["plain"][-1])
     finally:
         worker.exactly_once_source_support = "enabled"
+    _projection(bench, 5 * records, 5 if not bench.quick else 2)
     note = f"increment, 4 tasks, JSON values, to Kafka at least once, {records:,} records per run, steady state"
     bench.figures["smt_plain_records_per_s"] = stats(rates["plain"], "records/s", note + ", no transforms")
     bench.figures["smt_chain_records_per_s"] = stats(rates["chain"], "records/s",

@@ -96,3 +96,20 @@ def test_chain_on_the_way_to_a_sink_named_by_sink_keys(spark, unique_name, tmp_p
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert lines == [{"position": p, "value": p, "increment": 1, "tag": "t"} for p in range(1, len(lines) + 1)]
     assert len(lines) == batches.position(1) and batches.records() == len(lines)  # seq_100 dropped, offsets kept
+
+
+def test_sql_transform_on_the_streaming_source(spark, unique_name, tmp_path):
+    from tests.integration.spark.test_connector_query import file_sink_plan
+
+    out = tmp_path / "out.jsonl"
+    plan = file_sink_plan(unique_name, tmp_path / "ck", 1, out, tmp_path / "stores")
+    plan.connector_config.update({
+        "transforms": "q", "transforms.q.type": "sql",
+        "transforms.q.query": "SELECT _task, _partition, _offset, topic, key, timestamp, headers, "
+                              "named_struct('n', value.position, 'square', value.value * value.value) AS value "
+                              "FROM records WHERE value.increment = 1 AND value.position % 2 = 0"})
+    batches = Batches()
+    run_until(spark, plan, batches, lambda: batches.position(1) >= 30)
+
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert lines and lines == [{"n": p, "square": p * p} for p in range(2, 2 * len(lines) + 1, 2)]
