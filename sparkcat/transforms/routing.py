@@ -184,6 +184,8 @@ def _header_from(settings: dict[str, str], prefix: str) -> HeaderFrom:
         message = "'fields' config must have the same number of elements as 'headers' config."
         raise ConfigError(message, {prefix + "fields": [message]})
     operation = (settings.get("operation") or "").strip()
+    if not operation:
+        raise ConfigError(missing(prefix + "operation"), {prefix + "operation": [missing(prefix + "operation")]})
     if operation not in ("copy", "move"):
         message = invalid(prefix + "operation", operation, "String must be one of: move, copy")
         raise ConfigError(message, {prefix + "operation": [message]})
