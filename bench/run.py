@@ -43,7 +43,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 BENCH = REPO / "bench"
-SCENARIOS = ("copy", "source", "apply", "e2e", "scale")  # modules of bench/scenarios/
+SCENARIOS = ("copy", "source", "apply", "e2e", "scale", "smt")  # modules of bench/scenarios/
 
 
 def _ensure_environment() -> None:
@@ -70,6 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--copy-records", type=int, default=0)
     p.add_argument("--copy-repeats", type=int, default=0)
     p.add_argument("--copy-tasks", type=int, default=2)
+    p.add_argument("--smt-records", type=int, default=0, help="records per smt run (default 1,000,000)")
     p.add_argument("--copy-batch", type=int, default=250_000,
                    help="batch.max.records (per task) of the copy connector")
     p.add_argument("--scale-levels", default="", help="comma-separated connector counts (default 10,50,100)")

@@ -32,6 +32,7 @@ from sparkcat.api.converter import Converter
 from sparkcat.api.records import record_text
 
 __all__ = ["Converter", "JsonConverter", "StringConverter", "ByteArrayConverter", "converter_for",
+           "SimpleHeaderConverter", "HEADER_CONVERTERS", "SIMPLE_HEADER_CONVERTER",
            "connect_schema", "JSON_CONVERTER", "STRING_CONVERTER", "BYTE_ARRAY_CONVERTER"]
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
@@ -259,6 +260,32 @@ class ByteArrayConverter(Converter):
 
     def from_bytes(self, data: bytes | None) -> Any:
         return None if data is None else bytes(data)
+
+
+SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+
+
+class SimpleHeaderConverter:
+    """Connect's default ``header.converter``: header values as their text in UTF-8, bytes as they are.
+
+    Strings are written as they are, numbers and booleans as their text (``42``, ``true``), maps,
+    lists and structs as compact JSON; reading gives the text back (Connect would also infer a
+    schema from it, which sparkcat's SinkRecord headers do not carry).
+    """
+
+    def to_bytes(self, value: Any) -> bytes | None:
+        if value is None:
+            return None
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return bytes(value)
+        return record_text(value).encode("utf-8")
+
+    def from_bytes(self, data: bytes | None) -> Any:
+        return None if data is None else bytes(data).decode("utf-8", errors="replace")
+
+
+#: ``header.converter`` values sparkcat implements (the default, and its names).
+HEADER_CONVERTERS = frozenset({SIMPLE_HEADER_CONVERTER, "SimpleHeaderConverter"})
 
 
 _ALIASES: dict[str, type[Converter]] = {

@@ -21,19 +21,30 @@ _PRODUCERS: dict[tuple[tuple[str, str], ...], Any] = {}
 
 def produce_all(producer: Any, topics: str | Sequence[str], values: Sequence[bytes | None],
                 keys: Sequence[bytes | None], *, timestamps: Sequence[int] | None = None,
-                partition: int = -1, on_delivery: Any = None, wait_s: float = 0.05) -> None:
+                partition: int = -1, on_delivery: Any = None, wait_s: float = 0.05,
+                headers: Sequence[Any] | None = None) -> None:
     """Queue every record (``topics`` one name for all, or one per record), waiting for room when the queue is full.
 
     librdkafka raises ``BufferError`` when its local queue is full; ``poll`` then serves delivery
     reports, which frees room, and producing resumes at the record that did not fit. One ``try``
     covers the whole run rather than one per record. ``partition`` -1 lets the partitioner choose;
-    a timestamp of 0 means "now".
+    a timestamp of 0 means "now". ``headers``: one list of (key, bytes) pairs (or None) per record.
     """
     n = len(values)
     topic_of = [topics] * n if isinstance(topics, str) else topics
     stamps = [0] * n if timestamps is None else timestamps
     produce = producer.produce
     i = 0
+    if headers is not None:
+        while i < n:
+            try:
+                for i in range(i, n):
+                    produce(topic_of[i], values[i], keys[i], partition=partition, on_delivery=on_delivery,
+                            timestamp=stamps[i], headers=headers[i])
+                i = n
+            except BufferError:
+                producer.poll(wait_s)
+        return
     while i < n:
         try:
             for i in range(i, n):

@@ -24,15 +24,13 @@ from sparkcat.runtime.sink_guarantees import sink_exactly_once_errors
 
 #: Keys under these prefixes configure converters and the producer, whose own settings are
 #: checked where they are used (the converter, librdkafka).
-ALLOWED_PREFIXES = ("key.converter.", "value.converter.", "producer.override.")
+ALLOWED_PREFIXES = ("key.converter.", "value.converter.", "producer.override.", "transforms.", "predicates.")
 #: A sink connector's consumer settings go to Spark's Kafka source (``kafka.``-prefixed options).
 SINK_ALLOWED_PREFIXES = ("consumer.override.",)
 SINK_PREFIX = "sink."
 
 #: Connect key prefixes sparkcat has no implementation for: refused rather than silently ignored.
 UNSUPPORTED_PREFIXES = {
-    "transforms.": "Single Message Transforms are not supported by sparkcat yet",
-    "predicates.": "Predicates are not supported by sparkcat yet",
     "header.converter.": "Header converters are not supported by sparkcat yet",
     "consumer.override.": "Consumer overrides apply to sink connectors only (their Kafka input); a source "
                           "connector has no consumer",
@@ -116,9 +114,6 @@ def _sink_topic_errors(config: Mapping[str, object]) -> list[ConfigValue]:
 #: Connect features whose keys we accept by name but cannot honour yet: refusing them is
 #: better than running a pipeline that silently skips its transforms or error handling.
 UNSUPPORTED = {
-    "transforms": "Single Message Transforms are not supported by sparkcat yet; remove 'transforms'",
-    "predicates": "Predicates are not supported by sparkcat yet; remove 'predicates'",
-    "header.converter": "Header converters are not supported by sparkcat yet; remove 'header.converter'",
     "offsets.storage.topic": "Per-connector offsets topics are not supported by sparkcat yet; offsets go to "
                              "the worker's offset.storage.topic; remove 'offsets.storage.topic'",
     "topic.creation.groups": "Topic creation groups are not supported by sparkcat yet; remove "
@@ -140,6 +135,13 @@ def _unsupported(config: Mapping[str, object]) -> list[ConfigValue]:
     return out
 
 
+#: Connect converters users paste in that sparkcat does not implement yet, with the reason.
+REFUSED_CONVERTERS = {
+    "io.confluent.connect.avro.AvroConverter": "io.confluent.connect.avro.AvroConverter is not supported by "
+    "sparkcat yet (Avro with a schema registry); use org.apache.kafka.connect.json.JsonConverter",
+}
+
+
 def _converter_errors(config: Mapping[str, object], packages: Sequence[str]) -> list[ConfigValue]:
     """Converter classes that are neither built in nor in the worker's plugin.packages (checked without importing)."""
     from sparkcat.connectors.converters import is_builtin_converter
@@ -147,11 +149,34 @@ def _converter_errors(config: Mapping[str, object], packages: Sequence[str]) -> 
     out = []
     for key in ("key.converter", "value.converter"):
         name = str(config.get(key) or "").strip()
+        if name in REFUSED_CONVERTERS:
+            out.append(ConfigValue(key, name, errors=[REFUSED_CONVERTERS[name]]))
+            continue
         if name and not is_builtin_converter(name) and not plugins.in_packages(name, packages):
             out.append(ConfigValue(key, name, errors=[
                 f"{name} is neither a built-in converter nor in the worker's plugin.packages "
                 f"({', '.join(packages)}); it was not loaded"]))
     return out
+
+
+def _transform_errors(config: Mapping[str, object], sink: bool) -> list[ConfigValue]:
+    """Connect's messages for the ``transforms`` / ``predicates`` keys; refusals for what sparkcat does not do."""
+    from sparkcat.connectors.converters import HEADER_CONVERTERS
+    from sparkcat.transforms import chain_errors
+
+    out = []
+    header_converter = str(config.get("header.converter") or "").strip()
+    if header_converter and header_converter not in HEADER_CONVERTERS:
+        out.append(ConfigValue("header.converter", header_converter, errors=[
+            f"header.converter {header_converter} is not supported by sparkcat yet; only "
+            "org.apache.kafka.connect.storage.SimpleHeaderConverter (the default) is"]))
+    if sink and str(config.get("transforms") or "").strip():
+        return out + [ConfigValue("transforms", config.get("transforms"), errors=[
+            "Single Message Transforms on sink connectors are not supported by sparkcat yet (source connectors' "
+            "records are transformed); remove 'transforms'"])]
+    errors = chain_errors(config)
+    return out + [ConfigValue(k, config.get(k), errors=msgs) for k, msgs in errors.items()
+                  if k not in ("transforms", "predicates")]  # duplicate aliases: the ConfigDef's own check
 
 
 def _path_errors(cls: type[Connector], config: Mapping[str, str], policy: InputPolicy) -> list[ConfigValue]:
@@ -225,6 +250,7 @@ def validate_connector_config(config: Mapping[str, object], policy: InputPolicy 
     extra = _unknown_keys(definition, config, allow_sink=not sink and not _nested, is_sink=sink) \
         + _unsupported(config)
     extra += _converter_errors(config, policy.plugin_packages) + _path_errors(cls, config, policy)
+    extra += _transform_errors(config, sink)
     if sink and not _nested:
         extra += _sink_topic_errors(config)
     extra += error_handling_errors(cls, config, sink, _nested)

@@ -18,8 +18,9 @@ Where things run (verified on pyspark 4.3):
   from ``start``/``end`` and the current plan only.
 
 Rows: ``_task INT, _partition STRING, _offset STRING, topic STRING, key STRING,
-value <task value schema>, timestamp_ms BIGINT`` (``_partition`` is the partition
-key, ``_offset`` and ``key`` are JSON).
+value <task value schema>, timestamp_ms BIGINT, headers ARRAY<STRUCT<key STRING, value BINARY>>``
+(``_partition`` is the partition key, ``_offset`` and ``key`` are JSON; ``headers`` as Spark's
+Kafka source has them, so the record's headers reach Kafka or the sink).
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ from sparkcat.plugins import load_class
 from sparkcat.policy.input_policy import prepare
 from sparkcat.spark.plan import QueryPlan, task_failure_message
 from sparkcat.storage.offsets import partition_key
+from sparkcat.connectors.converters import SimpleHeaderConverter
+from sparkcat.transforms import HEADERS_DDL
 
 __all__ = ["FORMAT", "ConnectorSource", "ConnectorStreamReader", "TaskRanges", "row_schema_ddl",
            "value_type_ddl", "read_task_ranges"]
@@ -52,6 +55,7 @@ ROWS_PER_ARROW_BATCH = 10_000
 _MISSING = object()
 _OFFSET_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
 _KEY_JSON = json.JSONEncoder(separators=(",", ":")).encode
+_header_bytes = SimpleHeaderConverter().to_bytes
 _TYPE_LEADS = re.compile(r"^\s*(struct|array|map)\s*<", re.IGNORECASE)
 
 
@@ -79,7 +83,7 @@ def _top_level(text: str) -> str:
 def row_schema_ddl(value_schema: str | DataType) -> str:
     """The DDL of the rows this source produces for a task value schema."""
     return (f"_task INT, _partition STRING, _offset STRING, topic STRING, key STRING, "
-            f"value {value_type_ddl(value_schema)}, timestamp_ms BIGINT")
+            f"value {value_type_ddl(value_schema)}, timestamp_ms BIGINT, headers {HEADERS_DDL}")
 
 
 def _new_task(plan_task_class: str) -> SourceTask:
@@ -307,7 +311,8 @@ class _Columns:
     def add(self, pkey: str, record: SourceRecord) -> None:
         value = record.value.asDict(recursive=True) if hasattr(record.value, "asDict") else record.value
         row = (self.task, pkey, _OFFSET_JSON(record.source_offset), record.topic,
-               None if record.key is None else _KEY_JSON(record.key), value, record.timestamp_ms)
+               None if record.key is None else _KEY_JSON(record.key), value, record.timestamp_ms,
+               [{"key": k, "value": _header_bytes(v)} for k, v in record.headers] if record.headers else None)
         for col, v in zip(self.cols, row):
             col.append(v)
 

@@ -75,7 +75,24 @@ def read_stream(spark: SparkSession, plan: QueryPlan) -> DataFrame:
     """The streaming DataFrame of a plan: connector source, or Kafka for sink connectors."""
     if plan.connector_type == "sink":
         return _kafka_stream(spark, plan)
-    return spark.readStream.format(connector_source.FORMAT).option("plan", plan.to_json()).load()
+    rows = spark.readStream.format(connector_source.FORMAT).option("plan", plan.to_json()).load()
+    return transformed(rows, plan)
+
+
+def transformed(rows: DataFrame, plan: QueryPlan) -> DataFrame:
+    """A source connector's rows through its ``transforms`` chain: one projection per stage, on the executors.
+
+    Raises ConfigError (``transforms.DataError``) when a transformation cannot apply to the task's
+    value schema, so the connector fails before any record is read.
+    """
+    from sparkcat.policy.input_policy import prepare
+    from sparkcat.transforms import Records, apply_chain, parse_chain
+
+    chain = parse_chain(prepare(plan.connector_config))
+    if not chain:
+        return rows
+    log.info("Connector %s applies transforms %s", plan.connector, ", ".join(s.alias for s in chain.stages))
+    return apply_chain(Records(rows), chain).df
 
 
 def start_query(spark: SparkSession, plan: QueryPlan, on_batch: OnBatch,

@@ -43,6 +43,7 @@ from sparkcat.spark.error_handling import KEY_CONVERTER, VALUE_CONVERTER, Consum
 from sparkcat.spark.kafka_input import Assignment, route, sink_position, subscribed_partitions, tp_key
 from sparkcat.spark.source_to_kafka import producer_config
 from sparkcat.spark.plan import BatchResult, QueryPlan
+from sparkcat.transforms import KEEP
 
 __all__ = ["to_sink_task", "from_kafka_to_sink_task", "start_sink_task", "PUT_CHUNK"]
 
@@ -141,13 +142,19 @@ def _source_records(connector: str) -> RecordsOf:
     """SinkRecords from a source connector's rows: partition = task id, offset = index in the batch."""
     def records_of(cols: dict[str, list[Any]], tallies: Tallies) -> dict[int, list[SinkRecord]]:
         groups: dict[int, list[SinkRecord]] = {}
+        keep, headers = cols.get(KEEP), cols.get("headers")
         for i, task in enumerate(cols["_task"]):
             tally = tallies.of(task)
+            if keep is not None and keep[i] is False:  # dropped by a Filter transform: its offset still counts
+                tally.offsets[cols["_partition"][i]] = (cols["_partition"][i], cols["_offset"][i])
+                groups.setdefault(task, [])
+                continue
             raw_key = cols["key"][i]
             groups.setdefault(task, []).append(SinkRecord(
                 topic=cols["topic"][i] or connector, kafka_partition=task, kafka_offset=tally.records,
                 value=cols["value"][i], key=None if raw_key is None else json.loads(raw_key),
-                timestamp_ms=cols["timestamp_ms"][i]))
+                timestamp_ms=cols["timestamp_ms"][i],
+                headers=[] if headers is None or headers[i] is None else [(e["key"], e["value"]) for e in headers[i]]))
             tally.add(cols["_partition"][i], cols["_partition"][i], cols["_offset"][i])
         return groups
     return records_of

@@ -24,6 +24,7 @@ from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, Tallies, batch_
 from sparkcat.connectors.converters import converter_for
 from sparkcat.spark.error_handling import RecordErrors, convert_source_batch, record_errors, without_rows
 from sparkcat.spark.plan import BatchResult, QueryPlan
+from sparkcat.transforms import KEEP
 
 __all__ = ["to_kafka", "producer_config"]
 
@@ -65,6 +66,25 @@ def _tally_rows(batch: Any, tasks: list[int], tallies: Tallies) -> None:
             tallies.of(task).add(pkey, pkey, offset)
 
 
+def kept_rows(batch: Any) -> tuple[Any, list[int]]:
+    """The rows of an Arrow batch a ``Filter`` transform kept, and the tasks of the ones it dropped."""
+    import pyarrow.compute as pc
+    index = batch.schema.get_field_index(KEEP)
+    if index < 0:
+        return batch, []
+    keep = pc.fill_null(batch.column(index), True)
+    dropped = batch.filter(pc.invert(keep)).column(batch.schema.get_field_index("_task")).to_pylist()
+    return (batch.filter(keep) if dropped else batch), dropped
+
+
+def header_pairs(batch: Any) -> list[Any] | None:
+    """The ``headers`` column as confluent-kafka's (key, bytes) lists, or None when no row has any."""
+    index = batch.schema.get_field_index("headers")
+    if index < 0 or batch.column(index).null_count == batch.num_rows:
+        return None
+    return [None if h is None else [(e["key"], e["value"]) for e in h] for h in batch.column(index).to_pylist()]
+
+
 def produce_arrow_rows(producer: Any, batch: Any, convs: tuple[Any, Any], value_type: DataType,
                        deliveries: Deliveries, tallies: Tallies, *, errors: RecordErrors) -> None:
     """Queue one Arrow batch of connector-source rows: columns converted whole, one ``produce`` per row.
@@ -79,18 +99,25 @@ def produce_arrow_rows(producer: Any, batch: Any, convs: tuple[Any, Any], value_
     col, index = batch.column, batch.schema.get_field_index
     tasks = col(index("_task")).to_pylist()
     tallies.of(tasks[0])
+    written, dropped = kept_rows(batch)
+    _tally_rows(batch, tasks, tallies)  # every row's source offset counts, written or dropped by a Filter
+    for task in dropped:
+        tallies.of(task).records -= 1
+    if written.num_rows == 0:
+        return
+    col, index = written.column, written.schema.get_field_index
     topics_col = col(index("topic"))
     if topics_col.null_count or pc.any(pc.equal(pc.utf8_length(topics_col), 0)).as_py():
         raise ValueError("a record without a topic cannot be written to Kafka")
-    keys, values, skipped = convert_source_batch(batch, value_type, convs, errors)
+    keys, values, skipped = convert_source_batch(written, value_type, convs, errors)
     stamps = pc.fill_null(col(index("timestamp_ms")), 0).to_pylist()  # 0: the producer's "now"
     single_topic = pc.count_distinct(topics_col).as_py() == 1
     topics = topics_col[0].as_py() if single_topic else topics_col.to_pylist()
     produce_all(producer, without_rows(topics, skipped), values, keys, timestamps=without_rows(stamps, skipped),
-                on_delivery=deliveries)
-    _tally_rows(batch, tasks, tallies)
+                on_delivery=deliveries, headers=without_rows(header_pairs(written), skipped))
+    written_tasks = col(index("_task")).to_pylist()
     for i in skipped:  # consumed (their offsets count) but not written
-        tallies.of(tasks[i]).records -= 1
+        tallies.of(written_tasks[i]).records -= 1
     producer.poll(0)
     deliveries.raise_error()
 

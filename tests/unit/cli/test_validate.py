@@ -187,35 +187,35 @@ def test_producer_overrides_and_converter_settings_are_accepted(tmp_path, unique
 
 def test_keys_nothing_implements_are_refused_each_with_its_reason(tmp_path, unique_name, capsys):
     path = _increment(tmp_path, unique_name, """
-        transforms.route.type: org.apache.kafka.connect.transforms.RegexRouter
-        predicates.p.type: org.apache.kafka.connect.transforms.predicates.TopicNameMatches
+        transforms: meta
+        transforms.meta.type: org.apache.kafka.connect.transforms.SetSchemaMetadata$Value
         errors.some.future.setting: x
         consumer.override.max.poll.records: 10
         admin.override.request.timeout.ms: 10
         topic.creation.default.partitions: 3
         topic.creation.groups: big
-        header.converter: org.apache.kafka.connect.storage.SimpleHeaderConverter
+        header.converter: org.apache.kafka.connect.storage.StringConverter
         header.converter.x: y
         offsets.storage.topic: my-offsets
     """)
     assert main(["validate", str(path)]) == 1
     err = capsys.readouterr().err
     assert _flagged_keys(err, path, unique_name) == {
-        "transforms.route.type", "predicates.p.type",
+        "transforms.meta.type",
         "errors.some.future.setting", "consumer.override.max.poll.records", "admin.override.request.timeout.ms",
         "topic.creation.default.partitions", "topic.creation.groups", "header.converter", "header.converter.x",
         "offsets.storage.topic"}
     assert "not supported by sparkcat yet" in err and "Unknown configuration key 'errors.some.future.setting'" in err
 
 
-def test_features_not_supported_yet_are_refused_not_silently_ignored(tmp_path, unique_name, capsys):
+def test_a_transform_missing_a_required_key_is_refused_with_connects_message(tmp_path, unique_name, capsys):
     path = _increment(tmp_path, unique_name, """
         transforms: route
         transforms.route.type: org.apache.kafka.connect.transforms.RegexRouter
     """)
     assert main(["validate", str(path)]) == 1
     err = capsys.readouterr().err
-    assert "transforms: Single Message Transforms are not supported" in err
+    assert 'Missing required configuration "transforms.route.regex" which has no default value.' in err
 
 
 def test_console_script_exit_codes(tmp_path, unique_name):

@@ -1,0 +1,196 @@
+"""Connect's ``transforms`` / ``predicates`` keys parsed into a chain, with Connect's validation messages.
+
+A connector config names its transformations as Connect does::
+
+    transforms=route,mask
+    transforms.route.type=org.apache.kafka.connect.transforms.RegexRouter
+    transforms.route.regex=(.*)
+    transforms.route.replacement=copy-$1
+    transforms.route.predicate=isFoo
+    transforms.route.negate=true
+    predicates=isFoo
+    predicates.isFoo.type=org.apache.kafka.connect.transforms.predicates.TopicNameMatches
+    predicates.isFoo.pattern=foo.*
+
+``parse_chain`` turns that into ``Chain`` (stages in ``transforms`` order); ``chain_errors``
+returns every problem per key, with Connect's wording, for validate/apply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sparkcat.errors import ConfigError
+
+__all__ = ["Stage", "PredicateSpec", "Chain", "parse_chain", "chain_errors", "missing", "invalid", "settings_of",
+           "list_value", "register_transform", "register_predicate", "TRANSFORMS", "PREDICATES", "bool_value"]
+
+#: Java class name (and short aliases) -> factory(settings, prefix) of an SMT, filled by the SMT modules.
+TRANSFORMS: dict[str, Callable[[dict[str, str], str], Any]] = {}
+#: The same for predicates.
+PREDICATES: dict[str, Callable[[dict[str, str], str], Any]] = {}
+
+
+def register_transform(names: list[str], factory: Callable[[dict[str, str], str], Any]) -> None:
+    for name in names:
+        TRANSFORMS[name] = factory
+
+
+def register_predicate(names: list[str], factory: Callable[[dict[str, str], str], Any]) -> None:
+    for name in names:
+        PREDICATES[name] = factory
+
+
+def missing(key: str) -> str:
+    """ConfigDef's message for a required key without a value."""
+    return f'Missing required configuration "{key}" which has no default value.'
+
+
+def invalid(key: str, value: Any, message: str) -> str:
+    """ConfigException(name, value, message)'s text."""
+    return f"Invalid value {value} for configuration {key}: {message}"
+
+
+def list_value(text: Any) -> list[str]:
+    """A Connect LIST value: comma-separated, items trimmed, empty items dropped."""
+    if text is None:
+        return []
+    return [item.strip() for item in str(text).split(",") if item.strip()]
+
+
+def bool_value(key: str, text: Any, default: bool) -> bool:
+    """A Connect BOOLEAN value ("true"/"false", any case); anything else is refused as Connect does."""
+    if text is None or str(text).strip() == "":
+        return default
+    lowered = str(text).strip().lower()
+    if lowered not in ("true", "false"):
+        raise ConfigError(invalid(key, text, "Expected value to be either true or false"), {key: [
+            invalid(key, text, "Expected value to be either true or false")]})
+    return lowered == "true"
+
+
+def settings_of(config: Mapping[str, Any], prefix: str) -> dict[str, str]:
+    """The keys under ``prefix`` (``transforms.NAME.``) with the prefix removed."""
+    return {k[len(prefix):]: str(v) for k, v in config.items() if k.startswith(prefix) and v is not None}
+
+
+@dataclass
+class PredicateSpec:
+    """A configured predicate: its alias and the built predicate (``condition(frame) -> Column``)."""
+
+    alias: str
+    predicate: Any
+
+
+@dataclass
+class Stage:
+    """One transformation of the chain, applied only where its predicate (possibly negated) holds."""
+
+    alias: str
+    type_name: str
+    transform: Any
+    predicate: PredicateSpec | None = None
+    negate: bool = False
+
+
+@dataclass
+class Chain:
+    """The transformations of one connector, in ``transforms`` order (empty: records pass unchanged)."""
+
+    stages: list[Stage] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.stages)
+
+
+def _aliases(config: Mapping[str, Any], key: str, errors: dict[str, list[str]]) -> list[str]:
+    aliases = list_value(config.get(key))
+    if len(aliases) != len(set(aliases)):
+        errors.setdefault(key, []).append(invalid(key, config.get(key), "Duplicate alias provided."))
+    return list(dict.fromkeys(aliases))
+
+
+def _build(registry: Mapping[str, Callable[[dict[str, str], str], Any]], config: Mapping[str, Any],
+           prefix: str, errors: dict[str, list[str]]) -> Any | None:
+    """The plugin ``prefix + "type"`` names, built from its settings; problems go to ``errors``."""
+    type_key = prefix + "type"
+    name = str(config.get(type_key) or "").strip()
+    if not name:
+        errors.setdefault(type_key, []).append(missing(type_key))
+        return None
+    factory = registry.get(name)
+    if factory is None:
+        errors.setdefault(type_key, []).append(invalid(type_key, name, f"Class {name} could not be found."))
+        return None
+    try:
+        return factory(settings_of(config, prefix), prefix)
+    except ConfigError as e:
+        for key, messages in (e.errors or {type_key: [e.message]}).items():
+            errors.setdefault(key, []).extend(messages)
+        return None
+
+
+def _predicates(config: Mapping[str, Any], errors: dict[str, list[str]]) -> dict[str, PredicateSpec]:
+    out = {}
+    for alias in _aliases(config, "predicates", errors):
+        built = _build(PREDICATES, config, f"predicates.{alias}.", errors)
+        if built is not None:
+            out[alias] = PredicateSpec(alias, built)
+    return out
+
+
+def _stage(config: Mapping[str, Any], alias: str, predicates: dict[str, PredicateSpec],
+           errors: dict[str, list[str]]) -> Stage | None:
+    prefix = f"transforms.{alias}."
+    pred_key, negate_key = prefix + "predicate", prefix + "negate"
+    if negate_key in config and pred_key not in config:
+        errors.setdefault(negate_key, []).append(
+            f"Config '{negate_key}' was provided but there is no config '{pred_key}' defining a predicate to be "
+            "negated.")
+    settings = {k: v for k, v in settings_of(config, prefix).items() if k not in ("predicate", "negate")}
+    transform = _build(TRANSFORMS, {**{prefix + k: v for k, v in settings.items()}}, prefix,
+                       errors)
+    predicate = None
+    pred_alias = str(config.get(pred_key) or "").strip()
+    if pred_alias:
+        predicate = predicates.get(pred_alias)
+        if predicate is None and pred_alias not in list_value(config.get("predicates")):
+            errors.setdefault(pred_key, []).append(invalid(
+                pred_key, pred_alias, f"Predicate alias {pred_alias} is not listed in 'predicates'"))
+    try:
+        negate = bool_value(negate_key, config.get(negate_key), False)
+    except ConfigError as e:
+        errors.setdefault(negate_key, []).extend(e.errors[negate_key])
+        negate = False
+    if transform is None:
+        return None
+    return Stage(alias, str(config.get(prefix + "type")).strip(), transform, predicate, negate)
+
+
+def _parse(config: Mapping[str, Any]) -> tuple[Chain, dict[str, list[str]]]:
+    _ensure_registered()
+    errors: dict[str, list[str]] = {}
+    predicates = _predicates(config, errors)
+    stages = [_stage(config, alias, predicates, errors) for alias in _aliases(config, "transforms", errors)]
+    return Chain([s for s in stages if s is not None]), errors
+
+
+def chain_errors(config: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Every problem of the ``transforms`` / ``predicates`` keys, per key, in Connect's words."""
+    return _parse(config)[1]
+
+
+def parse_chain(config: Mapping[str, Any]) -> Chain:
+    """The connector's transformation chain; ConfigError naming every bad key if it has problems."""
+    chain, errors = _parse(config)
+    if errors:
+        detail = "; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items())
+        raise ConfigError(f"Invalid transforms/predicates configuration: {detail}", errors)
+    return chain
+
+
+def _ensure_registered() -> None:
+    """Import the SMT modules once so they fill ``TRANSFORMS`` / ``PREDICATES``."""
+    from sparkcat.transforms import conversions, fields, routing, sql  # noqa: F401

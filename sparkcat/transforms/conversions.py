@@ -1,0 +1,157 @@
+"""Connect's Cast and TimestampConverter SMTs on record values, as Spark column expressions.
+
+Timestamps are read and written in UTC whatever the Spark session's time zone, as Connect's
+TimestampConverter and TimestampRouter do; patterns are Java's (SimpleDateFormat's common letters
+mean the same in Spark's DateTimeFormatter patterns).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from sparkcat.errors import ConfigError
+from sparkcat.transforms.config import invalid, list_value
+from sparkcat.transforms.fields import field_of, register_value_smt, require, when_value
+from sparkcat.transforms.frame import DataError, Records
+
+__all__ = ["CAST_TYPES", "utc_text", "utc_wall", "from_utc_wall"]
+
+CAST_TYPES: dict[str, T.DataType] = {
+    "int8": T.ByteType(), "int16": T.ShortType(), "int32": T.IntegerType(), "int64": T.LongType(),
+    "float32": T.FloatType(), "float64": T.DoubleType(), "boolean": T.BooleanType(), "string": T.StringType(),
+}
+
+
+# ------------------------------------------------------------------ Cast
+
+
+@dataclass
+class Cast:
+    """Casts fields (``field:type,...``) or the whole value (``type``) to Connect's primitive types."""
+
+    whole: T.DataType | None
+    fields: dict[str, T.DataType]
+
+    def apply(self, records: Records, alias: str, where: Column | None) -> Records:
+        if self.whole is not None:
+            return records.set(alias, "value", F.col("value").cast(self.whole), where)
+        value = F.col("value")
+        for name, target in self.fields.items():
+            field_of(records, name, "cast types")
+            value = value.withField(name, F.col("value")[name].cast(target))
+        return records.set(alias, "value", when_value(value), where)
+
+
+def _cast(settings: dict[str, str], prefix: str) -> Cast:
+    key = prefix + "spec"
+    specs = list_value(require(settings, prefix, "spec"))
+    whole, fields = None, {}
+    for spec in specs:
+        parts = [p.strip() for p in spec.split(":")]
+        type_name = parts[-1]
+        if type_name not in CAST_TYPES or len(parts) > 2:
+            message = invalid(key, settings["spec"], f"Invalid type found in casting spec: {type_name}")
+            raise ConfigError(message, {key: [message]})
+        if len(parts) == 1:
+            if len(specs) > 1:
+                message = invalid(key, settings["spec"], "Cast transformations that specify a type to cast the "
+                                  "entire value to may only specify a single cast in their spec")
+                raise ConfigError(message, {key: [message]})
+            whole = CAST_TYPES[type_name]
+        else:
+            fields[parts[0]] = CAST_TYPES[type_name]
+    return Cast(whole, fields)
+
+
+# ------------------------------------------------------------------ TimestampConverter
+
+
+def utc_wall(instant: Column) -> Column:
+    """An instant as its UTC wall-clock time (TIMESTAMP_NTZ), whatever the session time zone."""
+    return F.convert_timezone(F.current_timezone(), F.lit("UTC"), instant.cast("timestamp_ntz"))
+
+
+def from_utc_wall(wall: Column) -> Column:
+    """A UTC wall-clock time (TIMESTAMP_NTZ) as the instant it names."""
+    return F.convert_timezone(F.lit("UTC"), F.current_timezone(), wall).cast("timestamp")
+
+
+def utc_text(instant: Column, pattern: str) -> Column:
+    """An instant formatted in UTC (Connect's TimestampConverter and TimestampRouter use UTC)."""
+    return F.date_format(utc_wall(instant), pattern)
+
+
+@dataclass
+class TimestampConverter:
+    """Converts a timestamp field (or the whole value) between string, unix, Date and Timestamp."""
+
+    field: str
+    target: str
+    pattern: str | None
+    precision: str                # unix.precision: seconds, milliseconds, microseconds or nanoseconds
+
+    def _instant(self, column: Column, spark_type: T.DataType) -> Column:
+        if isinstance(spark_type, T.TimestampType):
+            return column
+        if isinstance(spark_type, (T.TimestampNTZType, T.DateType)):
+            return from_utc_wall(column.cast("timestamp_ntz"))
+        if isinstance(spark_type, T.StringType):
+            if not self.pattern:
+                raise DataError("TimestampConverter requires format option to be specified when using string "
+                                "timestamps")
+            return from_utc_wall(F.to_timestamp_ntz(column, F.lit(self.pattern)))
+        if isinstance(spark_type, T.IntegralType):
+            scale = {"seconds": F.timestamp_seconds, "milliseconds": F.timestamp_millis,
+                     "microseconds": F.timestamp_micros}.get(self.precision)
+            if scale is None:
+                return F.timestamp_micros(F.floor(column / 1000))
+            return scale(column)
+        raise DataError(f"TimestampConverter does not support {spark_type.simpleString()} objects as timestamps")
+
+    def _out(self, instant: Column) -> Column:
+        if self.target == "string":
+            return utc_text(instant, str(self.pattern))
+        if self.target == "unix":
+            millis = F.unix_millis(instant)
+            return {"seconds": F.floor(millis / 1000), "microseconds": F.unix_micros(instant),
+                    "nanoseconds": F.unix_micros(instant) * 1000}.get(self.precision, millis).cast("long")
+        if self.target == "Date":
+            return F.to_date(utc_wall(instant))
+        return instant
+
+    def apply(self, records: Records, alias: str, where: Column | None) -> Records:
+        if not self.field:
+            new = self._out(self._instant(F.col("value"), records.data_type("value")))
+            return records.set(alias, "value", new, where)
+        spark_type = field_of(records, self.field, "converting timestamp formats").dataType
+        new = F.col("value").withField(self.field, self._out(self._instant(F.col("value")[self.field], spark_type)))
+        return records.set(alias, "value", when_value(new), where)
+
+
+TARGET_TYPES = ("string", "unix", "Date", "Timestamp")
+
+
+def _timestamp_converter(settings: dict[str, str], prefix: str) -> TimestampConverter:
+    target = require(settings, prefix, "target.type")
+    if target == "Time" or target not in TARGET_TYPES:
+        message = invalid(prefix + "target.type", target, "String must be one of: string, unix, Date, Time, "
+                          "Timestamp" if target != "Time" else "Time is not supported by sparkcat yet")
+        raise ConfigError(message, {prefix + "target.type": [message]})
+    pattern = (settings.get("format") or "").strip() or None
+    if target == "string" and not pattern:
+        message = "TimestampConverter requires format option to be specified when using string timestamps"
+        raise ConfigError(message, {prefix + "format": [message]})
+    precision = (settings.get("unix.precision") or "milliseconds").strip()
+    if precision not in ("seconds", "milliseconds", "microseconds", "nanoseconds"):
+        message = invalid(prefix + "unix.precision", precision,
+                          "String must be one of: nanoseconds, microseconds, milliseconds, seconds")
+        raise ConfigError(message, {prefix + "unix.precision": [message]})
+    return TimestampConverter((settings.get("field") or "").strip(), target, pattern, precision)
+
+
+register_value_smt("Cast", _cast)
+register_value_smt("TimestampConverter", _timestamp_converter)

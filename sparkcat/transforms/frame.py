@@ -1,0 +1,74 @@
+"""A micro-batch seen as Connect records: which DataFrame columns hold key, value, topic, timestamp, headers.
+
+SMTs are written once against ``Records`` and run as Spark column expressions over the whole
+batch (a projection; no Python call per record). A source connector's rows (``connector_source``)
+have ``key`` as JSON text, ``value`` typed by the task's value schema (a struct for structured
+values, so "with schema" in Connect's terms), ``timestamp_ms`` and ``headers``; their position
+columns (``_task``, ``_partition``, ``_offset``) are never touched. Records an SMT drops
+(``Filter``) stay in the batch with ``_keep`` false: their source offsets still commit, as in
+Connect, but nothing is written for them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from sparkcat.errors import ConfigError
+
+__all__ = ["Records", "KEEP", "HEADERS_DDL", "DataError"]
+
+KEEP = "_keep"
+#: The headers column, as Spark's Kafka source has it.
+HEADERS_DDL = "ARRAY<STRUCT<key: STRING, value: BINARY>>"
+
+
+class DataError(ConfigError):
+    """An SMT cannot apply to the batch's schema (Connect's DataException); the connector fails to start."""
+
+
+@dataclass
+class Records:
+    """The batch DataFrame and where its record parts are; SMTs return a new ``Records``.
+
+    ``kind`` is "source" (a source connector's rows) or "sink" (Spark's Kafka rows);
+    ``timestamp`` names the epoch-milliseconds column; ``key_json``: the key column holds JSON text.
+    """
+
+    df: DataFrame
+    kind: str = "source"
+    timestamp: str = "timestamp_ms"
+    key_json: bool = True
+
+    def data_type(self, name: str):  # noqa: ANN201 - a pyspark DataType
+        return self.df.schema[name].dataType
+
+    def with_df(self, df: DataFrame) -> Records:
+        return Records(df, self.kind, self.timestamp, self.key_json)
+
+    def set(self, alias: str, name: str, new: Column, where: Column | None) -> Records:
+        """``name`` replaced by ``new`` where ``where`` holds (everywhere when None).
+
+        A conditional change must keep the column's type: Spark has one schema per batch, so a
+        predicate cannot give some records a struct with an extra field and others not.
+        """
+        if where is None:
+            return self.with_df(self.df.withColumn(name, new))
+        candidate = self.df.withColumn("__new", new)
+        old_type, new_type = self.data_type(name), candidate.schema["__new"].dataType
+        if old_type.simpleString() != new_type.simpleString():  # nullability may differ
+            raise DataError(
+                f"transforms.{alias}: with a predicate this transformation would give only some records a "
+                f"{name} of type {new_type.simpleString()} (others keep {old_type.simpleString()}); sparkcat "
+                "applies transformations to a whole micro-batch with one schema, so a predicate may only guard "
+                "transformations that keep the type (routing, headers, masking, filtering)",
+                {f"transforms.{alias}.predicate": ["changes the record schema for only some records"]})
+        return self.with_df(self.df.withColumn(name, F.when(where, new).otherwise(F.col(name))))
+
+    def drop_where(self, where: Column | None) -> Records:
+        """Mark records as dropped (Connect's Filter): all of them when ``where`` is None."""
+        drop = F.lit(True) if where is None else F.coalesce(where, F.lit(False))
+        keep = F.col(KEEP) if KEEP in self.df.columns else F.lit(True)
+        return self.with_df(self.df.withColumn(KEEP, keep & ~drop))

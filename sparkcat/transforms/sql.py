@@ -1,0 +1,75 @@
+"""The SQL transform (``org.sparkcat.transforms.Sql`` / ``sql``): a Spark SQL SELECT over the batch.
+
+``transforms.X.query`` is a SELECT ``FROM records``, whose columns are ``key``, ``value``,
+``topic``, ``timestamp`` (epoch ms) and ``headers``, plus the record positions sparkcat needs
+(``_task``, ``_partition``, ``_offset``). The statement is analysed against the batch schema
+when the connector's query starts, so a bad column fails the connector before any record is read;
+its result must keep the position columns (``SELECT *, ...`` or naming them) and a ``value``.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from pyspark.sql import Column
+
+from sparkcat.errors import ConfigError
+from sparkcat.transforms.config import missing, register_transform
+from sparkcat.transforms.frame import KEEP, DataError, Records
+
+__all__ = ["SQL_TRANSFORM", "POSITION_COLUMNS"]
+
+SQL_TRANSFORM = "org.sparkcat.transforms.Sql"
+POSITION_COLUMNS = ("_task", "_partition", "_offset")
+VIEW = "records"
+# The view name is session-wide: two connectors starting at once must not swap each other's batch.
+_VIEW_LOCK = threading.Lock()
+
+
+@dataclass
+class Sql:
+    """Runs ``query`` over the batch (view ``records``); tombstones and everything else as the SELECT says."""
+
+    query: str
+
+    def apply(self, records: Records, alias: str, where: Column | None) -> Records:
+        if where is not None:
+            raise DataError(f"transforms.{alias}: the sql transform takes no predicate; put the condition in its "
+                            "WHERE clause", {f"transforms.{alias}.predicate": ["the sql transform takes no predicate"]})
+        df = records.df.withColumnRenamed(records.timestamp, "timestamp")
+        spark = df.sparkSession
+        with _VIEW_LOCK:
+            df.createOrReplaceTempView(VIEW)
+            try:
+                out = spark.sql(self.query)
+                out.schema  # analyse now, against this batch schema
+            except Exception as e:
+                key = f"transforms.{alias}.query"
+                message = f"{key}: the statement does not run on the batch: {str(e).splitlines()[0]}"
+                raise DataError(message, {key: [message]}) from None
+            finally:
+                spark.catalog.dropTempView(VIEW)
+        needed = [c for c in (*POSITION_COLUMNS, "value") if c in records.df.columns or c == "value"]
+        if KEEP in records.df.columns:
+            needed.append(KEEP)
+        lost = [c for c in needed if c not in out.columns]
+        if lost:
+            key = f"transforms.{alias}.query"
+            message = (f"{key}: the statement's result lacks {', '.join(lost)}; keep the record columns "
+                       "(SELECT *, ... or name them)")
+            raise DataError(message, {key: [message]})
+        return records.with_df(out.withColumnRenamed("timestamp", records.timestamp))
+
+
+def _sql(settings: dict[str, str], prefix: str) -> Sql:
+    query = (settings.get("query") or "").strip()
+    if not query:
+        raise ConfigError(missing(prefix + "query"), {prefix + "query": [missing(prefix + "query")]})
+    if query.split(None, 1)[0].upper() not in ("SELECT", "WITH"):
+        message = f"Invalid value {query} for configuration {prefix}query: must be a SELECT statement"
+        raise ConfigError(message, {prefix + "query": [message]})
+    return Sql(query)
+
+
+register_transform([SQL_TRANSFORM, "sql", "Sql"], _sql)

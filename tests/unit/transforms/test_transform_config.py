@@ -1,0 +1,104 @@
+"""Transform and predicate configs: Connect's validation messages, through the chain parser and validate."""
+
+from __future__ import annotations
+
+import pytest
+
+from sparkcat.errors import ConfigError
+from sparkcat.runtime.validation import validate_connector_config
+from sparkcat.transforms import chain_errors, parse_chain
+
+T = "org.apache.kafka.connect.transforms."
+INCREMENT = {"name": "inc", "connector.class": "increment", "increments": "1", "topic.prefix": "seq_"}
+
+
+def test_chain_keeps_transforms_order_with_aliases_and_java_names():
+    chain = parse_chain({"transforms": "b, a", "transforms.a.type": "RegexRouter", "transforms.a.regex": "x",
+                         "transforms.a.replacement": "y", "transforms.b.type": T + "InsertHeader",
+                         "transforms.b.header": "h", "transforms.b.value.literal": "v"})
+    assert [(s.alias, s.type_name) for s in chain.stages] == [("b", T + "InsertHeader"), ("a", "RegexRouter")]
+
+
+def test_missing_type_and_unknown_class_use_connects_messages():
+    errors = chain_errors({"transforms": "a, b", "transforms.b.type": "com.example.Nope"})
+    assert errors == {
+        "transforms.a.type": ['Missing required configuration "transforms.a.type" which has no default value.'],
+        "transforms.b.type": ["Invalid value com.example.Nope for configuration transforms.b.type: "
+                              "Class com.example.Nope could not be found."]}
+
+
+def test_negate_without_predicate_and_unlisted_predicate():
+    errors = chain_errors({"transforms": "f", "transforms.f.type": T + "Filter", "transforms.f.negate": "true"})
+    assert errors == {"transforms.f.negate": [
+        "Config 'transforms.f.negate' was provided but there is no config 'transforms.f.predicate' defining a "
+        "predicate to be negated."]}
+    errors = chain_errors({"transforms": "f", "transforms.f.type": T + "Filter", "transforms.f.predicate": "p"})
+    assert list(errors) == ["transforms.f.predicate"] and "p is not listed in 'predicates'" in errors[
+        "transforms.f.predicate"][0]
+
+
+def test_bad_regexes_are_refused_naming_the_key():
+    errors = chain_errors({"transforms": "r", "transforms.r.type": T + "RegexRouter", "transforms.r.regex": "(a",
+                           "transforms.r.replacement": "b", "predicates": "p",
+                           "predicates.p.type": T + "predicates.TopicNameMatches", "predicates.p.pattern": "[x"})
+    assert errors["transforms.r.regex"][0].startswith("Invalid value (a for configuration transforms.r.regex: "
+                                                      "Invalid regex: ")
+    assert errors["predicates.p.pattern"][0].startswith(
+        "Invalid value [x for configuration predicates.p.pattern: entry must be a Java-compatible regular expression")
+
+
+def test_smt_specific_messages():
+    cases = {
+        "transforms.c.spec": ({"transforms.c.type": T + "Cast$Value", "transforms.c.spec": "a:int99"},
+                              "Invalid type found in casting spec: int99"),
+        "transforms.c.type": ({"transforms.c.type": T + "InsertField$Value"}, "No field insertion configured"),
+        "transforms.c.renames": ({"transforms.c.type": T + "ReplaceField$Value", "transforms.c.renames": "a-b"},
+                                 "Invalid rename mapping: a-b"),
+        "transforms.c.fields": ({"transforms.c.type": T + "MaskField$Value"},
+                                'Missing required configuration "transforms.c.fields"'),
+        "transforms.c.format": ({"transforms.c.type": T + "TimestampConverter$Value",
+                                 "transforms.c.target.type": "string"},
+                                "TimestampConverter requires format option to be specified when using string"),
+    }
+    for key, (config, message) in cases.items():
+        errors = chain_errors({"transforms": "c", **config})
+        assert list(errors) == [key] and message in errors[key][0], (key, errors)
+
+
+def test_unsupported_variants_are_refused_not_ignored():
+    for type_name in (T + "ExtractField$Key", T + "SetSchemaMetadata$Value", T + "HeaderFrom$Key"):
+        errors = chain_errors({"transforms": "x", "transforms.x.type": type_name, "transforms.x.field": "f",
+                               "transforms.x.fields": "f", "transforms.x.headers": "h"})
+        assert "not supported by sparkcat yet" in errors["transforms.x.type"][0], type_name
+
+
+def test_parse_chain_raises_naming_every_bad_key():
+    with pytest.raises(ConfigError) as info:
+        parse_chain({"transforms": "a", "transforms.a.type": T + "RegexRouter"})
+    assert set(info.value.errors) == {"transforms.a.regex"}
+
+
+def test_validate_accepts_a_chain_and_reports_transform_keys():
+    good = {**INCREMENT, "transforms": "route", "transforms.route.type": T + "RegexRouter",
+            "transforms.route.regex": "seq_(.*)", "transforms.route.replacement": "n_$1",
+            "header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter"}
+    assert validate_connector_config(good).errors == {}
+    bad = {**good, "transforms.route.negate": "maybe", "header.converter": "org.example.Other"}
+    errors = validate_connector_config(bad).errors
+    assert set(errors) == {"transforms.route.negate", "header.converter"}
+
+
+def test_sink_connectors_refuse_transforms():
+    sink = {"name": "s", "connector.class": "file-sink", "file": "out.txt", "topics": "t",
+            "transforms": "r", "transforms.r.type": T + "RegexRouter"}
+    errors = validate_connector_config(sink).errors
+    assert "Single Message Transforms on sink connectors are not supported" in errors["transforms"][0]
+
+
+def test_avro_converter_is_refused_with_its_reason():
+    config = {**INCREMENT, "value.converter": "io.confluent.connect.avro.AvroConverter",
+              "value.converter.schema.registry.url": "http://localhost:8081"}
+    errors = validate_connector_config(config).errors
+    assert errors == {"value.converter": [
+        "io.confluent.connect.avro.AvroConverter is not supported by sparkcat yet (Avro with a schema registry); "
+        "use org.apache.kafka.connect.json.JsonConverter"]}
