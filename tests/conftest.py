@@ -39,3 +39,12 @@ def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBro
     """Three Apache Kafka nodes (KRaft), for the tests that need replication; started on first use."""
     with KafkaBroker(log_dir=tmp_path_factory.mktemp("kafka3"), nodes=3) as running:
         yield running
+
+
+@pytest.fixture
+def connect_worker(broker: KafkaBroker, unique_name: str, tmp_path) -> Iterator:
+    """A real Kafka Connect worker (distributed mode) on the session broker, with its own group and topics."""
+    from tests.connect_worker import ConnectWorker
+
+    with ConnectWorker(broker.bootstrap, unique_name, log_dir=tmp_path / "connect") as worker:
+        yield worker

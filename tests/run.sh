@@ -6,4 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/venv.sh "rest,delta,test"
 sparkcat_need_jars kafka
+sparkcat_need_jars connect  # the Kafka Connect worker of the interop tests (tests/connect_worker.py)
 exec python -m pytest "$@"
