@@ -36,6 +36,14 @@ from sparkcat.storage.factory import Stores
 log = logging.getLogger("sparkcat.herder")
 
 
+def with_task_class(task_config: dict[str, str], connector: object, config: dict[str, str]) -> dict[str, str]:
+    """A task config as Connect's Worker completes it: ``task.class``, and a sink's ``topics``/``topics.regex``."""
+    out = {**task_config, plugins.TASK_CLASS_CONFIG: plugins.task_class_name(connector)}
+    if plugins.connector_type(type(connector)) == "sink":
+        out.update({k: config[k] for k in ("topics", "topics.regex") if config.get(k)})
+    return out
+
+
 def failed_task_ids(connector: str, error_text: str) -> list[int]:
     """Task ids named by ``task_failure_message`` in a query's exception text."""
     pattern = re.escape(TASK_FAILURE_MARK) + r"\s+" + re.escape(connector) + r"-(\d+):"
@@ -150,7 +158,7 @@ class Reconciler:
             instance = cls()
             instance.start(dict(resolved))
             max_tasks = int(rt.config.get("tasks.max", "1"))
-            generated = [dict(c) for c in instance.task_configs(max_tasks)][:max_tasks]
+            generated = [with_task_class(c, instance, rt.config) for c in instance.task_configs(max_tasks)][:max_tasks]
             rt.desired_task_configs = reverse_transform(generated, rt.config, resolved)
             rt.instance = instance
             self._start_sink_instance(rt)
