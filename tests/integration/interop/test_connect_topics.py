@@ -1,0 +1,109 @@
+"""sparkcat and a real Kafka Connect worker on the same internal topics, each direction checked by the other runtime.
+
+Connect creates its offsets topic with 25 partitions and its status topic with 5; sparkcat must find
+Connect's records there and write its own where Connect's producer would, and the task configs it
+commits must be ones Connect can run (``task.class``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from sparkcat.bootstrap import Driver
+from sparkcat.runtime.worker_config import WorkerConfig
+from tests.connect_worker import ConnectWorker
+from tests.kafka_helpers import create_topic, read_topic, wait_until
+
+pytestmark = pytest.mark.integration
+
+FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+STRING = "org.apache.kafka.connect.storage.StringConverter"
+
+
+def shared_topics(name: str) -> dict[str, str]:
+    """Connect's worker properties naming the topics sparkcat's worker config below uses."""
+    return {"config.storage.topic": f"{name}-configs", "offset.storage.topic": f"{name}-offsets",
+            "status.storage.topic": f"{name}-status"}
+
+
+def sparkcat_worker(bootstrap: str, tmp_path: Path, name: str) -> WorkerConfig:
+    return WorkerConfig(state_dir=str(tmp_path / "state"), bootstrap_servers=bootstrap,
+                        config_topic=f"{name}-configs", offset_topic=f"{name}-offsets",
+                        status_topic=f"{name}-status", file_allowed_dirs=[str(tmp_path)])
+
+
+def file_source(path: Path, topic: str) -> dict[str, str]:
+    return {"connector.class": FILE_SOURCE, "tasks.max": "1", "file": str(path), "topic": topic,
+            "value.converter": STRING, "key.converter": STRING}
+
+
+def values(bootstrap: str, topic: str) -> list[str]:
+    return [v.decode() for _, _, _, v in read_topic(bootstrap, topic)]
+
+
+def write_lines(path: Path, lines: list[str]) -> None:
+    with path.open("a") as f:
+        f.write("".join(f"{line}\n" for line in lines))
+
+
+def test_sparkcat_takes_over_what_connect_wrote(broker, spark, tmp_path, unique_name):
+    """Connect runs a FileStreamSource and stops; sparkcat on Connect's topics continues from Connect's offset."""
+    source, topic = tmp_path / "in.txt", f"{unique_name}-lines"
+    create_topic(broker.bootstrap, topic)
+    first = [f"line {i}" for i in range(300)]
+    write_lines(source, first)
+    with ConnectWorker(broker.bootstrap, unique_name, shared_topics(unique_name), tmp_path / "connect") as connect:
+        connect.request("POST", "/connectors", {"name": "fs", "config": file_source(source, topic)})
+        size = os.path.getsize(source)
+        connect.wait_for(lambda: [o for o in connect.request("GET", "/connectors/fs/offsets")["offsets"]
+                                  if o["offset"].get("position") == size], "offset at the end of the file")
+        assert values(broker.bootstrap, topic) == first
+    # Connect's layout, which sparkcat must read: offsets over 25 partitions, status over 5
+    from confluent_kafka.admin import AdminClient
+    meta = AdminClient({"bootstrap.servers": broker.bootstrap}).list_topics(timeout=10).topics
+    assert (len(meta[f"{unique_name}-offsets"].partitions), len(meta[f"{unique_name}-status"].partitions)) == (25, 5)
+
+    later = [f"later {i}" for i in range(100)]
+    write_lines(source, later)
+    with Driver(spark, sparkcat_worker(broker.bootstrap, tmp_path, unique_name), rest=False,
+                watch_pipelines=False) as driver:
+        herder = driver.herder
+        assert herder.connectors() == ["fs"]
+        wait_until(lambda: values(broker.bootstrap, topic) == first + later, timeout_s=120,
+                   message="sparkcat to append exactly the lines after Connect's offset")
+        wait_until(lambda: herder.connector_status("fs")["tasks"][0]["state"] == "RUNNING", timeout_s=30,
+                   message="task RUNNING in sparkcat's status")
+        assert [o for _, o in herder.connector_offsets("fs")] == [{"position": os.path.getsize(source)}]
+
+
+def test_connect_takes_over_what_sparkcat_wrote(broker, spark, tmp_path, unique_name):
+    """sparkcat runs a FileStreamSource on topics it creates; a Connect worker on them runs its task from sparkcat's offset."""
+    source, topic = tmp_path / "in.txt", f"{unique_name}-lines"
+    create_topic(broker.bootstrap, topic)
+    first = [f"line {i}" for i in range(300)]
+    write_lines(source, first)
+    with Driver(spark, sparkcat_worker(broker.bootstrap, tmp_path, unique_name), rest=False,
+                watch_pipelines=False) as driver:
+        driver.herder.put_connector_config("fs", file_source(source, topic))
+        size = os.path.getsize(source)
+        wait_until(lambda: [o for _, o in driver.herder.connector_offsets("fs")] == [{"position": size}],
+                   timeout_s=120, message="sparkcat's offset at the end of the file")
+        assert values(broker.bootstrap, topic) == first
+
+    later = [f"later {i}" for i in range(100)]
+    write_lines(source, later)
+    with ConnectWorker(broker.bootstrap, unique_name, shared_topics(unique_name), tmp_path / "connect") as connect:
+        assert connect.request("GET", "/connectors") == ["fs"]
+        tasks = connect.request("GET", "/connectors/fs/tasks")
+        assert [t["config"]["task.class"] for t in tasks] == ["org.apache.kafka.connect.file.FileStreamSourceTask"]
+        # Connect reads sparkcat's offset from the 25-partition offsets topic ...
+        assert connect.request("GET", "/connectors/fs/offsets")["offsets"] == [
+            {"partition": {"filename": str(source)}, "offset": {"position": size}}]
+        # ... and its task appends exactly the lines after it
+        connect.wait_for(lambda: values(broker.bootstrap, topic) == first + later, "Connect to append the new lines")
+        status = connect.wait_for(lambda: (s := connect.request("GET", "/connectors/fs/status"))["tasks"]
+                                  and s["tasks"][0]["state"] == "RUNNING" and s, "task RUNNING in Connect")
+        assert status["tasks"][0]["worker_id"] == f"127.0.0.1:{connect.port}"
