@@ -107,3 +107,43 @@ def test_connect_takes_over_what_sparkcat_wrote(broker, spark, tmp_path, unique_
         status = connect.wait_for(lambda: (s := connect.request("GET", "/connectors/fs/status"))["tasks"]
                                   and s["tasks"][0]["state"] == "RUNNING" and s, "task RUNNING in Connect")
         assert status["tasks"][0]["worker_id"] == f"127.0.0.1:{connect.port}"
+
+
+def test_a_file_sink_moves_connect_to_sparkcat_and_back_through_group_connect_name(broker, spark, tmp_path, unique_name):
+    """Sink positions live in consumer group connect-NAME: each runtime continues where the other stopped."""
+    from tests.kafka_helpers import produce
+
+    topic, out = f"{unique_name}-in", tmp_path / "out.txt"
+    create_topic(broker.bootstrap, topic, partitions=2)
+    config = {"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "tasks.max": "1",
+              "file": str(out), "topics": topic, "value.converter": STRING, "key.converter": STRING}
+    sent: list[str] = []
+
+    def send(n: int) -> None:
+        batch = [f"r{len(sent) + i}" for i in range(n)]
+        produce(broker.bootstrap, topic, [v.encode() for v in batch])
+        sent.extend(batch)
+
+    def connect_offsets(connect: ConnectWorker) -> int:
+        return sum(o["offset"]["kafka_offset"] for o in connect.request("GET", "/connectors/sink/offsets")["offsets"])
+
+    send(100)
+    with ConnectWorker(broker.bootstrap, unique_name, shared_topics(unique_name), tmp_path / "c1") as connect:
+        connect.request("POST", "/connectors", {"name": "sink", "config": config})
+        connect.wait_for(lambda: connect_offsets(connect) == 100, "Connect's sink to commit 100 records")
+    assert sorted(out.read_text().splitlines()) == sorted(sent)
+
+    send(50)
+    with Driver(spark, sparkcat_worker(broker.bootstrap, tmp_path, unique_name), rest=False,
+                watch_pipelines=False) as driver:
+        wait_until(lambda: sorted(out.read_text().splitlines()) == sorted(sent), timeout_s=120,
+                   message="sparkcat to write exactly the 50 records after Connect's group position")
+        wait_until(lambda: sum(o["kafka_offset"] for _, o in driver.herder.connector_offsets("sink")) == 150,
+                   timeout_s=30, message="sparkcat's positions")
+
+    send(30)
+    with ConnectWorker(broker.bootstrap, unique_name, shared_topics(unique_name), tmp_path / "c2") as connect:
+        # Connect reads the positions sparkcat committed to connect-sink, and goes on from them
+        connect.wait_for(lambda: connect_offsets(connect) == 180, "Connect's sink to reach 180 records")
+        connect.wait_for(lambda: sorted(out.read_text().splitlines()) == sorted(sent), "the last 30 in the file")
+    assert len(out.read_text().splitlines()) == 180  # no record twice
