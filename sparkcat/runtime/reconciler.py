@@ -24,7 +24,7 @@ from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.runtime import fencing, plans
 from sparkcat.runtime.connector_runtime import ConnectorRuntime
 from sparkcat.runtime.plans import class_path
-from sparkcat.runtime import sink_groups
+from sparkcat.runtime import active_topics, sink_groups
 from sparkcat.runtime.query_moves import QueryMoves
 from sparkcat.runtime.query_runner import QueryRunner
 from sparkcat.runtime.recovery import RetryPolicy, auto_restart
@@ -379,6 +379,7 @@ class Reconciler:
             self.stores.offsets.put(plan.connector, offsets)
         if offsets and plan.connector_type == "sink":
             sink_groups.mirror(plan, offsets)
+            active_topics.record_sink_topics(self.stores.status, result)
         if rt is not None:
             rt.retries.succeeded(plan.connector)
             rt.progress.add(result)

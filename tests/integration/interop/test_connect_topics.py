@@ -140,10 +140,21 @@ def test_a_file_sink_moves_connect_to_sparkcat_and_back_through_group_connect_na
                    message="sparkcat to write exactly the 50 records after Connect's group position")
         wait_until(lambda: sum(o["kafka_offset"] for _, o in driver.herder.connector_offsets("sink")) == 150,
                    timeout_s=30, message="sparkcat's positions")
+        # KIP-558 active topics: Connect's record (5-partition status topic) read; reset; recorded again on use
+        assert driver.herder.active_topics("sink") == [topic]
+        driver.herder.reset_connector_active_topics("sink")
+        assert driver.herder.active_topics("sink") == []
+        send(10)
+        wait_until(lambda: driver.herder.active_topics("sink") == [topic], timeout_s=60,
+                   message="the topic recorded again by sparkcat")
 
     send(30)
     with ConnectWorker(broker.bootstrap, unique_name, shared_topics(unique_name), tmp_path / "c2") as connect:
         # Connect reads the positions sparkcat committed to connect-sink, and goes on from them
-        connect.wait_for(lambda: connect_offsets(connect) == 180, "Connect's sink to reach 180 records")
+        connect.wait_for(lambda: connect_offsets(connect) == 190, "Connect's sink to reach 190 records")
         connect.wait_for(lambda: sorted(out.read_text().splitlines()) == sorted(sent), "the last 30 in the file")
-    assert len(out.read_text().splitlines()) == 180  # no record twice
+        # Connect's reset tombstones sparkcat's record where Connect's producer puts that key
+        connect.request("PUT", "/connectors/sink/topics/reset")
+        connect.wait_for(lambda: connect.request("GET", "/connectors/sink/topics") == {"sink": {"topics": []}},
+                         "Connect's topic reset")
+    assert len(out.read_text().splitlines()) == 190  # no record twice
