@@ -99,3 +99,28 @@ class LoggerLevels:
             logging.getLogger("sparkcat.rest").info("Set level of logger namespace %s and children to %s",
                                                     namespace, level_name(level))
             return sorted(targets)
+
+
+class ClusterLevels:
+    """Applies ``logger-cluster-`` records (KIP-976) written after this driver started to its loggers.
+
+    As in Connect, records older than the start are not applied: they were meant for the workers
+    running then. Called on every herder pass (a herder watch); one log line per level applied.
+    """
+
+    def __init__(self, herder: Any, loggers: LoggerLevels) -> None:
+        self._herder = herder
+        self._loggers = loggers
+        self._since = herder.stores.config.backend.end_offset()
+        self._applied: dict[str, int] = {}
+
+    def apply_new(self) -> None:
+        for namespace, (level, offset) in self._herder.snapshot().logger_levels.items():
+            if offset < self._since or self._applied.get(namespace) == offset:
+                continue
+            self._applied[namespace] = offset
+            try:
+                self._loggers.set_level(namespace, parse_level(level))
+            except NotFoundError:
+                logging.getLogger("sparkcat.rest").warning("Ignoring cluster logger level %r for %s: not a level",
+                                                           level, namespace)
