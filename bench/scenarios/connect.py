@@ -35,7 +35,8 @@ def run(bench: Bench) -> None:
     src = bench.topic("ic-src")
     bench.create_topic(src, 4)
     client("fill", "--bootstrap", bench.broker.bootstrap, "--topic", src, "--records", str(n_copy), "--value-bytes", "100")
-    path = bench.work / "lines.txt"
+    path = bench.work / "state" / "ic-lines.txt"  # inside the driver's state.dir: an allowed file directory
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(f"{i:010d} {'x' * 89}\n" for i in range(n_file)))
     worker = ConnectWorker(bench.broker.bootstrap, f"bench-{bench.run_id}", log_dir=bench.work / "connect").start()
     runs: dict[str, list[dict[str, Any]]] = {k: [] for k in ("connect_copy", "sparkcat_copy", "connect_file",
@@ -74,14 +75,18 @@ def _proc_cpu(procs: list[psutil.Process]) -> tuple[float, float]:
 
 def _end_offsets(bench: Bench, topic: str) -> int:
     """Records in ``topic`` now (sum of its partitions' high watermarks; 0 while it does not exist)."""
-    from confluent_kafka import Consumer, TopicPartition
+    from confluent_kafka import Consumer, KafkaException, TopicPartition
     if not hasattr(bench, "_ic_consumer"):
         bench._ic_consumer = Consumer({"bootstrap.servers": bench.broker.bootstrap, "group.id": "bench-ic"})
     c = bench._ic_consumer
     meta = c.list_topics(timeout=10).topics.get(topic)
     if meta is None or meta.error is not None:
         return 0
-    return sum(c.get_watermark_offsets(TopicPartition(topic, p), timeout=10, cached=False)[1] for p in meta.partitions)
+    try:
+        return sum(c.get_watermark_offsets(TopicPartition(topic, p), timeout=10, cached=False)[1]
+                   for p in meta.partitions)
+    except KafkaException:  # a topic created a moment ago, its partitions without a leader yet
+        return 0
 
 
 def _timed(bench: Bench, worker: Any, which: str, start: Callable[[], None], target: str, n: int) -> dict[str, Any]:

@@ -168,3 +168,25 @@ def test_java_named_connectors_get_connects_java_task_class_so_a_connect_worker_
     settle(stores, reconciler)
     configs = stores.config.snapshot().all_task_configs("fs")
     assert [c["task.class"] for c in configs] == ["org.apache.kafka.connect.file.FileStreamSourceTask"]
+
+
+def test_request_task_reconfiguration_commits_the_connectors_new_task_configs_and_restarts_its_query(tmp_path):
+    """ConnectorContext.request_task_reconfiguration: task_configs asked again, committed when changed."""
+    stores, runner, reconciler = setup(tmp_path)
+    woken = []
+    reconciler.wake = lambda: woken.append(1)
+    stores.config.put_connector_config("inc", INC)
+    settle(stores, reconciler)
+    instance = reconciler.runtimes["inc"].instance
+    settle(stores, reconciler)
+    assert len(runner.started) == 1
+    woken.clear()
+    # the connector's inputs changed (as a new table or topic would change them): one increment now
+    instance.task_configs = lambda max_tasks: [{"increments": "7"}]
+    instance.context.request_task_reconfiguration()
+    assert woken  # the herder is woken at once
+    settle(stores, reconciler)
+    assert [c["increments"] for c in stores.config.snapshot().all_task_configs("inc")] == ["7"]
+    assert len(runner.started) == 2 and [c["increments"] for c in runner.started[-1].task_configs] == ["7"]
+    settle(stores, reconciler)  # no further request: nothing changes
+    assert len(runner.started) == 2
