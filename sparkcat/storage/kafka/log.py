@@ -202,7 +202,7 @@ class KafkaLog(KeyedLog):
     # -- KeyedLog -----------------------------------------------------------------------
 
     def append(self, records: list[tuple[str, bytes | None]]) -> None:
-        """Write records in order to partition 0 and wait until all are acknowledged."""
+        """Write records in order (each to its key's partition) and wait until all are acknowledged."""
         if not records:
             return
         self.open()
