@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Any
 
-from sparkcat.errors import BadRequestError, NotFoundError
+from sparkcat.errors import BadRequestError, NotFoundError, StorageError
 
 ROOT = "root"
 TRACE = 5
@@ -111,10 +111,16 @@ class ClusterLevels:
     def __init__(self, herder: Any, loggers: LoggerLevels) -> None:
         self._herder = herder
         self._loggers = loggers
-        self._since = herder.stores.config.backend.end_offset()
+        self._since: int | None = None
+        try:  # the config log's end now; if it cannot be read now, at the first pass
+            self._since = herder.stores.config.backend.end_offset()
+        except StorageError:
+            pass
         self._applied: dict[str, int] = {}
 
     def apply_new(self) -> None:
+        if self._since is None:
+            self._since = self._herder.stores.config.backend.end_offset()
         for namespace, (level, offset) in self._herder.snapshot().logger_levels.items():
             if offset < self._since or self._applied.get(namespace) == offset:
                 continue
