@@ -21,6 +21,8 @@ temporary log directory, free loopback ports) and an in-process sparkcat ``Drive
 - ``e2e``: 1,000 records/s for 30 s through a Kafka-to-Kafka pipeline; delay at the destination.
 - ``scale``: 10, 50, 100 connectors on the one driver: half increment sources of 2 tasks, half
   file sinks fed by their topics through Spark's Kafka source.
+- ``connect``: side by side with a real Kafka Connect worker on the same broker: MirrorSourceConnector
+  vs the ``kafka`` connector, FileStreamSource vs ``file-source``, create-to-first-record latency.
 
 The scenarios are ``bench/scenarios/<name>.py``; ``bench/harness.py`` holds the broker, Spark and
 driver they share, ``bench/measure.py`` what they measure with (psutil for CPU and memory, a timed
@@ -43,7 +45,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 BENCH = REPO / "bench"
-SCENARIOS = ("copy", "source", "apply", "e2e", "scale", "smt")  # modules of bench/scenarios/
+SCENARIOS = ("copy", "source", "apply", "e2e", "scale", "smt", "connect")  # modules of bench/scenarios/
 
 
 def _ensure_environment() -> None:
@@ -56,7 +58,7 @@ def _ensure_environment() -> None:
     except ImportError:
         if os.environ.get("SPARKCAT_BENCH_REEXEC"):
             raise
-    cmd = (f"source {REPO}/scripts/venv.sh rest,test,bench && sparkcat_need_jars kafka && "
+    cmd = (f"source {REPO}/scripts/venv.sh rest,test,bench && sparkcat_need_jars kafka && sparkcat_need_jars connect && "
            f"exec python {Path(__file__).resolve()} " + " ".join(f"'{a}'" for a in sys.argv[1:]))
     os.environ["SPARKCAT_BENCH_REEXEC"] = "1"
     os.execvp("bash", ["bash", "-c", cmd])

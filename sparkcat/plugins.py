@@ -44,6 +44,25 @@ BUILTINS: tuple[PluginInfo, ...] = (
 )
 
 
+#: Kafka Connect's task classes of the connectors sparkcat runs under their Java names: the ``task.class``
+#: of their task configs, so a Connect worker reading the config topic can run what sparkcat wrote.
+JAVA_TASK_CLASSES: dict[str, str] = {
+    "sparkcat.connectors.file_source:FileStreamSourceConnector": "org.apache.kafka.connect.file.FileStreamSourceTask",
+    "sparkcat.connectors.file_sink:FileStreamSinkConnector": "org.apache.kafka.connect.file.FileStreamSinkTask",
+}
+TASK_CLASS_CONFIG = "task.class"  # Connect's TaskConfig.TASK_CLASS_CONFIG
+
+
+def task_class_name(connector: Connector) -> str:
+    """What Connect's Worker puts in ``task.class``: the Java task class where one exists, else ``module:Class``."""
+    cls = type(connector)
+    own = f"{cls.__module__}:{cls.__qualname__}"
+    if own in JAVA_TASK_CLASSES:
+        return JAVA_TASK_CLASSES[own]
+    task = connector.task_class()
+    return f"{task.__module__}:{task.__qualname__}"
+
+
 def _alias_table() -> dict[str, str]:
     table = {}
     for info in BUILTINS:

@@ -64,3 +64,12 @@ def spark_standalone(tmp_path_factory: pytest.TempPathFactory):
     cluster = SparkStandalone(tmp_path_factory.mktemp("spark-standalone"), cores=2, memory="2g").start()
     yield cluster
     cluster.stop()
+
+
+@pytest.fixture
+def connect_worker(broker: KafkaBroker, unique_name: str, tmp_path) -> Iterator:
+    """A real Kafka Connect worker (distributed mode) on the session broker, with its own group and topics."""
+    from tests.connect_worker import ConnectWorker
+
+    with ConnectWorker(broker.bootstrap, unique_name, log_dir=tmp_path / "connect") as worker:
+        yield worker

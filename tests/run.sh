@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/venv.sh "rest,delta,test"
 sparkcat_need_jars kafka
+sparkcat_need_jars connect  # the Kafka Connect worker of the interop tests (tests/connect_worker.py)
 # JDBC connectors: a real PostgreSQL server (tests/postgres.py starts one per test session)
 source scripts/postgres.sh && sparkcat_need_postgres
 exec python -m pytest "$@"

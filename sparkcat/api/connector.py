@@ -20,6 +20,7 @@ from sparkcat.api.task_context import SinkTaskContext
 
 __all__ = [
     "Connector",
+    "ConnectorContext",
     "CopiesConfigToTasks",
     "ExactlyOnceSupport",
     "SinkConnector",
@@ -198,6 +199,28 @@ class SinkTask(Task):
         """Make every record put so far durable; called at the end of each micro-batch."""
 
 
+class ConnectorContext:
+    """What a running connector may ask of the runtime (Connect's ``ConnectorContext``); driver only.
+
+    ``request_task_reconfiguration()``: the connector's inputs changed (a new table, a new topic),
+    so the runtime asks ``task_configs`` again on its next pass and, when they differ, commits them
+    and restarts the connector's query with them. ``raise_error(e)``: the connector failed in a
+    thread of its own; it is marked FAILED with ``e``.
+    """
+
+    def __init__(self, on_reconfigure: Any = None, on_error: Any = None) -> None:
+        self._on_reconfigure = on_reconfigure
+        self._on_error = on_error
+
+    def request_task_reconfiguration(self) -> None:
+        if self._on_reconfigure is not None:
+            self._on_reconfigure()
+
+    def raise_error(self, error: BaseException) -> None:
+        if self._on_error is not None:
+            self._on_error(error)
+
+
 class Connector(ABC):
     """Base of source and sink connectors; runs on the driver.
 
@@ -208,6 +231,11 @@ class Connector(ABC):
     """
 
     path_keys: tuple[str, ...] = ()
+    context: ConnectorContext | None = None
+
+    def initialize(self, context: ConnectorContext) -> None:
+        """Receive the runtime's context before ``start`` (kept as ``self.context``)."""
+        self.context = context
 
     def version(self) -> str:
         return "unknown"

@@ -12,6 +12,7 @@ Examples::
     sparkcat get
     sparkcat apply pipelines/ --dry-run --prune
     sparkcat offsets set seq --partition '{"increment": 1}' --offset '{"position": 1000}'
+    sparkcat migrate --from-connect http://connect:8083 orders-source
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from sparkcat.cli import apply, lifecycle, offsets, read, validate
+from sparkcat.cli import apply, lifecycle, migrate, offsets, read, validate
 from sparkcat.client.render import FORMATS
 from sparkcat.client.rest import ApiError, UnreachableError
 from sparkcat.errors import SparkcatError
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     apply.register(sub, conn)
     lifecycle.register(sub, conn)
     offsets.register(sub, conn, out)
+    migrate.register(sub, conn)
     return parser
 
 

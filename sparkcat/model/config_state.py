@@ -78,6 +78,8 @@ class ClusterConfigState:
     inconsistent: set[str] = field(default_factory=set)
     restart_requests: dict[str, RestartRequest] = field(default_factory=dict)
     session_key: SessionKey | None = None
+    # logger-cluster- records (KIP-976): namespace -> (level as written, offset of its record)
+    logger_levels: dict[str, tuple[str, int]] = field(default_factory=dict)
 
     def connectors(self) -> list[str]:
         """Names of every configured connector, sorted."""

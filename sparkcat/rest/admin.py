@@ -8,11 +8,14 @@ from fastapi import APIRouter, Body, Response
 from fastapi.responses import JSONResponse
 
 from sparkcat.rest.context import RestContext
-from sparkcat.rest.loggers import parse_level
+from sparkcat.rest.loggers import ClusterLevels, level_name, parse_level
 
 
 def router(ctx: RestContext) -> APIRouter:
     api = APIRouter(prefix="/admin/loggers", tags=["admin"])
+    herder = getattr(ctx.driver, "herder", None)
+    if herder is not None and hasattr(herder, "watches"):  # logger-cluster- records, applied as they are read
+        herder.watches.append(ClusterLevels(herder, ctx.loggers).apply_new)
 
     @api.get("", summary="Root and every logger with an explicit level")
     def list_loggers() -> Any:
@@ -24,13 +27,14 @@ def router(ctx: RestContext) -> APIRouter:
         return ctx.loggers.level(logger)
 
     @api.put("/{logger}", summary="Set the level of a logger and its children",
-             responses={204: {"description": "scope=cluster: applied (one driver is the whole cluster)"},
+             responses={204: {"description": "scope=cluster: written to the config log as a logger-cluster- "
+                                              "record, which every driver on it applies as it reads it"},
                         404: {"description": "Unknown level name (Connect's answer)"}})
     def set_level(logger: str, body: dict[str, Any] = Body(...), scope: Optional[str] = None) -> Response:
         level = parse_level(body.get("level"))
-        affected = ctx.loggers.set_level(logger, level)
         if (scope or "worker").strip().lower() == "cluster":
+            ctx.herder.set_cluster_logger_level(logger, level_name(level))
             return Response(status_code=204)
-        return JSONResponse(affected)
+        return JSONResponse(ctx.loggers.set_level(logger, level))
 
     return api

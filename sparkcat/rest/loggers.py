@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Any
 
-from sparkcat.errors import BadRequestError, NotFoundError
+from sparkcat.errors import BadRequestError, NotFoundError, StorageError
 
 ROOT = "root"
 TRACE = 5
@@ -99,3 +99,34 @@ class LoggerLevels:
             logging.getLogger("sparkcat.rest").info("Set level of logger namespace %s and children to %s",
                                                     namespace, level_name(level))
             return sorted(targets)
+
+
+class ClusterLevels:
+    """Applies ``logger-cluster-`` records (KIP-976) written after this driver started to its loggers.
+
+    As in Connect, records older than the start are not applied: they were meant for the workers
+    running then. Called on every herder pass (a herder watch); one log line per level applied.
+    """
+
+    def __init__(self, herder: Any, loggers: LoggerLevels) -> None:
+        self._herder = herder
+        self._loggers = loggers
+        self._since: int | None = None
+        try:  # the config log's end now; if it cannot be read now, at the first pass
+            self._since = herder.stores.config.backend.end_offset()
+        except StorageError:
+            pass
+        self._applied: dict[str, int] = {}
+
+    def apply_new(self) -> None:
+        if self._since is None:
+            self._since = self._herder.stores.config.backend.end_offset()
+        for namespace, (level, offset) in self._herder.snapshot().logger_levels.items():
+            if offset < self._since or self._applied.get(namespace) == offset:
+                continue
+            self._applied[namespace] = offset
+            try:
+                self._loggers.set_level(namespace, parse_level(level))
+            except NotFoundError:
+                logging.getLogger("sparkcat.rest").warning("Ignoring cluster logger level %r for %s: not a level",
+                                                           level, namespace)

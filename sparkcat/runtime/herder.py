@@ -295,6 +295,10 @@ class Herder(OffsetsApi):
 
         self._submit(act)
 
+    def set_cluster_logger_level(self, namespace: str, level: str) -> None:
+        """``PUT /admin/loggers/NAME?scope=cluster``: a ``logger-cluster-`` record every driver on this config log applies."""
+        self.stores.config.put_logger_level(namespace, level)
+
     def _require(self, name: str) -> ClusterConfigState:
         state = self.snapshot()
         if not state.contains(name):
@@ -316,6 +320,7 @@ def _copy_state(state: ClusterConfigState) -> ClusterConfigState:
         inconsistent=set(state.inconsistent),
         restart_requests=dict(state.restart_requests),
         session_key=state.session_key,
+        logger_levels=dict(state.logger_levels),
     )
 
 

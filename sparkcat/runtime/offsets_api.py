@@ -14,6 +14,7 @@ from typing import Any
 
 from sparkcat.errors import BadRequestError, ConflictError
 from sparkcat.model.config_state import ClusterConfigState, TargetState
+from sparkcat.runtime import sink_groups
 from sparkcat.runtime.status_view import connector_type
 from sparkcat.storage.offsets import partition_key
 
@@ -55,6 +56,8 @@ class OffsetsApi:
             parsed = self._parse_sink_offsets(offsets) if sink else self._parse_source_offsets(offsets)
             rt = self._halted_for_offsets(name)
             self.stores.offsets.put(name, parsed)
+            if sink:
+                self._sync_sink_group(state, name)
             if sink and rt is not None:
                 for partition, offset in parsed:
                     rt.set_sink_offset(partition, offset)
@@ -74,6 +77,8 @@ class OffsetsApi:
             state = self._stopped_for_offsets(name)
             rt = self._halted_for_offsets(name)
             self.stores.offsets.reset(name)
+            if self._offsets_of_sink(state, name):
+                self._sync_sink_group(state, name)
             if self._offsets_of_sink(state, name) and rt is not None:
                 rt.sink_offsets.clear()
             self._drop_checkpoint(name)
@@ -89,6 +94,13 @@ class OffsetsApi:
         """
         self._require(name)
         self.stores.status.delete_topics(name)
+
+    def _sync_sink_group(self, state: ClusterConfigState, name: str) -> None:
+        """The consumer group connect-NAME follows an alter or reset, as in Connect (KIP-875)."""
+        worker = self.reconciler.worker
+        if worker.uses_kafka:
+            sink_groups.replace(worker.bootstrap_servers, worker.kafka, name,
+                                state.connector_config(name) or {}, self.stores.offsets.partitions(name))
 
     def _offsets_of_sink(self, state: ClusterConfigState, name: str) -> bool:
         return connector_type(state.connector_config(name) or {}) == "sink"

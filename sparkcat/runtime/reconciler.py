@@ -23,8 +23,10 @@ from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.runtime import fencing, plans
 from sparkcat.runtime.connector_runtime import ConnectorRuntime
 from sparkcat.runtime.plans import class_path
+from sparkcat.runtime import active_topics, sink_groups
 from sparkcat.runtime.query_moves import QueryMoves
 from sparkcat.runtime.query_runner import QueryRunner
+from sparkcat.runtime.reconfiguration import Reconfigurations, with_task_class
 from sparkcat.runtime.recovery import RetryPolicy, auto_restart
 from sparkcat.runtime.status_reporter import StatusReporter, format_trace
 from sparkcat.runtime.validation import embedded_sink_config, secret_keys, validate_connector_config
@@ -54,6 +56,7 @@ class Reconciler:
         self._restart_floor = 0
         self._moves_task_writes: dict[str, int] = {}
         self._moves = QueryMoves(runner, self._guarded)
+        self.reconfigurations = Reconfigurations()
 
     @property
     def wake(self) -> Callable[[], None]:
@@ -63,6 +66,7 @@ class Reconciler:
     @wake.setter
     def wake(self, wake: Callable[[], None]) -> None:
         self._moves.wake = wake
+        self.reconfigurations.wake = wake
 
     def ignore_restarts_before(self, offset: int) -> None:
         """Restart requests already in the log at start-up were handled by an earlier driver (Connect's rule)."""
@@ -106,6 +110,8 @@ class Reconciler:
             return
         if rt.instance is None and rt.failed is None:
             self._start_instance(rt)
+        elif rt.instance is not None and self.reconfigurations.take(name):
+            rt.desired_task_configs = self._generate(rt, rt.instance, self._resolved(rt.config, f"connector {name}"))
         if rt.failed is not None:
             failed = rt.failed
             self._stop_query(rt, then=lambda: self.reporter.connector(name, State.FAILED, failed))
@@ -147,10 +153,9 @@ class Reconciler:
             cls = plugins.connector_class(rt.config["connector.class"], self.policy.plugin_packages)
             resolved = self._resolved(rt.config, f"connector {rt.name}")
             instance = cls()
+            instance.initialize(self.reconfigurations.context(rt.name, lambda e: setattr(rt, "failed", format_trace(e))))
             instance.start(dict(resolved))
-            max_tasks = int(rt.config.get("tasks.max", "1"))
-            generated = [dict(c) for c in instance.task_configs(max_tasks)][:max_tasks]
-            rt.desired_task_configs = reverse_transform(generated, rt.config, resolved)
+            rt.desired_task_configs = self._generate(rt, instance, resolved)
             rt.instance = instance
             self._start_sink_instance(rt)
             self._check_output(rt)
@@ -161,6 +166,12 @@ class Reconciler:
         self.reporter.connector(rt.name, State.RUNNING)
         log.info("Connector %s started on the driver with %d task config(s)", rt.name,
                  len(rt.desired_task_configs))
+
+    def _generate(self, rt: ConnectorRuntime, instance: object, resolved: dict[str, str]) -> list[dict[str, str]]:
+        """The connector's task configs now, completed as Connect's Worker does, secrets back as placeholders."""
+        max_tasks = int(rt.config.get("tasks.max", "1"))
+        generated = [with_task_class(c, instance, rt.config) for c in instance.task_configs(max_tasks)][:max_tasks]
+        return reverse_transform(generated, rt.config, resolved)
 
     def _start_sink_instance(self, rt: ConnectorRuntime) -> None:
         """For a source with ``sink.*`` keys: the embedded sink's task configs, generated once."""
@@ -367,6 +378,9 @@ class Reconciler:
             # here too ({"kafka_topic","kafka_partition"} -> {"kafka_offset"}), so the offsets
             # API and a fresh checkpoint both see them after a driver restart.
             self.stores.offsets.put(plan.connector, offsets)
+        if offsets and plan.connector_type == "sink":
+            sink_groups.mirror(plan, offsets)
+            active_topics.record_sink_topics(self.stores.status, result)
         if rt is not None:
             rt.retries.succeeded(plan.connector)
             rt.progress.add(result)

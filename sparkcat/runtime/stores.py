@@ -25,8 +25,13 @@ def store_spec(worker: WorkerConfig, topic: str) -> dict[str, str]:
 
 
 def offsets_store_spec(worker: WorkerConfig) -> dict[str, str]:
-    """How a Spark reader opens this cluster's offsets store."""
-    return store_spec(worker, worker.offset_topic)
+    """How a Spark reader opens this cluster's offsets store (any partition count, as Connect's)."""
+    return {**store_spec(worker, worker.offset_topic), "partitions": str(worker.offset_partitions)}
+
+
+def status_store_spec(worker: WorkerConfig) -> dict[str, str]:
+    """The status store's spec (any partition count, as Connect's)."""
+    return {**store_spec(worker, worker.status_topic), "partitions": str(worker.status_partitions)}
 
 
 def config_log_spec(worker: WorkerConfig) -> dict[str, str]:
@@ -39,5 +44,5 @@ def open_stores(worker: WorkerConfig) -> Stores:
     # Connect's *.storage.replication.factor keys; -1 leaves it to the broker's default.replication.factor.
     config = open_log(config_log_spec(worker), worker.config_replication_factor)
     offsets = open_log(offsets_store_spec(worker), worker.offset_replication_factor)
-    status = open_log(store_spec(worker, worker.status_topic), worker.status_replication_factor)
+    status = open_log(status_store_spec(worker), worker.status_replication_factor)
     return Stores(ConfigLog(config), OffsetStore(offsets), StatusStore(status))

@@ -50,8 +50,10 @@ WORKER_CONFIG = (
     .define("config.storage.replication.factor", Type.INT, -1, documentation="Replication of the config topic.")
     .define("offset.storage.replication.factor", Type.INT, -1, documentation="Replication of the offsets topic.")
     .define("status.storage.replication.factor", Type.INT, -1, documentation="Replication of the status topic.")
-    .define("offset.storage.partitions", Type.INT, 1, documentation="Must be 1: only partition 0 is read.")
-    .define("status.storage.partitions", Type.INT, 1, documentation="Must be 1: only partition 0 is read.")
+    .define("offset.storage.partitions", Type.INT, 25, documentation="Partitions of the offsets topic when "
+            "sparkcat creates it (Connect's default); an existing topic is used with any count. -1: the broker's.")
+    .define("status.storage.partitions", Type.INT, 5, documentation="Partitions of the status topic when "
+            "sparkcat creates it (Connect's default); an existing topic is used with any count. -1: the broker's.")
     # Strimzi's auto-restart of FAILED connectors and tasks (runtime/recovery.py); conf/worker.yaml turns it on.
     .define("auto.restart.enable", Type.BOOLEAN, False,
             documentation="Restart FAILED connectors and tasks automatically, with Strimzi's backoff.")
@@ -113,10 +115,9 @@ class WorkerConfig:
                 f"with checkpoint.dir", {"state.dir": ["must be a local path, not a URI"]})
         for key, value in (("offset.storage.partitions", self.offset_partitions),
                            ("status.storage.partitions", self.status_partitions)):
-            if value != 1:
-                raise ConfigError(
-                    f"{key} is {value}, but sparkcat reads only partition 0 of its internal topics: set it to 1 "
-                    f"(an existing topic with more partitions is refused as well)", {key: ["must be 1"]})
+            if value == 0 or value < -1:
+                raise ConfigError(f"{key} must be -1 (the broker's num.partitions) or at least 1, not {value}",
+                                  {key: ["must be -1 or >= 1"]})
         if self.exactly_once_source_support == "preparing":
             raise ConfigError(PREPARING_REFUSED, {"exactly.once.source.support": [PREPARING_REFUSED]})
         ConfigProviders(dict(self.config_providers)).providers()  # an unknown provider class fails at start

@@ -34,6 +34,7 @@ from typing import Any
 
 from sparkcat.api.util import partition_key
 from sparkcat.errors import ConfigError, ConnectorError
+from sparkcat.kafka.partitioner import keyed_partition, partition_count
 from sparkcat.kafka.producers import (
     TRANSACTION_TIMEOUT_MS,
     fence_transactional_ids,
@@ -101,20 +102,21 @@ def fence(conf: Mapping[str, str], group_id: str, connector: str, tasks: int) ->
 
 
 def _wait_stable(conf: Mapping[str, str], topic: str, timeout_s: float) -> None:
-    """Wait until no transaction opened before now is still open on partition 0 of ``topic``.
+    """Wait until no transaction opened before now is still open on any partition of ``topic``.
 
     Compares the last stable offset (read_committed) with the high watermark (read_uncommitted)
     taken first; a transaction nobody fenced (another task id) ends by commit, abort or its timeout.
     """
     from confluent_kafka import Consumer, TopicPartition
     client = {k: v for k, v in conf.items() if k.startswith(("security.", "sasl.", "ssl.")) or k == "bootstrap.servers"}
-    tp = TopicPartition(topic, 0)
     raw = Consumer({**client, "group.id": "sparkcat-eos-probe", "isolation.level": "read_uncommitted"})
     committed = Consumer({**client, "group.id": "sparkcat-eos-probe", "isolation.level": "read_committed"})
     try:
-        high = raw.get_watermark_offsets(tp, timeout=TXN_TIMEOUT_S)[1]
+        tps = [TopicPartition(topic, p) for p in range(partition_count(raw, topic, TXN_TIMEOUT_S))]
+        highs = [raw.get_watermark_offsets(tp, timeout=TXN_TIMEOUT_S)[1] for tp in tps]
         deadline = time.monotonic() + timeout_s
-        while committed.get_watermark_offsets(tp, timeout=TXN_TIMEOUT_S, cached=False)[1] < high:
+        while any(committed.get_watermark_offsets(tp, timeout=TXN_TIMEOUT_S, cached=False)[1] < high
+                  for tp, high in zip(tps, highs)):
             if time.monotonic() > deadline:
                 raise TimeoutError(f"a transaction on {topic} stayed open for {timeout_s:.0f}s")
             time.sleep(0.1)
@@ -212,8 +214,8 @@ def _produce_positions(producer: Any, spec: EosCopy, ends: Mapping[tuple[str, in
     out = []
     for (topic, partition), end in sorted(ends.items()):
         pos, offset = sink_position(topic, partition, end)
-        producer.produce(spec.offsets_store["topic"], json_codec.dumps(offset),
-                         f"[{name},{partition_key(pos)}]".encode(), partition=0)
+        key, topic = f"[{name},{partition_key(pos)}]".encode(), spec.offsets_store["topic"]
+        producer.produce(topic, json_codec.dumps(offset), key, partition=keyed_partition(producer, topic, key))
         out.append((pos, offset))
     return out
 

@@ -18,7 +18,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from sparkcat.spark import connector_source
 from sparkcat.spark.handlers import handler_for
-from sparkcat.spark.kafka_input import reader_options, subscribed_partitions, tp_key
+from sparkcat.spark.kafka_input import reader_options, subscribed_partitions, tp_key, worker_admin
 from sparkcat.spark.plan import BatchResult, QueryPlan
 
 __all__ = ["KAFKA_FORMAT", "KAFKA_COLUMNS", "register_sources", "start_query", "read_stream",
@@ -59,7 +59,21 @@ def sink_starting_offsets(plan: QueryPlan) -> dict[str, int]:
         topic, kp = partition.get("kafka_topic"), partition.get("kafka_partition")
         if topic is not None and kp is not None and isinstance(offset, dict) and "kafka_offset" in offset:
             out[tp_key(topic, kp)] = int(offset["kafka_offset"])
-    return out
+    return out or group_starting_offsets(plan)
+
+
+def group_starting_offsets(plan: QueryPlan) -> dict[str, int]:
+    """The positions committed to the sink's consumer group (``connect-NAME``): a connector Connect ran before."""
+    from sparkcat.kafka.sink_groups import committed_positions, sink_group_id
+    if not plan.bootstrap_servers:
+        return {}
+    group = sink_group_id(plan.connector, plan.connector_config)
+    found = {tp_key(t, p): o for t, p, o in committed_positions(worker_admin(plan.bootstrap_servers,
+                                                                             plan.kafka_config), group)}
+    if found:
+        log.info("Connector %s: no stored positions, starting from group %s's committed offsets (%d partition(s))",
+                 plan.connector, group, len(found))
+    return found
 
 
 def _kafka_stream(spark: SparkSession, plan: QueryPlan) -> DataFrame:

@@ -30,7 +30,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import DataType
 
 from sparkcat.connectors.converters import converter_for
-from sparkcat.kafka.producers import Deliveries, produce_all, task_transactional_id, transactional_producer
+from sparkcat.kafka.partitioner import keyed_partition
+from sparkcat.kafka.producers import Deliveries, task_transactional_id, transactional_producer
 from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, Tallies, batch_result, raise_task_error, result_batch
 from sparkcat.spark.error_handling import record_errors
 from sparkcat.spark.kill_points import hold
@@ -86,7 +87,8 @@ class _TaskTransaction:
             return True, self.init_ms
         keys, values = _offset_records(self.plan.connector, offsets)
         topic = self.plan.offsets_store["topic"]
-        produce_all(p, topic, values, keys, partition=0, on_delivery=deliveries)
+        for key, value in zip(keys, values):  # each to its key's partition, as Connect's producer writes offsets
+            p.produce(topic, value, key, partition=keyed_partition(p, topic, key), on_delivery=deliveries)
         p.flush(TIMEOUT_S)  # as the at-least-once path does: not part of the cost of exactly-once
         deliveries.raise_error()
         started = time.monotonic()

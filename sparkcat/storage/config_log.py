@@ -22,6 +22,7 @@ COMMIT_PREFIX = "commit-"
 TARGET_STATE_PREFIX = "target-state-"
 RESTART_PREFIX = "restart-connector-"
 FENCING_PREFIX = "tasks-fencing-"
+LOGGER_PREFIX = "logger-cluster-"  # KIP-976: a logger level every worker of the cluster applies
 SESSION_KEY = "session-key"
 
 
@@ -83,6 +84,8 @@ class ConfigStateBuilder:
             self._restart(key[len(RESTART_PREFIX):], value, offset)
         elif key.startswith(FENCING_PREFIX):
             self._fencing(key[len(FENCING_PREFIX):], value)
+        elif key.startswith(LOGGER_PREFIX):
+            self._logger_level(key[len(LOGGER_PREFIX):], value, offset)
         elif key == SESSION_KEY:
             self._session_key(value)
         else:
@@ -107,6 +110,13 @@ class ConfigStateBuilder:
             log.error("Ignoring connector config for %s: value has no 'properties' map", name)
             return
         s.connector_configs[name] = props
+
+    def _logger_level(self, namespace: str, value: object, offset: int) -> None:
+        level = value.get("level") if isinstance(value, dict) else None
+        if not isinstance(level, str):
+            log.error("Ignoring logger level record for %s: no 'level' in %r", namespace, value)
+            return
+        self.state.logger_levels[namespace] = (level, offset)
 
     def _task(self, key: str, value: object) -> None:
         parsed = _split_task_key(key)
@@ -238,3 +248,7 @@ class ConfigLog:
 
     def close(self) -> None:
         self.backend.close()
+
+    def put_logger_level(self, namespace: str, level: str) -> None:
+        """``logger-cluster-NAMESPACE`` -> ``{"level": LEVEL}``, as Connect writes it for ``scope=cluster``."""
+        self.backend.append([(LOGGER_PREFIX + namespace, json_codec.dumps({"level": level}))])

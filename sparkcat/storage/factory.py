@@ -2,6 +2,7 @@
 
 A spec is a flat ``dict[str, str]`` that can cross to another process (a Spark reader):
 ``{"backend": "kafka", "bootstrap.servers": ..., "topic": ..., "kafka.<client key>": ...}``
+(with ``"partitions": N`` for a multi-partition log: the offsets and status topics, created with N)
 or ``{"backend": "local", "dir": ..., "name": ...}``. ``sparkcat.runtime.stores`` builds
 specs from a worker config.
 """
@@ -39,8 +40,10 @@ def open_log(spec: Mapping[str, str], replication_factor: int = -1) -> KeyedLog:
     if spec.get("backend") == "kafka":
         from sparkcat.storage.kafka.log import KafkaLog
         client = {k[len("kafka."):]: v for k, v in spec.items() if k.startswith("kafka.")}
+        multi = "partitions" in spec
         return KafkaLog(spec["bootstrap.servers"], spec["topic"], replication_factor=replication_factor,
-                        client_config=client)
+                        client_config=client, partitions=int(spec["partitions"]) if multi else 1,
+                        multi_partition=multi)
     from sparkcat.storage.local.log import LocalLog
     return LocalLog(spec["dir"], spec["name"])
 

@@ -5,6 +5,10 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import Any
+
+# Where a reader of a log is: the next offset (one partition), {partition: next offset} (several), None at the start.
+Cursor = Any
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,12 @@ class KeyedLog(ABC):
     @abstractmethod
     def read(self, start: int = 0) -> list[LogRecord]:
         """Every record from offset ``start`` up to the end of the log as of now."""
+
+    def read_since(self, cursor: Cursor) -> tuple[list[LogRecord], Cursor]:
+        """Records after ``cursor`` (None: from the start) and the cursor after them; a multi-partition log overrides it."""
+        start = cursor or 0
+        records = self.read(start)
+        return records, (records[-1].offset + 1 if records else start)
 
     @abstractmethod
     def end_offset(self) -> int:
@@ -81,7 +91,7 @@ class LogView:
     def __init__(self, backend: KeyedLog):
         self.backend = backend
         self._lock = threading.RLock()  # query threads and the herder write concurrently
-        self._next = 0
+        self._cursor: Cursor = None
 
     def refresh(self) -> None:
         with self._lock:
@@ -89,9 +99,10 @@ class LogView:
 
     def _refresh(self) -> None:
         """Apply records written since the last refresh, by anyone."""
-        for record in self.backend.read(self._next):
+        records, cursor = self.backend.read_since(self._cursor)
+        for record in records:
             self._apply(record.key, record.value)
-            self._next = record.offset + 1
+        self._cursor = cursor
 
     def _apply(self, key: str, value: bytes | None) -> None:
         raise NotImplementedError

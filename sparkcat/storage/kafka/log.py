@@ -1,8 +1,10 @@
-"""A keyed log on partition 0 of a Kafka topic, through confluent-kafka (librdkafka).
+"""A keyed log on a Kafka topic, through confluent-kafka (librdkafka).
 
-sparkcat's internal topics have one partition, so the log is totally ordered. Given
-``partitions > 1`` an *existing* topic is accepted but only its partition 0 is used;
-sparkcat never creates such a topic itself.
+The config log has one partition, so it is totally ordered. The offsets and status logs
+(``multi_partition=True``) accept a topic with any partition count, as Kafka Connect creates them
+(25 and 5 partitions by default): each record goes to the partition Java's default partitioner
+picks for its key (``sparkcat.kafka.partitioner``), so one key's records stay in order wherever
+Connect or sparkcat wrote them, and a read covers every partition.
 
 The end of the log is the partition's high watermark (ListOffsets, through
 ``get_watermark_offsets``; under ``read_committed`` the last stable offset). A read fetches
@@ -25,16 +27,14 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from sparkcat.errors import FencedError, StorageError
+from sparkcat.kafka.partitioner import partition_for
 from sparkcat.kafka.producers import produce_all
-from sparkcat.storage.log import KeyedLog, LogRecord
+from sparkcat.storage.kafka import partitions as multi
+from sparkcat.storage.log import Cursor, KeyedLog, LogRecord
 
 _CLIENT_LOG = logging.getLogger("sparkcat.storage.kafka.client")  # librdkafka's own messages
 _FENCED_CODES = frozenset({KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH})
 _TRANSIENT_CODES = frozenset({KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT})
-# Answers for a partition whose topic was created a moment ago and has no leader in metadata yet.
-_NOT_READY_CODES = frozenset({KafkaError._UNKNOWN_PARTITION, KafkaError.UNKNOWN_TOPIC_OR_PART,
-                              KafkaError.LEADER_NOT_AVAILABLE, KafkaError.NOT_LEADER_FOR_PARTITION,
-                              KafkaError._UNKNOWN_TOPIC})
 
 
 class KafkaLog(KeyedLog):
@@ -45,6 +45,8 @@ class KafkaLog(KeyedLog):
     flush waits, and how long a read may go without progress. ``replication_factor`` is used
     when the topic is created (-1: the broker's default). ``client_config`` entries
     override the defaults of all three clients (admin, producer, consumer).
+    ``multi_partition``: accept an existing topic of any partition count and create a missing
+    one with ``partitions``; else the topic must have exactly one partition.
     """
 
     def __init__(
@@ -57,8 +59,9 @@ class KafkaLog(KeyedLog):
         client_config: dict[str, Any] | None = None,
         transactional_id: str | None = None,
         timeout_s: float = 30.0,
+        multi_partition: bool = False,
     ) -> None:
-        if partitions < 1:
+        if partitions < 1 and partitions != -1:
             raise ValueError(f"partitions must be >= 1, got {partitions}")
         self.bootstrap_servers = bootstrap_servers
         self.topic = topic
@@ -68,9 +71,12 @@ class KafkaLog(KeyedLog):
         self.client_config = dict(client_config or {})
         self.transactional_id = transactional_id
         self.timeout_s = timeout_s
+        self.multi_partition = multi_partition
+        self._count = 1  # partitions of the topic as found (or created) by open()
         self._opened = False
         self._producer: Producer | None = None
         self._consumer: Consumer | None = None
+        self._admin: AdminClient | None = None  # multi-partition reads: one ListOffsets for all partitions
         self._fenced = False
         # One reading consumer, re-assigned per scan: concurrent scans (REST threads asking for the
         # end offset while the herder reads) would unassign each other's partition mid-fetch.
@@ -123,20 +129,23 @@ class KafkaLog(KeyedLog):
         existing = admin.list_topics(timeout=self.timeout_s).topics.get(self.topic)
         if existing is not None and existing.error is None:
             self._check_partitions(len(existing.partitions))
-        elif not self._create_topic(admin):
-            fresh = admin.list_topics(timeout=self.timeout_s).topics.get(self.topic)
-            if fresh is not None and fresh.error is None:  # else not yet in metadata: trust the creator
-                self._check_partitions(len(fresh.partitions))
+            return
+        self._create_topic(admin)  # False when someone else created it first: its count is checked below
+        fresh = admin.list_topics(timeout=self.timeout_s).topics.get(self.topic)
+        if fresh is not None and fresh.error is None and fresh.partitions:
+            self._check_partitions(len(fresh.partitions))
+        else:  # not yet in metadata: trust the creator
+            self._count = max(1, self.partitions)
 
     def _create_topic(self, admin: AdminClient) -> bool:
-        """Create the single-partition topic; False when someone else created it first."""
-        if self.partitions > 1:
+        """Create the topic; False when someone else created it first."""
+        if self.partitions > 1 and not self.multi_partition:
             raise StorageError(
                 f"Kafka topic {self.topic!r} does not exist at {self.bootstrap_servers}; sparkcat uses "
                 f"single-partition internal topics and will not create one with {self.partitions} partitions"
             )
         config = {"cleanup.policy": "compact"} if self.compact else {}
-        new = NewTopic(self.topic, 1, self.replication_factor, config=config)
+        new = NewTopic(self.topic, self.partitions, self.replication_factor, config=config)
         futures = admin.create_topics([new], operation_timeout=self.timeout_s, request_timeout=self.timeout_s)
         try:
             futures[self.topic].result(timeout=self.timeout_s + 5)
@@ -148,8 +157,9 @@ class KafkaLog(KeyedLog):
         return True
 
     def _check_partitions(self, count: int) -> None:
-        """A log that must be totally ordered needs exactly one partition."""
-        if self.partitions == 1 and count != 1:
+        """A log that must be totally ordered needs exactly one partition; a multi-partition log takes any."""
+        self._count = count
+        if not self.multi_partition and count != 1:
             raise StorageError(
                 f"Kafka topic {self.topic!r} at {self.bootstrap_servers} has {count} partitions; "
                 "sparkcat needs it to have exactly 1 so its records stay in order"
@@ -192,7 +202,7 @@ class KafkaLog(KeyedLog):
     # -- KeyedLog -----------------------------------------------------------------------
 
     def append(self, records: list[tuple[str, bytes | None]]) -> None:
-        """Write records in order to partition 0 and wait until all are acknowledged."""
+        """Write records in order (each to its key's partition) and wait until all are acknowledged."""
         if not records:
             return
         self.open()
@@ -236,19 +246,32 @@ class KafkaLog(KeyedLog):
     def _produce_all(
         self, producer: Producer, records: list[tuple[str, bytes | None]], failures: list[KafkaError]
     ) -> None:
-        """Queue every record for partition 0; delivery errors land in ``failures``."""
+        """Queue every record for its key's partition (in order per partition); delivery errors land in ``failures``."""
 
         def on_delivery(err: KafkaError | None, _msg: Message) -> None:
             if err is not None:
                 failures.append(err)
 
-        keys = [key.encode("utf-8") for key, _ in records]
-        values = [value for _, value in records]
-        produce_all(producer, self.topic, values, keys, partition=0, on_delivery=on_delivery, wait_s=0.1)
+        by_partition: dict[int, list[tuple[bytes, bytes | None]]] = {}
+        for key, value in records:
+            raw = key.encode("utf-8")
+            target = partition_for(raw, self._count) if self._count > 1 else 0
+            by_partition.setdefault(target, []).append((raw, value))
+        for target, group in by_partition.items():
+            produce_all(producer, self.topic, [v for _, v in group], [k for k, _ in group], partition=target,
+                        on_delivery=on_delivery, wait_s=0.1)
 
     def read(self, start: int = 0) -> list[LogRecord]:
-        """Every record from offset ``start`` up to the end of the partition as of now."""
+        """Every record from offset ``start`` up to the end of the partition as of now.
+
+        A multi-partition log reads all its partitions from their beginning (``start`` must be 0):
+        its positions are per partition, which ``read_since`` keeps.
+        """
         self.open()
+        if self._count > 1 or self.multi_partition:
+            if start != 0:
+                raise StorageError(f"Kafka log {self.topic!r} has {self._count} partitions: read it with read_since")
+            return self.read_since(None)[0]
         with self._scan_lock:
             consumer = self._get_consumer()
             partition = TopicPartition(self.topic, 0)
@@ -263,11 +286,27 @@ class KafkaLog(KeyedLog):
                 finally:
                     consumer.unassign()
 
+    def read_since(self, cursor: Cursor) -> tuple[list[LogRecord], Cursor]:
+        """Records after ``cursor`` (None: from the start) and the cursor after them.
+
+        On a multi-partition log the cursor is ``{partition: next offset}``; records of one partition
+        come in order, partitions one after another (a key lives in one partition).
+        """
+        if not self.multi_partition:
+            return super().read_since(cursor)
+        self.open()
+        with self._scan_lock, self._wrapped("reading"):
+            if self._admin is None:
+                self._admin = AdminClient(self._config({}))
+            return multi.read_partitions(self._get_consumer(), self._admin, self.topic, self._count, dict(cursor or {}),
+                                         self.timeout_s, _to_record, self._error)
+
     def end_offset(self) -> int:
-        """The high watermark of partition 0 (the offset the next record will get)."""
+        """The high watermark of partition 0 (the offset the next record will get); summed over a multi-partition log."""
         self.open()
         with self._scan_lock, self._wrapped("reading the end offset"):
-            return self._watermarks(self._get_consumer())[1]
+            consumer = self._get_consumer()
+            return sum(self._watermarks(consumer, p)[1] for p in range(self._count))
 
     def wait_stable(self, timeout_s: float = 150.0) -> None:
         """Wait until the last stable offset reaches the high watermark seen now.
@@ -279,42 +318,33 @@ class KafkaLog(KeyedLog):
         """
         self.open()
         with self._wrapped("waiting for open transactions"):
-            high = self._uncommitted_end()
+            highs = self._uncommitted_ends()
             deadline = time.monotonic() + timeout_s
             while True:
                 with self._scan_lock:
-                    stable = self._watermarks(self._get_consumer())[1]
-                if stable >= high:
+                    consumer = self._get_consumer()
+                    stable = [self._watermarks(consumer, p)[1] for p in range(self._count)]
+                if all(s >= h for s, h in zip(stable, highs)):
                     return
                 if time.monotonic() > deadline:
                     raise self._error("waiting for open transactions",
-                                      f"offsets up to {high} still not stable after {timeout_s}s (at {stable})")
+                                      f"offsets up to {highs} still not stable after {timeout_s}s (at {stable})")
                 time.sleep(0.05)
 
-    def _uncommitted_end(self) -> int:
-        """The high watermark itself (a ``read_uncommitted`` ListOffsets), not the last stable offset."""
+    def _uncommitted_ends(self) -> list[int]:
+        """Each partition's high watermark itself (a ``read_uncommitted`` ListOffsets), not the last stable offset."""
         # read_uncommitted after the client config: a worker's kafka.isolation.level must not turn this
         # high watermark into the stable offset, which would make wait_stable return at once
         consumer = Consumer({**self._config({"group.id": f"sparkcat-log-end-{uuid.uuid4().hex}",
                                              "enable.auto.commit": False}), "isolation.level": "read_uncommitted"})
         try:
-            return self._watermarks(consumer)[1]
+            return [self._watermarks(consumer, p)[1] for p in range(self._count)]
         finally:
             consumer.close()
 
-    def _watermarks(self, consumer: Consumer) -> tuple[int, int]:
-        """(low, high) watermark of partition 0; waits while a topic created a moment ago has no leader yet."""
-        deadline = time.monotonic() + self.timeout_s
-        while True:
-            try:
-                low, high = consumer.get_watermark_offsets(TopicPartition(self.topic, 0), timeout=self.timeout_s)
-                return max(0, low), max(0, high)
-            except KafkaException as exc:
-                err = exc.args[0] if exc.args else None
-                if not isinstance(err, KafkaError) or err.code() not in _NOT_READY_CODES \
-                        or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
+    def _watermarks(self, consumer: Consumer, partition: int = 0) -> tuple[int, int]:
+        """(low, high) watermark of a partition; waits while a topic created a moment ago has no leader yet."""
+        return multi.watermarks(consumer, TopicPartition(self.topic, partition), self.timeout_s)
 
     def _poll_to_end(self, consumer: Consumer, start: int) -> list[LogRecord]:
         """Collect records at or after ``start`` until the end-of-partition event."""
@@ -338,7 +368,7 @@ class KafkaLog(KeyedLog):
 
     def close(self) -> None:
         """Close the consumer and drop the producer; the next call reopens."""
-        consumer, self._consumer = self._consumer, None
+        consumer, self._consumer, self._admin = self._consumer, None, None
         if consumer is not None:
             consumer.close()
         if self._producer is not None and self.transactional_id is None:

@@ -142,18 +142,43 @@ def test_existing_multi_partition_topic_is_rejected(broker, unique_name):
     kafka_log.close()
 
 
-def test_multi_partition_log_uses_an_existing_topic_but_never_creates_one(broker, unique_name):
+def test_a_single_partition_log_never_creates_a_multi_partition_topic(broker, unique_name):
     missing = KafkaLog(broker.bootstrap, unique_name + "-missing", partitions=3, timeout_s=10)
     with pytest.raises(StorageError, match="single-partition"):
         missing.open()
-    _create(broker.bootstrap, unique_name, partitions=3)
-    existing = KafkaLog(broker.bootstrap, unique_name, partitions=3, timeout_s=10)
+    missing.close()
+
+
+def test_multi_partition_log_writes_each_key_where_javas_partitioner_puts_it(broker, unique_name):
+    """Connect's offsets/status topics: any count, keyed partitioning, every partition read, last write per key."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    from sparkcat.kafka.partitioner import partition_for
+
+    kafka_log = KafkaLog(broker.bootstrap, unique_name, partitions=5, multi_partition=True, timeout_s=10)
+    other = KafkaLog(broker.bootstrap, unique_name, partitions=1, multi_partition=True, timeout_s=10)
     try:
-        existing.append([("a", b"1")])
-        assert existing.read() == [LogRecord(0, "a", b"1")]
+        keys = [f"status-task-conn-{i}" for i in range(20)]
+        kafka_log.append([(k, b"1") for k in keys])
+        kafka_log.append([(k, b"2") for k in keys[:10]])
+        records, cursor = other.read_since(None)
+        assert sorted(r.key for r in records) == sorted(keys + keys[:10])
+        last = {r.key: r.value for r in records}
+        assert last == {k: (b"2" if i < 10 else b"1") for i, k in enumerate(keys)}
+        assert len(cursor) > 1  # spread over several partitions
+        kafka_log.append([("status-task-conn-0", b"3")])
+        assert [(r.key, r.value) for r in other.read_since(cursor)[0]] == [("status-task-conn-0", b"3")]
+        consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": unique_name})
+        try:  # where each record is, read by partition: Java's toPositive(murmur2(key)) % 5
+            for p in range(5):
+                consumer.assign([TopicPartition(unique_name, p, 0)])
+                got = consumer.consume(100, timeout=2)
+                assert {m.key().decode() for m in got} <= {k for k in keys if partition_for(k.encode(), 5) == p}
+        finally:
+            consumer.close()
     finally:
-        existing.close()
-        missing.close()
+        kafka_log.close()
+        other.close()
 
 
 def test_unreachable_broker_raises_a_clear_storage_error(unique_name):

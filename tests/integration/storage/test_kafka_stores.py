@@ -68,7 +68,7 @@ def test_offsets_topic_records_are_byte_compatible_with_connect(broker, unique_n
     stores = open_stores(worker(broker, unique_name))
     stores.offsets.put("kafka-connect-increment", [({"increment": 1}, {"position": 3471})])
     stores.close()
-    records = KafkaLog(broker.bootstrap, f"{unique_name}-offsets").read()
+    records = KafkaLog(broker.bootstrap, f"{unique_name}-offsets", multi_partition=True).read()
     assert [(r.key, r.value) for r in records] == [
         ('["kafka-connect-increment",{"increment":1}]', b'{"position":3471}')]
 
@@ -89,9 +89,10 @@ def test_internal_topics_are_created_with_the_configured_replication_factor(brok
         finally:
             stores.close()
         topics = AdminClient({"bootstrap.servers": broker.bootstrap}).list_topics(timeout=30).topics
-        for suffix in ("configs", "offsets", "status"):
+        # Connect's partition counts: config 1, offsets 25, status 5 (offset/status.storage.partitions)
+        for suffix, count in (("configs", 1), ("offsets", 25), ("status", 5)):
             meta = topics[f"{name}-{suffix}"]
-            assert len(meta.partitions) == 1 and len(meta.partitions[0].replicas) == 1  # a one-broker cluster
+            assert len(meta.partitions) == count and len(meta.partitions[0].replicas) == 1  # a one-broker cluster
 
 
 def replicas_of(bootstrap: str, topic: str) -> int:

@@ -59,3 +59,17 @@ def test_offsets_set_rejects_bad_json_before_calling(capsys):
 def test_apply_without_spec_files_changes_nothing(tmp_path, capsys):
     assert main(["apply", str(tmp_path), "--prune", "--url", "http://127.0.0.1:1"]) == 1
     assert "no spec files" in capsys.readouterr().err
+
+
+def test_migrate_needs_one_side_and_an_http_url(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["migrate", "--url", "http://127.0.0.1:1"])
+    assert e.value.code == 2 and "--from-connect" in capsys.readouterr().err
+    assert main(["migrate", "--from-connect", "file:///etc/passwd", "--url", "http://127.0.0.1:1"]) == 2
+    assert "'file:///etc/passwd' is not an http(s):// URL" in capsys.readouterr().err
+
+
+def test_migrate_exits_2_when_connect_cannot_be_reached(capsys):
+    down = f"http://127.0.0.1:{free_port()}"
+    assert main(["migrate", "--from-connect", down, "--url", f"http://127.0.0.1:{free_port()}"]) == 2
+    assert down.split("//")[1] in capsys.readouterr().err

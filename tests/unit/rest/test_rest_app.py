@@ -314,8 +314,11 @@ def test_loggers_list_get_and_set(client):
     got = client.get("/admin/loggers/sparkcat.rest.unit.child").json()
     assert got["level"] == "TRACE" and isinstance(got["last_modified"], int)
     assert client.get("/admin/loggers").json()["sparkcat.rest.unit"]["level"] == "TRACE"
-    assert client.put("/admin/loggers/sparkcat.rest.unit?scope=cluster", json={"level": "WARN"}).status_code == 204
-    assert logging.getLogger("sparkcat.rest.unit").getEffectiveLevel() == logging.WARNING
+    # scope=cluster (KIP-976): a logger-cluster- record in the config log, applied as the herder reads it back
+    assert client.put("/admin/loggers/sparkcat.rest.unit?scope=cluster", json={"level": "warn"}).status_code == 204
+    wait_until(lambda: logging.getLogger("sparkcat.rest.unit").getEffectiveLevel() == logging.WARNING,
+               timeout_s=30, message="the cluster level applied")
+    assert logging.getLogger("sparkcat.rest.unit.child").level == logging.WARNING
     assert_error(client.get("/admin/loggers/no.such.logger.anywhere"), 404, "Logger no.such.logger.anywhere not found.")
     assert_error(client.put("/admin/loggers/x", json={"level": "LOUD"}), 404, "invalid log level 'LOUD'.")
     assert_error(client.put("/admin/loggers/x", json={}), 400, "Desired 'level' parameter was not specified")

@@ -55,6 +55,9 @@ def test_started_connector_commits_task_configs_then_starts_one_query(tmp_path):
     settle(stores, reconciler)
     state = stores.config.snapshot()
     assert [c["increments"] for c in state.all_task_configs("inc")] == ["1", "100"]
+    # Connect's Worker adds task.class: a Python connector with no Java twin names its sparkcat task class
+    assert {c["task.class"] for c in state.all_task_configs("inc")} == {
+        "sparkcat.connectors.increment:IncrementSourceTask"}
     assert len(runner.started) == 1 and runner.started[0].query_name == "inc"
     assert runner.started[0].sink_task_class.endswith("FileStreamSinkTask")
     assert status(stores, "inc") == ("RUNNING", ["RUNNING", "RUNNING"])
@@ -158,3 +161,37 @@ def test_failed_task_ids_are_found_in_spark_exception_text():
             "my-conn-2-10: ValueError: boom\n ... sparkcat task failed: other-1: x")
     assert failed_task_ids("my-conn-2", text) == [10]
     assert failed_task_ids("my-conn", text) == []
+
+
+def test_java_named_connectors_get_connects_java_task_class_so_a_connect_worker_can_run_them(tmp_path):
+    stores, runner, reconciler = setup(tmp_path)
+    source = tmp_path / "in.txt"
+    source.write_text("a\n")
+    stores.config.put_connector_config("fs", {"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+                                              "file": str(source), "topic": "t", "sink.connector.class": "file-sink",
+                                              "sink.file": str(tmp_path / "out.txt")})
+    settle(stores, reconciler)
+    configs = stores.config.snapshot().all_task_configs("fs")
+    assert [c["task.class"] for c in configs] == ["org.apache.kafka.connect.file.FileStreamSourceTask"]
+
+
+def test_request_task_reconfiguration_commits_the_connectors_new_task_configs_and_restarts_its_query(tmp_path):
+    """ConnectorContext.request_task_reconfiguration: task_configs asked again, committed when changed."""
+    stores, runner, reconciler = setup(tmp_path)
+    woken = []
+    reconciler.wake = lambda: woken.append(1)
+    stores.config.put_connector_config("inc", INC)
+    settle(stores, reconciler)
+    instance = reconciler.runtimes["inc"].instance
+    settle(stores, reconciler)
+    assert len(runner.started) == 1
+    woken.clear()
+    # the connector's inputs changed (as a new table or topic would change them): one increment now
+    instance.task_configs = lambda max_tasks: [{"increments": "7"}]
+    instance.context.request_task_reconfiguration()
+    assert woken  # the herder is woken at once
+    settle(stores, reconciler)
+    assert [c["increments"] for c in stores.config.snapshot().all_task_configs("inc")] == ["7"]
+    assert len(runner.started) == 2 and [c["increments"] for c in runner.started[-1].task_configs] == ["7"]
+    settle(stores, reconciler)  # no further request: nothing changes
+    assert len(runner.started) == 2

@@ -116,11 +116,13 @@ def test_defaults_of_the_security_keys():
     assert config.allowed_dirs == ["state", "pipelines"]
     assert config.with_overrides(state_dir="/srv/s").allowed_dirs == ["/srv/s", "pipelines"]
     assert config.config_replication_factor == config.offset_replication_factor == -1
+    # Connect's defaults: the offsets topic gets 25 partitions, the status topic 5
+    assert (config.offset_partitions, config.status_partitions) == (25, 5)
 
 
 @pytest.mark.parametrize("text, key", [
-    ("offset.storage.partitions: 25\n", "offset.storage.partitions"),
-    ("status.storage.partitions: -1\n", "status.storage.partitions"),
+    ("offset.storage.partitions: 0\n", "offset.storage.partitions"),
+    ("status.storage.partitions: -2\n", "status.storage.partitions"),
     ("status.storage.replication.factor: 0\n", "status.storage.replication.factor"),
 ])
 def test_internal_topic_settings_sparkcat_cannot_honour_are_refused(tmp_path, text, key):

@@ -206,3 +206,18 @@ def test_connector_names_with_dashes_and_digits_keep_task_ids_apart():
     log.put_connector_config("my-conn-2", CONF)
     log.put_task_configs("my-conn-2", [T0] * 11)
     assert rebuild(backend).task_ids("my-conn-2") == list(range(11))
+
+
+def test_logger_cluster_records_are_read_and_written_as_connect_writes_them():
+    """KIP-976: ``logger-cluster-NAMESPACE`` -> ``{"level": ...}``; the newest record per namespace wins."""
+    from sparkcat.storage.config_log import ConfigLog
+    from sparkcat.storage.log import MemoryLog
+
+    backend = MemoryLog()
+    config = ConfigLog(backend)
+    config.put_logger_level("org.apache.kafka.connect", "DEBUG")
+    backend.append([("logger-cluster-sparkcat", b'{"level":"TRACE"}'), ("logger-cluster-bad", b'{"lvl":1}')])
+    config.put_logger_level("org.apache.kafka.connect", "WARN")
+    assert [(r.key, r.value) for r in backend.read()][0] == ("logger-cluster-org.apache.kafka.connect",
+                                                            b'{"level":"DEBUG"}')
+    assert config.snapshot().logger_levels == {"org.apache.kafka.connect": ("WARN", 3), "sparkcat": ("TRACE", 1)}

@@ -1,0 +1,109 @@
+"""Moving connectors between two Kafka Connect REST APIs (a Connect cluster and sparkcat, either way).
+
+For each connector: check the target can run its class (a class that exists only in Java is
+reported, never half-moved), stop it in the source and wait for STOPPED (Connect commits a
+source's offsets as its tasks stop), read its committed offsets, create it STOPPED in the target
+(or reconfigure the STOPPED copy a previous move left there), write the offsets, resume it. The
+source keeps a STOPPED copy, so the way back is the same move in the other direction.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from sparkcat.client.rest import ApiError, RestClient
+
+STOP_TIMEOUT_S = 120.0
+
+
+@dataclass
+class MoveResult:
+    """What happened to one connector: ``moved``, ``java-only``, ``invalid`` or ``failed``, with details."""
+
+    name: str
+    outcome: str
+    detail: str
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "moved"
+
+
+def move_all(source: RestClient, target: RestClient, names: Sequence[str] = (),
+             say: Callable[[str], None] = print) -> list[MoveResult]:
+    """Move ``names`` (default: every connector of ``source``), one at a time; one line per connector."""
+    results = []
+    for name in names or sorted(source.connectors()):
+        try:
+            result = move(source, target, name)
+        except ApiError as e:
+            result = MoveResult(name, "failed", e.message)
+        say(f"{result.name}: {result.outcome}: {result.detail}")
+        results.append(result)
+    return results
+
+
+def move(source: RestClient, target: RestClient, name: str) -> MoveResult:
+    """Move one connector; stops it in ``source`` only once ``target`` accepted its config."""
+    config = {k: v for k, v in source.config(name).items()}
+    refused = _refusal(target, name, config)
+    if refused is not None:
+        return refused
+    source.stop(name)
+    _wait_stopped(source, name)
+    offsets = source.offsets(name).get("offsets") or []
+    if _exists(target, name):
+        if target.status(name)["connector"]["state"] != "STOPPED":
+            target.stop(name)
+            _wait_stopped(target, name)
+        target.put_config(name, config)
+    else:
+        target.create(name, config, initial_state="STOPPED")
+    if offsets:
+        target.alter_offsets(name, offsets)
+    target.resume(name)
+    return MoveResult(name, "moved", f"{len(offsets)} offset(s) carried over; stopped in the source")
+
+
+def _refusal(target: RestClient, name: str, config: dict[str, str]) -> MoveResult | None:
+    """Why ``target`` cannot run the connector, or None: an unknown class (Java-only), or an invalid config."""
+    cls = config.get("connector.class", "")
+    try:
+        answer = target.validate(cls, config)
+    except ApiError as e:
+        # Connect's (and sparkcat's) answer for a class it has no plugin for: 400 "Failed to find any class ..."
+        if e.http_status == 404 or "Failed to find any class" in e.message:
+            return MoveResult(name, "java-only", f"{cls} has no plugin in the target (a class that exists only "
+                                                 f"in Java stays in Kafka Connect)")
+        raise
+    if answer.get("error_count"):
+        errors = [f"{c['value']['name']}: {'; '.join(c['value']['errors'])}" for c in answer.get("configs", [])
+                  if c.get("value", {}).get("errors")]
+        return MoveResult(name, "invalid", "the target refuses its config: " + ", ".join(errors))
+    return None
+
+
+def _exists(client: RestClient, name: str) -> bool:
+    try:
+        client.connector(name)
+        return True
+    except ApiError as e:
+        if e.http_status == 404:
+            return False
+        raise
+
+
+def _wait_stopped(client: RestClient, name: str) -> None:
+    """Poll the status until the connector is STOPPED with no task left running (Connect drops them, sparkcat
+    shows them STOPPED or UNASSIGNED)."""
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    while True:
+        status = client.status(name)
+        if status["connector"]["state"] == "STOPPED" and \
+                all(t["state"] in ("STOPPED", "UNASSIGNED") for t in status.get("tasks") or []):
+            return
+        if time.monotonic() > deadline:
+            raise ApiError(504, f"connector {name} not STOPPED after {STOP_TIMEOUT_S:.0f}s: {status}")
+        time.sleep(0.25)

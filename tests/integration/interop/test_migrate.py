@@ -1,0 +1,69 @@
+"""``sparkcat migrate`` between a real Kafka Connect worker and a sparkcat driver, each on its own topics.
+
+A FileStreamSource moves to sparkcat with Connect's committed offset and back to Connect with
+sparkcat's: the topic holds every line of the file exactly once. A connector whose class exists
+only in Java is reported and left running in Connect.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from sparkcat.bootstrap import Driver
+from sparkcat.cli import main
+from sparkcat.runtime.worker_config import WorkerConfig
+from tests.broker import free_port
+from tests.connect_worker import ConnectWorker
+from tests.integration.interop.test_connect_topics import STRING, file_source, values, write_lines
+from tests.kafka_helpers import create_topic, wait_until
+
+pytestmark = pytest.mark.integration
+
+
+def test_migrate_a_file_source_to_sparkcat_and_back_with_no_gap_or_duplicate(broker, spark, tmp_path, unique_name,
+                                                                             capsys):
+    source, topic = tmp_path / "in.txt", f"{unique_name}-lines"
+    create_topic(broker.bootstrap, topic)
+    lines = [f"line {i}" for i in range(300)]
+    write_lines(source, lines)
+    worker = WorkerConfig(state_dir=str(tmp_path / "state"), bootstrap_servers=broker.bootstrap,
+                          config_topic=f"{unique_name}-sc-configs", offset_topic=f"{unique_name}-sc-offsets",
+                          status_topic=f"{unique_name}-sc-status", file_allowed_dirs=[str(tmp_path)],
+                          rest_host="127.0.0.1", rest_port=free_port())
+    with ConnectWorker(broker.bootstrap, unique_name, log_dir=tmp_path / "connect") as connect, \
+            Driver(spark, worker, rest=True, watch_pipelines=False) as driver:
+        ours = f"http://127.0.0.1:{worker.rest_port}"
+        connect.request("POST", "/connectors", {"name": "fs", "config": file_source(source, topic)})
+        connect.request("POST", "/connectors", {"name": "heartbeats", "config": {
+            "connector.class": "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector",
+            "source.cluster.alias": "a", "target.cluster.alias": "b", "emit.heartbeats.enabled": "false",
+            "source.cluster.bootstrap.servers": broker.bootstrap, "target.cluster.bootstrap.servers": broker.bootstrap,
+            "key.converter": STRING, "value.converter": STRING}})
+        connect.wait_for(lambda: values(broker.bootstrap, topic) == lines, "Connect to copy the file")
+        more = [f"more {i}" for i in range(100)]
+        write_lines(source, more)
+        lines += more
+
+        capsys.readouterr()
+        assert main(["migrate", "--from-connect", connect.url, "--url", ours]) == 1  # heartbeats stays
+        out = capsys.readouterr().out
+        assert "fs: moved" in out and "heartbeats: java-only" in out, out
+        assert connect.request("GET", "/connectors/fs/status")["connector"]["state"] == "STOPPED"
+        assert connect.request("GET", "/connectors/heartbeats/status")["connector"]["state"] == "RUNNING"
+        wait_until(lambda: values(broker.bootstrap, topic) == lines, timeout_s=120,
+                   message="sparkcat to go on from Connect's offset")
+        wait_until(lambda: [o for _, o in driver.herder.connector_offsets("fs")] == [
+            {"position": os.path.getsize(source)}], timeout_s=60, message="sparkcat's offset at the end")
+
+        later = [f"later {i}" for i in range(50)]
+        write_lines(source, later)
+        lines += later
+        wait_until(lambda: values(broker.bootstrap, topic) == lines, timeout_s=60, message="sparkcat's lines")
+        assert main(["migrate", "--to-connect", connect.url, "--url", ours, "fs"]) == 0
+        assert driver.herder.connector_status("fs")["connector"]["state"] == "STOPPED"
+        last = [f"last {i}" for i in range(20)]
+        write_lines(source, last)
+        lines += last
+        connect.wait_for(lambda: values(broker.bootstrap, topic) == lines, "Connect to go on from sparkcat's offset")
