@@ -5,6 +5,12 @@
 (``_task``, ``_partition``, ``_offset``). The statement is analysed against the batch schema
 when the connector's query starts, so a bad column fails the connector before any record is read;
 its result must keep the position columns (``SELECT *, ...`` or naming them) and a ``value``.
+
+The statement may only project and filter the batch: any other relation (a table, a file through
+``text.`/path```, a table function), a join, aggregate, window, sort or generator, a subquery and
+Java reflection (``reflect``/``java_method``) are refused. A connector config is user input; these
+would read the driver's files, call Java, or move one task's records into another Spark partition
+(which breaks per-task offsets).
 """
 
 from __future__ import annotations
@@ -25,6 +31,10 @@ POSITION_COLUMNS = ("_task", "_partition", "_offset")
 VIEW = "records"
 # The view name is session-wide: two connectors starting at once must not swap each other's batch.
 _VIEW_LOCK = threading.Lock()
+# Analysed plan nodes a statement may add above the batch: projections, filters and their names.
+_ALLOWED_NODES = frozenset({"Project", "Filter", "SubqueryAlias", "View", "WithCTE", "CTERelationDef",
+                            "CTERelationRef"})
+_REFUSED_EXPRESSIONS = ("Reflection", "Subquery", "Exists", "ListQuery")
 
 
 @dataclass
@@ -44,12 +54,19 @@ class Sql:
             try:
                 out = spark.sql(self.query)
                 out.schema  # analyse now, against this batch schema
+                refused = _refused_part(out._jdf.queryExecution().analyzed(),
+                                        df._jdf.queryExecution().analyzed())
             except Exception as e:
                 key = f"transforms.{alias}.query"
                 message = f"{key}: the statement does not run on the batch: {str(e).splitlines()[0]}"
                 raise DataError(message, {key: [message]}) from None
             finally:
                 spark.catalog.dropTempView(VIEW)
+        if refused:
+            key = f"transforms.{alias}.query"
+            message = (f"{key}: the statement may only select and filter the records (FROM records); "
+                       f"{refused} is not allowed")
+            raise DataError(message, {key: [message]})
         needed = [c for c in (*POSITION_COLUMNS, "value") if c in records.df.columns or c == "value"]
         if KEEP in records.df.columns:
             needed.append(KEEP)
@@ -60,6 +77,38 @@ class Sql:
                        "(SELECT *, ... or name them)")
             raise DataError(message, {key: [message]})
         return records.with_df(out.withColumnRenamed("timestamp", records.timestamp))
+
+
+def _refused_part(node, batch) -> str | None:
+    """The first plan node or expression of ``node`` the SQL transform refuses; None when all are allowed."""
+    if node.sameResult(batch):
+        return None  # the batch itself (the records view)
+    name = node.nodeName()
+    if name not in _ALLOWED_NODES:
+        return name
+    expressions = node.expressions().iterator()
+    while expressions.hasNext():
+        refused = _refused_expression(expressions.next())
+        if refused:
+            return refused
+    children = node.children().iterator()
+    while children.hasNext():
+        refused = _refused_part(children.next(), batch)
+        if refused:
+            return refused
+    return None
+
+
+def _refused_expression(expression) -> str | None:
+    kind = expression.getClass().getSimpleName()
+    if any(word in kind for word in _REFUSED_EXPRESSIONS):
+        return kind
+    children = expression.children().iterator()
+    while children.hasNext():
+        refused = _refused_expression(children.next())
+        if refused:
+            return refused
+    return None
 
 
 def _sql(settings: dict[str, str], prefix: str) -> Sql:

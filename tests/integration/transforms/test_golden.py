@@ -233,3 +233,23 @@ def test_sql_transform_is_checked_against_the_batch_schema(spark):
     config["transforms.q.query"] = "SELECT value FROM records"
     with pytest.raises(ConfigError, match="lacks _task, _partition, _offset"):
         run(spark, config, [(1,)], "STRUCT<id: INT>")
+
+
+@pytest.mark.parametrize("query, refused", [
+    ("SELECT r.*, f.value AS line FROM records r, text.`/etc/hostname` f", "Join"),
+    ("SELECT *, reflect('java.lang.System', 'getProperty', 'user.name') AS u FROM records", "CallMethodViaReflection"),
+    ("SELECT *, (SELECT max(id) FROM range(3)) AS m FROM records", "ScalarSubquery"),
+    ("SELECT * FROM records ORDER BY _offset", "Sort"),
+    ("SELECT * FROM records UNION ALL SELECT * FROM records", "Union"),
+])
+def test_sql_transform_may_only_select_and_filter_the_records(spark, query, refused):
+    # A connector config is user input: no other relation (files), no Java, nothing that moves rows between tasks.
+    config = {"transforms": "q", "transforms.q.type": "sql", "transforms.q.query": query}
+    with pytest.raises(ConfigError, match=f"may only select and filter the records.*{refused} is not allowed"):
+        run(spark, config, [(1,)], "STRUCT<id: INT>")
+
+
+def test_sql_transform_with_a_cte_still_runs(spark):
+    config = {"transforms": "q", "transforms.q.type": "sql",
+              "transforms.q.query": "WITH kept AS (SELECT * FROM records WHERE value.id > 1) SELECT * FROM kept"}
+    assert [r["value"] for r in run(spark, config, [(1,), (2,)], "STRUCT<id: INT>")] == [{"id": 2}]
