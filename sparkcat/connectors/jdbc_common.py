@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
+from sparkcat import redact
 from sparkcat.api.config import ConfigDef, Custom, Importance, Type
 from sparkcat.errors import ConfigError, ConnectorError
 
@@ -31,7 +32,7 @@ CONNECTION_PASSWORD = "connection.password"
 
 #: JDBC URL parameters accepted, and the libpq keyword each becomes.
 URL_PARAMETERS = {"sslmode": "sslmode", "connectTimeout": "connect_timeout", "ApplicationName": "application_name",
-                  "user": "user", "password": "password"}
+                  "user": "user"}
 _SSLMODES = {"disable", "allow", "prefer", "require", "verify-ca", "verify-full"}
 _URL = re.compile(r"jdbc:postgresql://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.\-]+)(?::(?P<port>[0-9]{1,5}))?"
                   r"/(?P<db>[^/?#]+)(?:\?(?P<query>[^#]*))?")
@@ -93,6 +94,11 @@ def parse_url(url: str) -> tuple[str, int, str, tuple[tuple[str, str], ...]]:
         raise ConfigError("the database name must be 1 to 63 characters")
     params = []
     for key, value in parse_qsl(match["query"] or "", keep_blank_values=True):
+        if key == "password":
+            # The URL is shown unmasked (GET config, validation messages); the password must not live there.
+            redact.remember_secret(value)
+            raise ConfigError("the password URL parameter is not accepted; set connection.password "
+                              "(a PASSWORD: hidden in responses and logs)")
         if key not in URL_PARAMETERS:
             raise ConfigError(f"URL parameter {key!r} is not supported; supported: {', '.join(URL_PARAMETERS)}")
         if key == "sslmode" and value not in _SSLMODES:
@@ -110,7 +116,8 @@ def define_connection(config_def: ConfigDef) -> ConfigDef:
         .define(CONNECTION_URL, Type.STRING, validator=Custom(_url_problem, "jdbc:postgresql://host[:port]/db"),
                 importance=Importance.HIGH,
                 documentation="JDBC connection URL; only jdbc:postgresql://host[:port]/database, with the "
-                              "parameters sslmode, connectTimeout, ApplicationName, user, password.")
+                              "parameters sslmode, connectTimeout, ApplicationName, user (the password goes in "
+                              "connection.password).")
         .define(CONNECTION_USER, Type.STRING, None, importance=Importance.HIGH, documentation="JDBC connection user.")
         .define(CONNECTION_PASSWORD, Type.PASSWORD, None, importance=Importance.HIGH,
                 documentation="JDBC connection password.")

@@ -28,7 +28,7 @@ have the same column names and types, otherwise ``start`` refuses them; use one 
 Offsets
 -------
 Connect JDBC's own: partition ``{"protocol": "1", "table": "db.schema.table"}`` or ``{"query":
-"<query>"}``, offsets as in ``jdbc_queries``, so offsets move between Connect and sparkcat. Keys are
+"query"}`` (a constant, as Connect JDBC writes it), offsets as in ``jdbc_queries``, so offsets move between Connect and sparkcat. Keys are
 null, as in Connect. Values are structs of the row's columns (``jdbc_types``).
 """
 
@@ -221,7 +221,7 @@ class JdbcSourceTask(SourceTask):
         self._sources, self._polled = {}, {}
         prefix, query = self._parsed[TOPIC_PREFIX], str(self._parsed[QUERY]).strip()
         if query:
-            self._add({"query": query}, query, prefix)
+            self._add({"query": "query"}, query, prefix)  # Connect JDBC's constant QUERY_NAME_VALUE
         for schema, table in json.loads(self._parsed[TABLES] or "[]"):
             partition = {"protocol": "1", "table": f"{settings.database}.{schema}.{table}"}
             self._add(partition, (schema, table), f"{prefix}{table}")

@@ -214,6 +214,8 @@ def _mask_response(response: dict, raw: Mapping[str, object], password_keys: set
         name = value["name"]
         if name in raw and (redact.is_sensitive(name, password_keys) or has_placeholder(raw[name])):
             value["value"] = redact.mask_value(name, raw[name], password_keys)  # never the resolved value
+        elif isinstance(value.get("value"), str):
+            value["value"] = redact.scrub(value["value"])  # a secret a validator recognised inside a value (a URL)
         value["errors"] = [redact.scrub(e) for e in value["errors"]]
     return response
 
