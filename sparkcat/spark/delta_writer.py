@@ -43,6 +43,7 @@ from sparkcat.connectors.converters import ByteArrayConverter, StringConverter, 
 from sparkcat.spark.kafka_input import Assignment, sink_position, subscribed_partitions, tag_tasks, tp_key
 from sparkcat.spark.kill_points import hold
 from sparkcat.spark.plan import BatchResult, QueryPlan
+from sparkcat.transforms import KEEP
 
 __all__ = ["delta_handler", "TXN_APP_ID_CONF", "TXN_VERSION_CONF", "AUTO_MERGE_CONF"]
 
@@ -55,6 +56,7 @@ SNAPSHOT_PARTITIONS_CONF = "spark.databricks.delta.snapshotPartitions"
 
 TASK, SEQ = "__sparkcat_task", "__sparkcat_seq"
 PARTITION, OFFSET = "__sparkcat_partition", "__sparkcat_offset"
+KEPT = "__sparkcat_kept"  # false for a record a Filter transform dropped: counted for offsets, not written
 KAFKA_COLUMNS = ("kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp")
 
 
@@ -156,10 +158,12 @@ def _source_shape(settings: DeltaSinkSettings, key_type: StructType | None) -> S
             keys = [parsed.getField(c).alias(c) for c in key_columns]
         else:
             keys = [F.col("key")] if key_columns else []
+        kept = F.coalesce(F.col(KEEP), F.lit(True)) if KEEP in batch_df.columns else F.lit(True)
         return batch_df.select(*keys, *values, F.col("_task").alias(TASK), F.col("_partition").alias(PARTITION),
-                               F.col("_offset").alias(OFFSET), F.monotonically_increasing_id().alias(SEQ))
+                               F.col("_offset").alias(OFFSET), F.monotonically_increasing_id().alias(SEQ),
+                               kept.alias(KEPT))
 
-    return Shape(rows, _tally_source_rows, key_columns, (TASK, PARTITION, OFFSET, SEQ))
+    return Shape(rows, _tally_source_rows, key_columns, (TASK, PARTITION, OFFSET, SEQ, KEPT))
 
 
 def _decoded(name: str, converter: Any, struct: StructType | None) -> tuple[list[Any], tuple[str, ...]]:
@@ -273,6 +277,8 @@ def _merge(spark: SparkSession, data: DataFrame, settings: DeltaSinkSettings, ke
 def write_batch(spark: SparkSession, rows: DataFrame, shape: Shape, settings: DeltaSinkSettings,
                 app_id: str, version: int) -> None:
     """Write one shaped batch as one Delta commit carrying (``app_id``, ``version``)."""
+    if KEPT in rows.columns:
+        rows = rows.where(F.col(KEPT))  # the tally (offsets) already counted the dropped records
     data = rows
     if settings.merges:
         no_key = F.lit(False)

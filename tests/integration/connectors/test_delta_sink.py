@@ -118,6 +118,22 @@ def test_increment_to_delta_rows_readable_by_delta_spark_and_deltalake(spark, un
     assert len(txns) == len(batches.results) and {t["appId"] for t in txns} == {unique_name}
 
 
+def test_records_a_filter_drops_are_not_written_but_their_offsets_advance(spark, unique_name, tmp_path):
+    table = tmp_path / "seq"
+    plan = delta_plan(unique_name, tmp_path / "ck", table, batch_max_records=40)
+    plan.connector_config.update({
+        "transforms": "drop", "transforms.drop.type": "org.apache.kafka.connect.transforms.Filter",
+        "transforms.drop.predicate": "hundreds", "predicates": "hundreds",
+        "predicates.hundreds.type": "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
+        "predicates.hundreds.pattern": "seq_100"})
+    batches = Batches()
+    run(spark, plan, batches, lambda: batches.position(1) >= 60 and batches.position(100) >= 60)
+
+    rows = table_rows(spark, table)
+    assert positions(rows, 100) == []  # dropped by the Filter: not in the table
+    assert positions(rows, 1) == list(range(1, batches.position(1) + 1))
+
+
 def test_kill_and_replay_leaves_no_duplicate_and_no_missing_rows(spark, unique_name, tmp_path):
     """A crash after the Delta commit but before Spark's checkpoint commit replays the batch: Delta skips it."""
     table, ck, stores = tmp_path / "seq", tmp_path / "ck", tmp_path / "stores"
