@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sparkcat.client.rest import ApiError, RestClient
+from sparkcat.redact import HIDDEN
 
 STOP_TIMEOUT_S = 120.0
 
@@ -70,6 +71,12 @@ def move(source: RestClient, target: RestClient, name: str) -> MoveResult:
 def _refusal(target: RestClient, name: str, config: dict[str, str]) -> MoveResult | None:
     """Why ``target`` cannot run the connector, or None: an unknown class (Java-only), or an invalid config."""
     cls = config.get("connector.class", "")
+    hidden = sorted(k for k, v in config.items() if v == HIDDEN)
+    if hidden:
+        # sparkcat answers GET config with secrets hidden; copying would make "[hidden]" the real secret.
+        return MoveResult(name, "secrets", f"{', '.join(hidden)} cannot be read back from the source (shown as "
+                                           f"{HIDDEN}); give them as config providers (${{file:...}}, ${{env:...}}) "
+                                           "and move it again")
     try:
         answer = target.validate(cls, config)
     except ApiError as e:

@@ -37,7 +37,9 @@ def producer_config(plan: QueryPlan) -> dict[str, str]:
     # full batches get while a micro-batch is being produced, never how late its end is.
     conf = {"enable.idempotence": "true", "linger.ms": "50", "acks": "all", "message.timeout.ms": "120000",
             "batch.size": "1000000", "queue.buffering.max.messages": "1000000",
-            "queue.buffering.max.kbytes": "1048576"}
+            "queue.buffering.max.kbytes": "1048576",
+            # Java's default partitioner (murmur2 of the key), so a keyed record lands where Connect puts it.
+            "partitioner": "murmur2_random"}
     if lz4_available():
         conf["compression.type"] = "lz4"
     for key, value in plan.kafka_config.items():
