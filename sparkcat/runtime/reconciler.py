@@ -206,7 +206,7 @@ class Reconciler:
         if pending is not None and state.offset < pending:
             return  # our last write has not come back through the stream yet
         self.stores.config.put_task_configs(name, configs)
-        self._moves_task_writes[name] = self.stores.config.backend.end_offset() - 1
+        self._moves_task_writes[name] = self.stores.config.last_written_offset()
         log.info("Connector %s: committed %d task config(s)", name, len(configs))
 
     # ------------------------------------------------------------------ target states
