@@ -77,10 +77,19 @@ class Driver:
             log.warning("The config log was not read within the start-up timeout; continuing")
         if not self.herder.wait_role(self.worker.session_timeout_ms / 1000 + 30):
             log.warning("The group chose no leader within the start-up timeout; continuing as a standby")
+        if not self.herder.is_leader:
+            self._warm_up()
         if self.watch_pipelines:
             variables = {"state.dir": str(Path(self.worker.state_dir).resolve())}
             self._watcher = PipelineWatcher(self.herder, self.worker.pipelines_dir, variables=variables)
             self._watcher.start()
+
+    def _warm_up(self) -> None:
+        """A standby runs one tiny Python job, so its Python workers are up when it takes over."""
+        try:
+            self.spark.sparkContext.parallelize([0], 1).map(lambda x: x + 1).collect()
+        except Exception as e:  # noqa: BLE001 - only slower failover; the standby works without it
+            log.warning("Warming up the standby's Python workers failed: %s", e)
 
     @property
     def url(self) -> str:

@@ -58,6 +58,8 @@ class Herder(OffsetsApi):
         self._requests: queue.Queue[tuple[Callable[[], Any], Future]] = queue.Queue()
         self._wake = threading.Event()
         reconciler.wake = self._wake.set  # a query stopped on its own thread: reconcile without waiting a tick
+        if hasattr(self.leadership, "on_change"):  # promoted or demoted by the group: act without waiting a tick
+            self.leadership.on_change = self._wake.set
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()

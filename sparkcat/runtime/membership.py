@@ -24,7 +24,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from sparkcat.errors import StorageError
 from sparkcat.storage.log import KeyedLog
@@ -107,6 +107,8 @@ class GroupMembership:
         self._leader_url: str | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        #: Called when partition 0 comes or goes (the herder wakes at once instead of at its next tick).
+        self.on_change: Callable[[], None] = lambda: None
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -159,12 +161,14 @@ class GroupMembership:
                 self._leader_url = self.settings.url
             log.info("Group %s: this driver (%s) holds the config topic's partition 0: leader",
                      self.settings.group, self.settings.url)
+            self.on_change()
 
     def _on_revoke(self, _consumer: Any, partitions: list) -> None:
         if self._holds_partition_0(partitions) and self._assigned:
             with self._lock:
                 self._assigned = False
             log.info("Group %s: partition 0 revoked: this driver is a standby", self.settings.group)
+            self.on_change()
 
     def _holds_partition_0(self, partitions: list) -> bool:
         """Partition 0 of our config topic (drivers of other clusters may share the group name)."""
