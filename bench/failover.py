@@ -61,6 +61,15 @@ def start(bootstrap: str, work: Path, name: str, args: argparse.Namespace) -> tu
     return start_driver_process(fields, {}, work / f"{name}.log", {}, module="tests.ha_driver"), port
 
 
+def promoted_at(log: Path) -> float | None:
+    """When the driver logged that it holds partition 0 (epoch seconds), from its log's local-time stamp."""
+    for line in log.read_text(errors="replace").splitlines():
+        if "holds the config topic's partition 0" in line:
+            stamp, millis = line[:23].split(",")
+            return time.mktime(time.strptime(stamp, "%Y-%m-%d %H:%M:%S")) + int(millis) / 1000
+    return None
+
+
 def positions(bootstrap: str) -> list[int]:
     return [json.loads(r[3])["position"] for r in read_topic_with_timestamps(bootstrap, TOPIC)]
 
@@ -68,30 +77,43 @@ def positions(bootstrap: str) -> list[int]:
 def run(args: argparse.Namespace) -> list[float]:
     work = Path(tempfile.mkdtemp(prefix="sparkcat-failover-"))
     times: list[float] = []
+    detected: list[float] = []
+    started: list = []
     with KafkaBroker(log_dir=work / "kafka", settings={"group.min.session.timeout.ms": "2000"}) as broker:
-        leader, port = start(broker.bootstrap, work, "d0", args)
-        wait_until(lambda: (role(port) or ("",))[0] == "leader", timeout_s=300, message="the first leader")
-        answer = httpx.post(f"http://127.0.0.1:{port}/connectors", json={"name": "inc", "config": CONFIG}, timeout=90)
-        assert answer.status_code == 201, answer.text
-        for i in range(1, args.runs + 1):
-            standby, standby_port = start(broker.bootstrap, work, f"d{i}", args)
-            wait_until(lambda: role(standby_port) == ("standby", f"http://127.0.0.1:{port}"), timeout_s=300,
-                       message="the standby")
-            before = len(positions(broker.bootstrap))
-            wait_until(lambda: len(positions(broker.bootstrap)) >= before + 300, timeout_s=120, message="records")
-            killed_ms = time.time() * 1000
-            kill_session(leader)
-            wait_until(lambda: any(r[4] > killed_ms for r in read_topic_with_timestamps(broker.bootstrap, TOPIC)),
-                       timeout_s=120, message="a record from the new leader")
-            first = min(r[4] for r in read_topic_with_timestamps(broker.bootstrap, TOPIC) if r[4] > killed_ms)
-            times.append((first - killed_ms) / 1000)
-            got = positions(broker.bootstrap)
-            dup = [p for p, n in collections.Counter(got).items() if n > 1]
-            assert sorted(got) == list(range(1, len(got) + 1)), f"duplicated {dup[:10]}"
-            print(f"run {i}: first record {times[-1]:.2f} s after the kill -9; {len(got)} records, each once",
-                  flush=True)
-            leader, port = standby, standby_port
-        kill_session(leader)
+        try:
+            leader, port = start(broker.bootstrap, work, "d0", args)
+            started.append(leader)
+            wait_until(lambda: (role(port) or ("",))[0] == "leader", timeout_s=300, message="the first leader")
+            answer = httpx.post(f"http://127.0.0.1:{port}/connectors", json={"name": "inc", "config": CONFIG}, timeout=90)
+            assert answer.status_code == 201, answer.text
+            for i in range(1, args.runs + 1):
+                standby, standby_port = start(broker.bootstrap, work, f"d{i}", args)
+                started.append(standby)
+                wait_until(lambda: role(standby_port) == ("standby", f"http://127.0.0.1:{port}"), timeout_s=300,
+                           message="the standby")
+                before = len(positions(broker.bootstrap))
+                wait_until(lambda: len(positions(broker.bootstrap)) >= before + 300, timeout_s=120, message="records")
+                killed_ms = time.time() * 1000
+                kill_session(leader)
+                wait_until(lambda: any(r[4] > killed_ms for r in read_topic_with_timestamps(broker.bootstrap, TOPIC)),
+                           timeout_s=120, message="a record from the new leader")
+                first = min(r[4] for r in read_topic_with_timestamps(broker.bootstrap, TOPIC) if r[4] > killed_ms)
+                times.append((first - killed_ms) / 1000)
+                promoted = promoted_at(work / f"d{i}.log")
+                detected.append(promoted - killed_ms / 1000 if promoted else float("nan"))
+                got = positions(broker.bootstrap)
+                dup = [p for p, n in collections.Counter(got).items() if n > 1]
+                assert sorted(got) == list(range(1, len(got) + 1)), f"duplicated {dup[:10]}"
+                print(f"run {i}: first record {times[-1]:.2f} s after the kill -9 (promoted after {detected[-1]:.2f} s); "
+                      f"{len(got)} records, each once",
+                      flush=True)
+                leader, port = standby, standby_port
+        finally:
+            for process in started:
+                if process.poll() is None:
+                    kill_session(process)
+    print(f"promotion_s (kill -9 -> partition 0 assigned): min {min(detected):.2f} median "
+          f"{statistics.median(detected):.2f} max {max(detected):.2f}")
     return times
 
 

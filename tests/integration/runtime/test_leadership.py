@@ -50,49 +50,52 @@ def assert_each_once(got: list[int]) -> None:
         f"{len(got)} records, duplicated {duplicated[:20]}, missing {sorted(set(range(1, max(got) + 1)) - set(got))[:20]}")
 
 
-def test_one_leader_standby_forwards_writes_and_a_fenced_leader_steps_down(spark, broker, tmp_path, unique_name):
+def test_three_drivers_one_leader_standbys_forward_writes_and_a_fenced_leader_steps_down(spark, broker, tmp_path,
+                                                                                        unique_name):
     topic = f"{unique_name}-seq_1"
-    a = Driver(spark, WorkerConfig(**cluster_fields(broker.bootstrap, tmp_path, unique_name, "a")),
-               watch_pipelines=False)
-    b = Driver(spark.newSession(), WorkerConfig(**cluster_fields(broker.bootstrap, tmp_path, unique_name, "b")),
-               watch_pipelines=False)
-    a.start()
+    a, b, c = (Driver(session, WorkerConfig(**cluster_fields(broker.bootstrap, tmp_path, unique_name, name)),
+                      watch_pipelines=False)
+               for session, name in ((spark, "a"), (spark.newSession(), "b"), (spark.newSession(), "c")))
+    drivers = (a, b, c)
+    started = []
     try:
-        b.start()
-        try:
-            assert a.herder.is_leader and not b.herder.is_leader
-            info = httpx.get(b.url + "/").json()
+        for d in drivers:
+            d.start()
+            started.append(d)
+        assert [d.herder.is_leader for d in drivers] == [True, False, False]
+        for standby in (b, c):
+            info = httpx.get(standby.url + "/").json()
             assert (info["sparkcat_role"], info["sparkcat_leader_url"]) == ("standby", a.url)
-            assert httpx.get(a.url + "/").json()["sparkcat_role"] == "leader"
+        assert httpx.get(a.url + "/").json()["sparkcat_role"] == "leader"
 
-            # a write sent to the standby is forwarded: the leader runs the connector, the standby nothing
-            created = httpx.post(b.url + "/connectors", json={"name": "inc", "config": {**CONFIG,
-                                 "topic.prefix": f"{unique_name}-seq_"}}, timeout=90)
-            assert created.status_code == 201, created.text
-            wait_until(lambda: len(positions(broker.bootstrap, topic)) >= 300, message="records from the leader")
-            assert list(a.reconciler.runtimes) == ["inc"] and not b.reconciler.runtimes
-            status = httpx.get(b.url + "/connectors/inc/status").json()  # a read the standby answers itself
-            assert status["connector"]["state"] == "RUNNING" and status["connector"]["worker_id"] == a.driver_id
-            assert_each_once(positions(broker.bootstrap, topic))
+        # a write sent to a standby is forwarded: the leader runs the connector, the standbys nothing
+        created = httpx.post(b.url + "/connectors", json={"name": "inc", "config": {**CONFIG,
+                             "topic.prefix": f"{unique_name}-seq_"}}, timeout=90)
+        assert created.status_code == 201, created.text
+        wait_until(lambda: len(positions(broker.bootstrap, topic)) >= 300, message="records from the leader")
+        assert list(a.reconciler.runtimes) == ["inc"] and not b.reconciler.runtimes and not c.reconciler.runtimes
+        status = httpx.get(c.url + "/connectors/inc/status").json()  # a read the standby answers itself
+        assert status["connector"]["state"] == "RUNNING" and status["connector"]["worker_id"] == a.driver_id
+        assert_each_once(positions(broker.bootstrap, topic))
 
-            # a newer writer with the cluster's transactional id (what a new leader opens) fences the leader
-            usurper = a.membership.config_writer()
-            usurper.close()
-            refused = httpx.put(a.url + "/connectors/inc/pause", timeout=90)
-            assert refused.status_code == 500 and "transactional id" in refused.json()["message"], refused.text
-            # the deposed driver stepped down; the group elects a leader again, and writes work through either
-            wait_until(lambda: a.herder.is_leader != b.herder.is_leader and (a.herder.is_leader or not
-                       a.reconciler.runtimes), timeout_s=60, message="one leader again")
-            standby = b if a.herder.is_leader else a
-            wait_until(lambda: httpx.put(standby.url + "/connectors/inc/pause", timeout=90).status_code == 202,
-                       timeout_s=60, message="a pause through the standby")
-            wait_until(lambda: httpx.get(standby.url + "/connectors/inc/status").json()["connector"]["state"]
-                       == "PAUSED", message="the connector to pause")
-            assert_each_once(positions(broker.bootstrap, topic))
-        finally:
-            b.stop()
+        # a newer writer with the cluster's transactional id (what a new leader opens) fences the leader
+        usurper = a.membership.config_writer()
+        usurper.close()
+        refused = httpx.put(a.url + "/connectors/inc/pause", timeout=90)
+        assert refused.status_code == 500 and "transactional id" in refused.json()["message"], refused.text
+        # the deposed driver stepped down; the group elects one leader again, and writes work through a standby
+        wait_until(lambda: sum(d.herder.is_leader for d in drivers) == 1, timeout_s=60, message="one leader again")
+        wait_until(lambda: all(d.herder.is_leader or not d.reconciler.runtimes for d in drivers), timeout_s=60,
+                   message="the standbys to run nothing")
+        standby = next(d for d in drivers if not d.herder.is_leader)
+        wait_until(lambda: httpx.put(standby.url + "/connectors/inc/pause", timeout=90).status_code == 202,
+                   timeout_s=60, message="a pause through a standby")
+        wait_until(lambda: httpx.get(standby.url + "/connectors/inc/status").json()["connector"]["state"]
+                   == "PAUSED", message="the connector to pause")
+        assert_each_once(positions(broker.bootstrap, topic))
     finally:
-        a.stop()
+        for d in reversed(started):
+            d.stop()
 
 
 def _leader_of(url: str) -> tuple[str, str | None] | None:
