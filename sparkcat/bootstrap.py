@@ -124,7 +124,8 @@ class Driver:
 
     def health_problem(self) -> str | None:
         """Why the driver is not live (``/health`` answers 503 with it), or None."""
-        return unhealthy_reason(self.herder, self.config_stream.outage if self.config_stream else None)
+        return unhealthy_reason(self.herder, self.config_stream.outage if self.config_stream else None,
+                                self.membership.outage if self.membership else None)
 
     def __enter__(self) -> Driver:
         self.start()

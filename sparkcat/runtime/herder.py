@@ -208,7 +208,7 @@ class Herder(OffsetsApi):
         self._leading = False
         log.warning("Driver %s is a standby now: %s; stopping its connectors", self.driver_id, reason)
         self.stores.config.use_writer(None)
-        self.reconciler.stop_all()
+        self.reconciler.release_all()
 
     def _fenced(self, error: FencedError) -> None:
         """A newer leader fenced our config writer: step down in the group and stop leading."""

@@ -2,14 +2,19 @@
 
 With Kafka stores every driver joins the consumer group ``sparkcat-leader.<group.id>`` subscribed to
 the single-partition config topic; the member holding partition 0 is the leader (DESIGN §6). The
-group is a plain consumer group (protocol ``consumer``, assignor ``cooperative-sticky``, so a driver
-joining never moves the partition away from the current leader); it cannot clash with a Kafka Connect
-cluster using the same ``group.id``, whose members join the group ``<group.id>`` with protocol
-``connect``. Each member's ``client.id`` is its REST URL, so any member learns the leader's URL from
-the coordinator's description of the group (``describe_consumer_groups``), which is also how a leader
-checks that it is still in contact with the coordinator: a leader that has not heard from it for
-``session.timeout.ms`` minus two heartbeats stops leading before the coordinator gives its partition
-to another driver, so two leaders never run connectors at once.
+group is a plain consumer group (protocol ``consumer``, eager ``range`` assignor); each member's
+``client.id`` is ``<join time in ms, 13 digits>@<REST URL>`` and so is the start of its member id, by
+which the assignor sorts members: the oldest member holds partition 0, and a driver joining never takes
+the leadership away. (An eager rebalance revokes and assigns again within one rebalance; leadership
+changes only with the assignment that completes it. librdkafka's cooperative-sticky assignor was tried
+first and left partition 0 unassigned after members left and joined again.) The group cannot clash with
+a Kafka Connect cluster using the same ``group.id``, whose members join the group ``<group.id>`` with
+protocol ``connect``. Standbys learn the leader's URL from the coordinator's description of the group.
+Every member asks the coordinator for the group's committed
+offsets once per heartbeat; that round trip is how a leader checks that it is still in contact with
+the coordinator: a leader that has not heard from it for ``session.timeout.ms`` minus two heartbeats
+stops leading before the coordinator gives its partition to another driver, so two leaders never run
+connectors at once.
 
 Without a broker (local stores) ``StateDirLock`` takes an ``fcntl`` lock on the state directory; a
 second driver on the same directory waits for it as a standby.
@@ -27,6 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from sparkcat.errors import StorageError
+from sparkcat.runtime.supervision import Outage
 from sparkcat.storage.log import KeyedLog
 
 log = logging.getLogger("sparkcat.membership")
@@ -105,29 +111,25 @@ class GroupMembership:
         self._assigned = False           # partition 0 is ours (rebalance callbacks)
         self._last_contact = 0.0         # monotonic time of the last answer from the coordinator
         self._leader_url: str | None = None
+        self._rejoin = threading.Event()  # step_down asked the membership thread to leave and join again
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        #: Down while the coordinator has not answered for the grace period (``/health`` answers 503 with it).
+        self.outage = Outage("The group coordinator")
         #: Called when partition 0 comes or goes (the herder wakes at once instead of at its next tick).
         self.on_change: Callable[[], None] = lambda: None
 
     # -- lifecycle -------------------------------------------------------------------
 
     def start(self) -> None:
-        """Join the group and start the thread that polls it and describes it once per heartbeat."""
-        from confluent_kafka import Consumer
+        """Join the group and start the thread that polls it and asks its coordinator once per heartbeat."""
         from confluent_kafka.admin import AdminClient
 
         s = self.settings
         base = {**dict(s.client_config), "bootstrap.servers": s.bootstrap_servers}
         self._admin = AdminClient(base)
-        self._consumer = Consumer({
-            **base, "group.id": s.group, "client.id": s.url,
-            "session.timeout.ms": s.session_timeout_ms, "heartbeat.interval.ms": s.heartbeat_interval_ms,
-            "max.poll.interval.ms": s.rebalance_timeout_ms,  # librdkafka's rebalance timeout
-            "partition.assignment.strategy": "cooperative-sticky",
-            "enable.auto.commit": False, "auto.offset.reset": "latest", "enable.partition.eof": False})
-        self._consumer.subscribe([s.config_topic], on_assign=self._on_assign, on_revoke=self._on_revoke,
-                                 on_lost=self._on_revoke)
+        self._join()
+        self._last_contact = time.monotonic()  # the coordinator gets its grace period from the start
         self._thread = threading.Thread(target=self._run, name="sparkcat-membership", daemon=True)
         self._thread.start()
         log.info("Joining group %s on %s as %s", s.group, s.bootstrap_servers, s.url)
@@ -142,53 +144,83 @@ class GroupMembership:
             self._consumer = None
 
     def _run(self) -> None:
-        next_describe = 0.0
+        next_check = 0.0
         while not self._stop.is_set():
+            if self._rejoin.is_set():
+                self._rejoin.clear()
+                self._leave_and_join()
             try:
                 self._consumer.poll(0.1)  # serves rebalance callbacks; the records themselves are not used
             except Exception as e:  # noqa: BLE001 - a consumer error is logged; membership goes on
                 log.warning("Polling group %s failed: %s", self.settings.group, e)
-            if time.monotonic() >= next_describe:
-                next_describe = time.monotonic() + self.settings.heartbeat_interval_ms / 1000
-                self._describe()
+            if time.monotonic() >= next_check:
+                next_check = time.monotonic() + self.settings.heartbeat_interval_ms / 1000
+                self._check_coordinator()
 
     # -- group state -----------------------------------------------------------------
 
     def _on_assign(self, _consumer: Any, partitions: list) -> None:
-        if self._holds_partition_0(partitions):
-            with self._lock:
-                self._assigned, self._last_contact = True, time.monotonic()
-                self._leader_url = self.settings.url
-            log.info("Group %s: this driver (%s) holds the config topic's partition 0: leader",
-                     self.settings.group, self.settings.url)
+        """The assignment of a completed rebalance (eager: every member gets one, empty or not)."""
+        holds = self._holds_partition_0(partitions)
+        with self._lock:
+            changed, self._assigned = holds != self._assigned, holds
+            if holds:
+                self._last_contact, self._leader_url = time.monotonic(), self.settings.url
+        if changed:
+            log.info("Group %s: this driver (%s) %s the config topic's partition 0: %s", self.settings.group,
+                     self.settings.url, "holds" if holds else "no longer holds", "leader" if holds else "standby")
             self.on_change()
 
-    def _on_revoke(self, _consumer: Any, partitions: list) -> None:
-        if self._holds_partition_0(partitions) and self._assigned:
-            with self._lock:
-                self._assigned = False
-            log.info("Group %s: partition 0 revoked: this driver is a standby", self.settings.group)
+    def _on_lost(self, _consumer: Any, partitions: list) -> None:
+        """The session expired: partition 0 may be another member's already."""
+        with self._lock:
+            changed, self._assigned = self._assigned, False
+        if changed:
+            log.info("Group %s: this driver (%s) lost its assignment: standby", self.settings.group, self.settings.url)
             self.on_change()
 
     def _holds_partition_0(self, partitions: list) -> bool:
         """Partition 0 of our config topic (drivers of other clusters may share the group name)."""
         return any(p.topic == self.settings.config_topic and p.partition == 0 for p in partitions)
 
-    def _describe(self) -> None:
-        """Ask the coordinator who holds partition 0; an answer is also proof of contact."""
-        timeout = max(1.0, self.settings.grace_s / 2)  # a busy machine answers slowly: only silence counts
+    def _check_coordinator(self) -> None:
+        """Ask the group coordinator for the group's committed offsets (proof of contact); a standby then
+        asks it who holds partition 0 (the leader's URL is its ``client.id``).
+
+        The description is asked only right after the coordinator answered: librdkafka 2.x can abort the
+        process when DescribeConsumerGroups' FindCoordinator times out (confluentinc/librdkafka#4605).
+        """
+        from confluent_kafka import TopicPartition
+
+        s = self.settings
+        timeout = max(1.0, s.grace_s / 2)  # a busy machine answers slowly: only silence counts
+        try:
+            self._consumer.committed([TopicPartition(s.config_topic, 0)], timeout=timeout)
+        except Exception as e:  # noqa: BLE001 - no answer (KafkaException, a timeout): contact is not renewed
+            log.debug("Group %s: no answer from the coordinator: %s", s.group, e)
+            if time.monotonic() - self._last_contact >= s.grace_s:  # a leader stops leading now
+                self.outage.failed(e)
+            return
+        self.outage.recovered()
+        with self._lock:
+            self._last_contact = time.monotonic()
+            assigned = self._assigned
+            if assigned:
+                self._leader_url = s.url
+        if not assigned:
+            self._leader_url = self._described_holder(timeout) or self._leader_url
+
+    def _described_holder(self, timeout: float) -> str | None:
+        """The ``client.id`` (REST URL) of the member the coordinator reports holding partition 0."""
         try:
             future = self._admin.describe_consumer_groups([self.settings.group], request_timeout=timeout)
             description = future[self.settings.group].result(timeout=timeout + 1)
-        except Exception as e:  # noqa: BLE001 - no answer (KafkaException, a timeout): contact is not renewed
+        except Exception as e:  # noqa: BLE001 - asked again at the next heartbeat
             log.debug("Describing group %s failed: %s", self.settings.group, e)
-            return
+            return None
         holder = next((m.client_id for m in description.members
                        if m.assignment and self._holds_partition_0(m.assignment.topic_partitions)), None)
-        with self._lock:
-            self._last_contact = time.monotonic()
-            if holder is not None:
-                self._leader_url = holder
+        return holder.partition("@")[2] if holder else None  # client.id: "<joined at, ms>@<REST URL>"
 
     # -- Leadership --------------------------------------------------------------------
 
@@ -216,10 +248,27 @@ class GroupMembership:
         log.warning("Group %s: stepping down (%s); rejoining as a standby", self.settings.group, reason)
         with self._lock:
             self._assigned = False
-        if self._consumer is not None:
-            self._consumer.unsubscribe()
-            self._consumer.subscribe([self.settings.config_topic], on_assign=self._on_assign,
-                                     on_revoke=self._on_revoke, on_lost=self._on_revoke)
+        self._rejoin.set()  # done by the membership thread: the consumer is used from one thread only
+
+    def _join(self) -> None:
+        """A new member (a consumer of its own) subscribed to the config topic."""
+        from confluent_kafka import Consumer
+
+        s = self.settings
+        joined_ms = int(time.time() * 1000)
+        self._consumer = Consumer({
+            **dict(s.client_config), "bootstrap.servers": s.bootstrap_servers, "group.id": s.group,
+            "client.id": f"{joined_ms:013d}@{s.url}", "session.timeout.ms": s.session_timeout_ms,
+            "heartbeat.interval.ms": s.heartbeat_interval_ms,
+            "max.poll.interval.ms": s.rebalance_timeout_ms,  # librdkafka's rebalance timeout
+            "partition.assignment.strategy": "range",  # by member id, i.e. by join time: the oldest leads
+            "enable.auto.commit": False, "auto.offset.reset": "latest", "enable.partition.eof": False})
+        self._consumer.subscribe([s.config_topic], on_assign=self._on_assign, on_lost=self._on_lost)
+
+    def _leave_and_join(self) -> None:
+        """Leave the group (partition 0 goes to another member at once) and join as a new member."""
+        self._consumer.close()
+        self._join()
 
 
 class StateDirLock:

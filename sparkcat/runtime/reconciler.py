@@ -326,7 +326,13 @@ class Reconciler:
         self._moves.finish(wait)
 
     def stop_all(self) -> None:
-        """Driver shutdown: all queries stop at once, each after its batch; statuses say nobody runs them now.
+        """Driver shutdown: ``release_all``, and no query starts after it."""
+        self.release_all()
+        self._moves.shutdown()
+
+    def release_all(self) -> None:
+        """All queries stop at once, each after its batch; statuses say nobody runs them now; every connector
+        is forgotten (this driver stops leading: started again from the config state if it leads again).
 
         Twice: a query whose start was in flight is stopped once it has started.
         """
@@ -336,9 +342,9 @@ class Reconciler:
                     tasks = [t for t in range(len(rt.desired_task_configs or [])) if t not in rt.failed_tasks]
                     self._stop_query(rt, then=lambda rt=rt, tasks=tasks: self._unassigned(rt, tasks))
             self.finish_pending(wait=True)
-        self._moves.shutdown()
         for rt in self.runtimes.values():
             rt.stop_instance()
+        self.runtimes.clear()
 
     def _unassigned(self, rt: ConnectorRuntime, tasks: list[int]) -> None:
         rt.stop_instance()
