@@ -89,7 +89,8 @@ def run(args: argparse.Namespace) -> list[float]:
             for i in range(1, args.runs + 1):
                 standby, standby_port = start(broker.bootstrap, work, f"d{i}", args)
                 started.append(standby)
-                wait_until(lambda: role(standby_port) == ("standby", f"http://127.0.0.1:{port}"), timeout_s=300,
+                wait_until(lambda: (work / f"d{i}.started").exists() and
+                           role(standby_port) == ("standby", f"http://127.0.0.1:{port}"), timeout_s=300,
                            message="the standby")
                 before = len(positions(broker.bootstrap))
                 wait_until(lambda: len(positions(broker.bootstrap)) >= before + 300, timeout_s=120, message="records")

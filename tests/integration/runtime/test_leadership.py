@@ -121,7 +121,8 @@ def test_standby_takes_over_within_10_s_of_the_leaders_kill_9_exactly_once(broke
         assert created.status_code == 201, created.text
         standby = start_driver_process(two, {}, tmp_path / "two.log", {}, module="tests.ha_driver")
         url_two = f"http://127.0.0.1:{two['rest_port']}"
-        wait_until(lambda: _leader_of(url_two) == ("standby", url), timeout_s=180,
+        wait_until(lambda: (tmp_path / "two.started").exists() and _leader_of(url_two) == ("standby", url),
+                   timeout_s=180,
                    message=lambda: "the second driver to stand by: " + (tmp_path / "two.log").read_text()[-2000:])
         wait_until(lambda: len(positions(broker.bootstrap, prefix + "1")) >= 500, message="records from the leader")
 
