@@ -14,9 +14,10 @@ import socket
 import threading
 from pathlib import Path
 
-from sparkcat.errors import ConfigError
+from sparkcat.errors import ConfigError, StorageError
 from sparkcat.redact import SPARK_REDACTION_REGEX
 from sparkcat.runtime.herder import Herder, new_status_reporter
+from sparkcat.runtime.membership import GroupMembership, GroupSettings, SoleLeader, StateDirLock
 from sparkcat.runtime.config_stream import ConfigStream
 from sparkcat.runtime.pipelines import PipelineWatcher
 from sparkcat.runtime.query_runner import QueryRunner
@@ -49,14 +50,21 @@ class Driver:
         self.config_stream: ConfigStream | None = None
         self._watcher: PipelineWatcher | None = None
         self.rest_server = None
+        self.membership: GroupMembership | None = None
+        self._state_lock: StateDirLock | None = None
+        #: Set by ``cancel_start``: a driver waiting for the state directory's lock gives up.
+        self.start_cancelled = threading.Event()
 
     def start(self) -> None:
         install_thread_excepthook()  # no thread's exception is lost: logged with its trace
+        leadership = self._leadership()
         self.stores = self._given_stores or open_stores(self.worker)
         reporter = new_status_reporter(self.stores, self.driver_id)
         runner = QueryRunner(self.spark, lambda plan, result: self.reconciler.on_batch(plan, result))
         self.reconciler = Reconciler(self.stores, reporter, runner, self.worker)
-        self.herder = Herder(self.stores, self.reconciler, self.driver_id)
+        self.herder = Herder(self.stores, self.reconciler, self.driver_id, leadership)
+        if self.membership is not None:
+            self.membership.start()
         self.herder.start()
         self.config_stream = ConfigStream(self.spark, self.worker, self.herder)
         self.config_stream.start()
@@ -67,10 +75,43 @@ class Driver:
             self._start_rest()
         if not self.herder.wait_ready():
             log.warning("The config log was not read within the start-up timeout; continuing")
+        if not self.herder.wait_role(self.worker.session_timeout_ms / 1000 + 30):
+            log.warning("The group chose no leader within the start-up timeout; continuing as a standby")
+        if not self.herder.is_leader:
+            self._warm_up()
         if self.watch_pipelines:
             variables = {"state.dir": str(Path(self.worker.state_dir).resolve())}
             self._watcher = PipelineWatcher(self.herder, self.worker.pipelines_dir, variables=variables)
             self._watcher.start()
+
+    def _warm_up(self) -> None:
+        """A standby runs one tiny Python job, so its Python workers are up when it takes over."""
+        try:
+            self.spark.sparkContext.parallelize([0], 1).map(lambda x: x + 1).collect()
+        except Exception as e:  # noqa: BLE001 - only slower failover; the standby works without it
+            log.warning("Warming up the standby's Python workers failed: %s", e)
+
+    @property
+    def url(self) -> str:
+        """This driver's REST URL as other drivers reach it (a wildcard host is advertised as the host name)."""
+        listener = self.worker.rest_listeners[0]
+        host = listener.host if listener.host not in ("", "0.0.0.0", "::") else socket.gethostname()
+        return f"{listener.scheme}://{host}:{listener.port}"
+
+    def _leadership(self):
+        """Kafka stores: a member of the cluster's group. Local stores: the state directory's lock (waits as a
+        standby while another driver holds it). Stores given by the caller: the only driver."""
+        if self._given_stores is not None:
+            return SoleLeader(self.url)
+        if not self.worker.uses_kafka:
+            self._state_lock = StateDirLock(self.worker.state_dir)
+            self._state_lock.acquire(self.start_cancelled)
+            return SoleLeader(self.url)
+        w = self.worker
+        self.membership = GroupMembership(GroupSettings(
+            w.bootstrap_servers, w.group_id, w.config_topic, self.url, w.session_timeout_ms,
+            w.heartbeat_interval_ms, w.rebalance_timeout_ms, tuple(sorted(w.kafka.items()))))
+        return self.membership
 
     def _start_rest(self) -> None:
         try:
@@ -83,7 +124,8 @@ class Driver:
 
     def health_problem(self) -> str | None:
         """Why the driver is not live (``/health`` answers 503 with it), or None."""
-        return unhealthy_reason(self.herder, self.config_stream.outage if self.config_stream else None)
+        return unhealthy_reason(self.herder, self.config_stream.outage if self.config_stream else None,
+                                self.membership.outage if self.membership else None)
 
     def __enter__(self) -> Driver:
         self.start()
@@ -99,12 +141,16 @@ class Driver:
             self._watcher.stop()
         if self.herder:
             self.herder.stop()
+        if self.membership is not None:  # after the queries stopped: a standby takes over at once
+            self.membership.stop()
         if self.config_stream is not None:
             self.config_stream.stop()
         if self.rest_server is not None:
             self.rest_server.stop()
         if self.stores:
             self.stores.close()
+        if self._state_lock is not None:
+            self._state_lock.release()
         log.info("Driver %s stopped", self.driver_id)
 
 
@@ -184,12 +230,19 @@ def main(argv: list[str] | None = None) -> int:
     spark = _session(worker)
     driver = Driver(spark, worker, rest=not args.no_rest)
     stopping = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stopping.set())
+    for sig in (signal.SIGTERM, signal.SIGINT):  # also ends a standby's wait for the state directory's lock
+        signal.signal(sig, lambda *_: (stopping.set(), driver.start_cancelled.set()))
     pid_file = os.environ.get("SPARKCAT_PID_FILE")
     if pid_file:  # spark-submit.sh forwards SIGTERM/Ctrl-C here instead of to the JVM
         Path(pid_file).write_text(str(os.getpid()))
-    driver.start()
+    try:
+        driver.start()
+    except StorageError:
+        if not driver.start_cancelled.is_set():
+            raise
+        log.info("Stopped while waiting as a standby")  # SIGTERM before the state directory's lock was free
+        spark.stop()
+        return 0
     log.info("sparkcat is running; Spark UI at %s; stop with Ctrl-C or SIGTERM", spark.sparkContext.uiWebUrl)
     while not stopping.wait(1.0):
         pass

@@ -66,3 +66,11 @@ class StorageError(SparkcatError):
 
 class FencedError(StorageError):
     """This driver is no longer the leader: a newer one took over the config log."""
+
+
+class NotLeaderError(ConflictError):
+    """A write reached a standby driver: only the leader writes the config log (REST forwards it there)."""
+
+    def __init__(self, message: str, leader_url: str | None = None):
+        super().__init__(message)
+        self.leader_url = leader_url

@@ -108,6 +108,8 @@ class KafkaBroker:
             "transaction.state.log.min.isr": "1",
             "transaction.state.log.num.partitions": "4",
             "group.initial.rebalance.delay.ms": "0",
+            # sparkcat's failover tests run drivers with session.timeout.ms=3000 (README "Several drivers")
+            "group.min.session.timeout.ms": "2000",
             "share.coordinator.state.topic.replication.factor": replicas,
             "auto.create.topics.enable": "true",
             "log.cleaner.backoff.ms": "1000",

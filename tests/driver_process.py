@@ -19,11 +19,12 @@ from pathlib import Path
 from tests.spark_fixture import REPO
 
 
-def start_driver_process(worker: dict, connectors: dict[str, dict], log: Path, env: dict[str, str]) -> subprocess.Popen:
-    """Start ``tests.eos_driver`` with a worker config (WorkerConfig fields) and connectors to put."""
+def start_driver_process(worker: dict, connectors: dict[str, dict], log: Path, env: dict[str, str],
+                         module: str = "tests.eos_driver") -> subprocess.Popen:
+    """Start ``module`` (default ``tests.eos_driver``) with a worker config (WorkerConfig fields) and connectors."""
     spec = log.with_suffix(".json")
     spec.write_text(json.dumps({"worker": worker, "connectors": connectors}))
-    return subprocess.Popen([sys.executable, "-m", "tests.eos_driver", str(spec)], cwd=REPO,
+    return subprocess.Popen([sys.executable, "-m", module, str(spec)], cwd=REPO,
                             start_new_session=True, stdout=subprocess.DEVNULL, stderr=open(log, "wb"),
                             env={**os.environ, **env})
 

@@ -17,6 +17,7 @@ from sparkcat import __version__
 from sparkcat.rest import admin, connector_plugins, connectors, root
 from sparkcat.rest.context import RestContext
 from sparkcat.rest.errors import install_error_handlers
+from sparkcat.rest.forward import ForwardToLeader
 from sparkcat.rest.guard import GuardPolicy, RequestGuard
 
 DESCRIPTION = (
@@ -38,6 +39,7 @@ def create_app(driver: Any, policy: GuardPolicy | None = None) -> FastAPI:
     ctx = RestContext(driver)
     app = FastAPI(title="sparkcat", version=__version__, description=DESCRIPTION)
     install_error_handlers(app)
+    app.add_middleware(ForwardToLeader, driver=driver)  # inside the guard: authenticated, within limits
     app.add_middleware(RequestGuard, policy=policy)
     for module in (root, connectors, connector_plugins, admin):
         app.include_router(module.router(ctx))

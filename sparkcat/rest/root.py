@@ -22,7 +22,12 @@ def router(ctx: RestContext) -> APIRouter:
 
     @api.get("/", summary="Version, commit and Kafka cluster id")
     def server_info() -> Any:
-        return ctx.cluster.server_info()
+        info: dict[str, Any] = ctx.cluster.server_info()
+        herder = ctx.driver.herder
+        if hasattr(herder, "is_leader"):  # sparkcat's fields: which driver leads the cluster
+            info["sparkcat_role"] = "leader" if herder.is_leader else "standby"
+            info["sparkcat_leader_url"] = herder.leader_url
+        return info
 
     @api.get("/health", summary="200 once the driver has read the config log; 503 while starting, or while the "
                                 "herder or the config log stream is down (with the reason)",

@@ -18,11 +18,12 @@ from concurrent.futures import Future
 from typing import Any
 
 from sparkcat import redact
-from sparkcat.errors import ConflictError, NotFoundError
+from sparkcat.errors import ConflictError, FencedError, NotFoundError, NotLeaderError
 from sparkcat.model.config_state import ClusterConfigState, TargetState
 from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.runtime import status_view
 from sparkcat.runtime.connector_runtime import Progress
+from sparkcat.runtime.membership import Leadership, SoleLeader
 from sparkcat.runtime.names import check_connector_name
 from sparkcat.runtime.offsets_api import OffsetsApi
 from sparkcat.runtime.reconciler import Reconciler
@@ -41,8 +42,14 @@ TICK_S = 0.5
 class Herder(OffsetsApi):
     """Owns the cluster: validates requests, writes the config log, reconciles what runs."""
 
-    def __init__(self, stores: Stores, reconciler: Reconciler, driver_id: str):
+    def __init__(self, stores: Stores, reconciler: Reconciler, driver_id: str,
+                 leadership: Leadership | None = None):
+        """``leadership``: whether this driver leads its cluster (default: alone, always the leader)."""
         self.stores = stores
+        self.leadership: Leadership = leadership or SoleLeader()
+        self._leading = False       # promoted: the config writer is ours and connectors may run
+        self._lead_from = 0         # the config log's end when promoted: reconcile once read that far
+        self._role_known = threading.Event()
         self.reconciler = reconciler
         self.driver_id = driver_id
         self._builder = ConfigStateBuilder()
@@ -51,6 +58,8 @@ class Herder(OffsetsApi):
         self._requests: queue.Queue[tuple[Callable[[], Any], Future]] = queue.Queue()
         self._wake = threading.Event()
         reconciler.wake = self._wake.set  # a query stopped on its own thread: reconcile without waiting a tick
+        if hasattr(self.leadership, "on_change"):  # promoted or demoted by the group: act without waiting a tick
+            self.leadership.on_change = self._wake.set
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
@@ -65,7 +74,7 @@ class Herder(OffsetsApi):
 
     def start(self) -> None:
         """Start the herder thread; requests made before the first reconcile wait for it."""
-        self._start_offset = self.stores.config.backend.end_offset()
+        self._start_offset = self.stores.config.last_offset() + 1
         self.reconciler.ignore_restarts_before(self._start_offset)
         self._thread = threading.Thread(target=self._run, name="sparkcat-herder", daemon=True)
         self._thread.start()
@@ -139,6 +148,8 @@ class Herder(OffsetsApi):
                     log.exception("A watch of the herder loop failed")
             try:
                 self._tick()
+            except FencedError as e:  # e.g. a task-config write of the reconciler: a newer leader took over
+                self._fenced(e)
             except Exception as e:  # noqa: BLE001 - whatever it is, the loop must go on (logged by Outage)
                 pause = max(TICK_S, self.outage.failed(e))
             else:
@@ -146,11 +157,64 @@ class Herder(OffsetsApi):
                 pause = TICK_S
 
     def _tick(self) -> None:
+        self._lead_or_follow()
         self._drain_requests()
         state = self.snapshot()
         if state.offset + 1 >= self._start_offset:
-            self.reconciler.reconcile(state)
+            if self._leading and state.offset + 1 >= self._lead_from:
+                self.reconciler.reconcile(state)
             self._ready.set()
+
+    # ------------------------------------------------------------------ leadership
+
+    @property
+    def is_leader(self) -> bool:
+        """Whether this driver leads: it alone writes the config log and runs connectors."""
+        return self._leading
+
+    @property
+    def leader_url(self) -> str | None:
+        """The leader's REST URL as the group reports it (None while nobody holds the leadership)."""
+        return self.leadership.leader_url()
+
+    def wait_role(self, timeout_s: float) -> bool:
+        """True once this driver knows whether it leads (promoted, or another driver is the leader)."""
+        return self._role_known.wait(timeout_s)
+
+    def _lead_or_follow(self) -> None:
+        """Promote or demote this driver as the group decided (every pass, before requests run)."""
+        leader = self.leadership.is_leader()
+        if leader and not self._leading:
+            self._promote()
+        elif not leader and self._leading:
+            self._demote("the group gave the leadership to another driver, or the coordinator is out of reach")
+        if not self._role_known.is_set() and (self._leading or self.leadership.leader_url() is not None):
+            self._role_known.set()
+            if not self._leading:
+                log.info("Driver %s is a standby; the leader is %s", self.driver_id, self.leadership.leader_url())
+
+    def _promote(self) -> None:
+        """Fence the previous leader's config writer, then lead from the log's end as it is now."""
+        self.stores.config.use_writer(self.leadership.config_writer())
+        self._lead_from = self.stores.config.last_written_offset() + 1
+        self.reconciler.ignore_restarts_before(max(self._start_offset, self._lead_from))
+        self.reconciler.reporter = new_status_reporter(self.stores, self.driver_id)
+        self._leading = True
+        log.info("Driver %s is the leader (config log read up to offset %d before connectors run)",
+                 self.driver_id, self._lead_from - 1)
+
+    def _demote(self, reason: str) -> None:
+        """Stop every connector this driver runs and become a standby."""
+        self._leading = False
+        log.warning("Driver %s is a standby now: %s; stopping its connectors", self.driver_id, reason)
+        self.stores.config.use_writer(None)
+        self.reconciler.release_all()
+
+    def _fenced(self, error: FencedError) -> None:
+        """A newer leader fenced our config writer: step down in the group and stop leading."""
+        if self._leading:
+            self.leadership.step_down(error.message)
+            self._demote(f"fenced: {error.message}")
 
     def _drain_requests(self) -> None:
         while True:
@@ -158,11 +222,20 @@ class Herder(OffsetsApi):
                 fn, future = self._requests.get_nowait()
             except queue.Empty:
                 return
-            if future.set_running_or_notify_cancel():
-                try:
-                    future.set_result(fn())
-                except BaseException as e:  # handed to the caller, who reports it
-                    future.set_exception(e)
+            if not future.set_running_or_notify_cancel():
+                continue
+            if not self._leading:
+                future.set_exception(NotLeaderError(
+                    f"Driver {self.driver_id} is not the leader; send the request to the leader "
+                    f"({self.leader_url or 'unknown: the group is electing one'})", self.leader_url))
+                continue
+            try:
+                future.set_result(fn())
+            except FencedError as e:
+                future.set_exception(e)
+                self._fenced(e)
+            except BaseException as e:  # handed to the caller, who reports it
+                future.set_exception(e)
 
     def _submit(self, fn: Callable[[], Any], timeout_s: float = 60.0) -> Any:
         """Run ``fn`` on the herder thread (the single writer) and wait for it to be read back."""
@@ -170,7 +243,7 @@ class Herder(OffsetsApi):
         self._requests.put((fn, future))
         self._wake.set()
         result = future.result(timeout=timeout_s)
-        self._await_config_offset(self.stores.config.backend.end_offset() - 1, timeout_s)
+        self._await_config_offset(self.stores.config.last_written_offset(), timeout_s)
         return result
 
     def _await_config_offset(self, offset: int, timeout_s: float) -> None:

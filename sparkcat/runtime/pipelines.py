@@ -50,6 +50,9 @@ class PipelineWatcher:
     def apply_changed(self) -> None:
         if not self.directory.is_dir():
             return
+        if not getattr(self.herder, "is_leader", True):  # a standby: the leader applies them; all again once promoted
+            self._mtimes.clear()
+            return
         for path in spec_files([self.directory]):
             mtime = path.stat().st_mtime
             if self._mtimes.get(path) == mtime:

@@ -216,7 +216,7 @@ class Reconciler:
         if pending is not None and state.offset < pending:
             return  # our last write has not come back through the stream yet
         self.stores.config.put_task_configs(name, configs)
-        self._moves_task_writes[name] = self.stores.config.backend.end_offset() - 1
+        self._moves_task_writes[name] = self.stores.config.last_written_offset()
         log.info("Connector %s: committed %d task config(s)", name, len(configs))
 
     # ------------------------------------------------------------------ target states
@@ -336,7 +336,13 @@ class Reconciler:
         self._moves.finish(wait)
 
     def stop_all(self) -> None:
-        """Driver shutdown: all queries stop at once, each after its batch; statuses say nobody runs them now.
+        """Driver shutdown: ``release_all``, and no query starts after it."""
+        self.release_all()
+        self._moves.shutdown()
+
+    def release_all(self) -> None:
+        """All queries stop at once, each after its batch; statuses say nobody runs them now; every connector
+        is forgotten (this driver stops leading: started again from the config state if it leads again).
 
         Twice: a query whose start was in flight is stopped once it has started.
         """
@@ -346,9 +352,9 @@ class Reconciler:
                     tasks = [t for t in range(len(rt.desired_task_configs or [])) if t not in rt.failed_tasks]
                     self._stop_query(rt, then=lambda rt=rt, tasks=tasks: self._unassigned(rt, tasks))
             self.finish_pending(wait=True)
-        self._moves.shutdown()
         for rt in self.runtimes.values():
             rt.stop_instance()
+        self.runtimes.clear()
 
     def _unassigned(self, rt: ConnectorRuntime, tasks: list[int]) -> None:
         rt.stop_instance()

@@ -61,6 +61,14 @@ WORKER_CONFIG = (
             documentation="Automatic restarts before a connector is left FAILED; -1: no limit.")
     .define("auto.restart.backoff.unit.ms", Type.INT, 60000,
             documentation="Restart n+1 comes min(n*n+n, 60) of these after restart n (Strimzi: minutes).")
+    # The group of drivers (runtime/membership.py): Connect's keys, defaults chosen for failover < 10 s.
+    .define("session.timeout.ms", Type.INT, 6000, importance=Importance.HIGH,
+            documentation="How long the group coordinator waits for a driver's heartbeat before another driver "
+                          "takes over (Kafka Connect: 10000). Within the broker's group.min/max.session.timeout.ms.")
+    .define("heartbeat.interval.ms", Type.INT, 1000,
+            documentation="How often a driver heartbeats to the group coordinator (Kafka Connect: 3000).")
+    .define("rebalance.timeout.ms", Type.INT, 60000,
+            documentation="How long the coordinator waits for every driver to rejoin during a rebalance.")
     .freeze()
 )
 PREPARING_REFUSED = (
@@ -106,6 +114,9 @@ class WorkerConfig:
     auto_restart_enable: bool = _default("auto.restart.enable")
     auto_restart_max_restarts: int = _default("auto.restart.max.restarts")
     auto_restart_backoff_unit_ms: int = _default("auto.restart.backoff.unit.ms")
+    session_timeout_ms: int = _default("session.timeout.ms")
+    heartbeat_interval_ms: int = _default("heartbeat.interval.ms")
+    rebalance_timeout_ms: int = _default("rebalance.timeout.ms")
 
     def __post_init__(self) -> None:
         if scheme(self.state_dir) is not None:
@@ -127,6 +138,9 @@ class WorkerConfig:
             if value == 0 or value < -1:
                 raise ConfigError(f"{key} must be -1 (the broker's default) or at least 1, not {value}",
                                   {key: ["must be -1 or >= 1"]})
+        if not 0 < self.heartbeat_interval_ms < self.session_timeout_ms <= self.rebalance_timeout_ms:
+            raise ConfigError("heartbeat.interval.ms must be above 0 and below session.timeout.ms, which must not "
+                              "exceed rebalance.timeout.ms", {"session.timeout.ms": ["out of range"]})
         if self.auto_restart_max_restarts < -1 or self.auto_restart_backoff_unit_ms < 0:
             raise ConfigError("auto.restart.max.restarts must be -1 or more and auto.restart.backoff.unit.ms 0 or "
                               "more", {"auto.restart": ["out of range"]})

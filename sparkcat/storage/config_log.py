@@ -203,7 +203,44 @@ class ConfigLog:
 
     def __init__(self, log_backend: KeyedLog):
         self.backend = log_backend
+        #: Where appends go when set: the leader's transactional writer (fenced by a newer leader's).
+        self.writer: KeyedLog | None = None
         self._builder = ConfigStateBuilder()
+
+    def use_writer(self, writer: KeyedLog | None) -> None:
+        """Append through ``writer`` from now on (None: through the backend); the previous writer is closed."""
+        old, self.writer = self.writer, writer
+        if old is not None:
+            old.close()
+
+    def _append(self, records: list[tuple[str, bytes | None]]) -> None:
+        (self.writer or self.backend).append(records)
+
+    def last_offset(self) -> int:
+        """The offset of the last record a reader sees (-1: none).
+
+        Not the end offset minus one: transaction markers, and records of aborted transactions, take
+        offsets that no (read_committed) reader ever gets.
+        """
+        end = self.backend.end_offset()
+        window = 16
+        while True:
+            start = max(0, end - window)
+            records = self.backend.read(start)
+            if records or start == 0:
+                return records[-1].offset if records else -1
+            window *= 4
+
+    def last_written_offset(self) -> int:
+        """``last_offset`` once every transaction of the writer is complete (its commit marker written).
+
+        A transaction's commit returns before its markers are: until then the end offset a
+        ``read_committed`` reader sees (the last stable offset) may lie before the records just written.
+        """
+        wait_stable = getattr(self.writer or self.backend, "wait_stable", None)
+        if wait_stable is not None:
+            wait_stable()
+        return self.last_offset()
 
     def refresh(self) -> ClusterConfigState:
         """Read new records and return the current snapshot."""
@@ -220,33 +257,34 @@ class ConfigLog:
         if target_state is not None:
             records.append((TARGET_STATE_PREFIX + name, json_codec.dumps(target_state_value(target_state))))
         records.append((CONNECTOR_PREFIX + name, json_codec.dumps({"properties": config})))
-        self.backend.append(records)
+        self._append(records)
 
     def remove_connector_config(self, name: str) -> None:
         """Tombstones for the connector and its target state, as Connect writes them."""
-        self.backend.append([(CONNECTOR_PREFIX + name, None), (TARGET_STATE_PREFIX + name, None)])
+        self._append([(CONNECTOR_PREFIX + name, None), (TARGET_STATE_PREFIX + name, None)])
 
     def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
         """Every task config, then the commit record that applies them as one set."""
         records = [(task_key(name, i), json_codec.dumps({"properties": c})) for i, c in enumerate(configs)]
         records.append((COMMIT_PREFIX + name, json_codec.dumps({"tasks": len(configs)})))
-        self.backend.append(records)
+        self._append(records)
 
     def put_target_state(self, name: str, state: TargetState) -> None:
-        self.backend.append([(TARGET_STATE_PREFIX + name, json_codec.dumps(target_state_value(state)))])
+        self._append([(TARGET_STATE_PREFIX + name, json_codec.dumps(target_state_value(state)))])
 
     def request_restart(self, name: str, include_tasks: bool, only_failed: bool) -> None:
         value = {"include-tasks": include_tasks, "only-failed": only_failed}
-        self.backend.append([(RESTART_PREFIX + name, json_codec.dumps(value))])
+        self._append([(RESTART_PREFIX + name, json_codec.dumps(value))])
 
     def put_session_key(self, key: SessionKey) -> None:
         value = {"key": key.key, "algorithm": key.algorithm, "creation-timestamp": key.creation_timestamp}
-        self.backend.append([(SESSION_KEY, json_codec.dumps(value))])
+        self._append([(SESSION_KEY, json_codec.dumps(value))])
 
     def put_task_count_record(self, name: str, task_count: int) -> None:
-        self.backend.append([(FENCING_PREFIX + name, json_codec.dumps({"task-count": task_count}))])
+        self._append([(FENCING_PREFIX + name, json_codec.dumps({"task-count": task_count}))])
 
     def close(self) -> None:
+        self.use_writer(None)
         self.backend.close()
 
     def put_logger_level(self, namespace: str, level: str) -> None:

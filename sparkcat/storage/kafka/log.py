@@ -199,6 +199,11 @@ class KafkaLog(KeyedLog):
             self._consumer = Consumer(self._config(defaults))
         return self._consumer
 
+    def start_writer(self) -> None:
+        """Create the producer now: a transactional one fences every older writer with its id at once."""
+        self.open()
+        self._get_producer()
+
     # -- KeyedLog -----------------------------------------------------------------------
 
     def append(self, records: list[tuple[str, bytes | None]]) -> None:
