@@ -319,6 +319,17 @@ class SinkConnector(Connector):
 
     connector_type = "sink"
 
+    def alter_offsets(self, config: Mapping[str, str], offsets: list[tuple[dict[str, Any], Any]] | None) -> bool:
+        """Connect's ``SinkConnector.alterOffsets``: the connector's own positions follow an offsets request.
+
+        Called on the driver while the connector is STOPPED, after the framework stored the
+        request: ``offsets`` as ``({"kafka_topic", "kafka_partition"}, {"kafka_offset": n} or
+        None)`` pairs, or None for a reset of every partition. A sink that keeps positions
+        outside Kafka (the JDBC sink's table) moves them here, so a reset really re-delivers.
+        Returns whether it did anything; the default keeps nothing and returns False.
+        """
+        return False
+
 
 def task_config_copies(config: Mapping[str, str], max_tasks: int, id_key: str | None = "task.id",
                        count_key: str | None = None) -> list[dict[str, str]]:

@@ -157,6 +157,21 @@ class JdbcSinkConnector(CopiesConfigToTasks, SinkConnector):
     def task_class(self) -> type[JdbcSinkTask]:
         return JdbcSinkTask
 
+    def alter_offsets(self, config: Mapping[str, str], offsets: list[tuple[dict[str, Any], Any]] | None) -> bool:
+        """The positions table follows an offsets alter or reset, so Kafka's re-delivered records are written."""
+        settings = JdbcSinkSettings.parse(config)
+        conn = connect(settings.connection)
+        try:
+            positions = Positions(conn, str(config.get("name") or ""))
+            positions.load()
+            positions.replace(None if offsets is None else
+                              {(str(p["kafka_topic"]), int(p["kafka_partition"])):
+                               None if o is None else int(o["kafka_offset"]) for p, o in offsets})
+            conn.commit()
+        finally:
+            conn.close()
+        return True
+
 
 def _struct(value: Any) -> dict[str, Any] | None:
     if type(value) is dict:

@@ -235,6 +235,19 @@ class Positions:
         self.read = {(t, p): o for t, p, o in rows}
         return dict(self.read)
 
+    def replace(self, positions: dict[tuple[str, int], int | None] | None) -> None:
+        """Set positions outright (an offsets request): None forgets one partition, or all when ``positions`` is None."""
+        sql = _sql()
+        if positions is None:
+            self.conn.execute(sql.SQL("DELETE FROM {} WHERE connector = %s").format(self.ident), [self.connector])
+            return
+        for (topic, partition), offset in positions.items():
+            self.conn.execute(sql.SQL("DELETE FROM {} WHERE connector = %s AND topic = %s AND kafka_partition = %s")
+                              .format(self.ident), [self.connector, topic, partition])
+            if offset is not None:
+                self.conn.execute(sql.SQL("INSERT INTO {} VALUES (%s, %s, %s, %s)").format(self.ident),
+                                  [self.connector, topic, partition, offset])
+
     def save(self, ends: dict[tuple[str, int], int]) -> None:
         """Record the new positions; ConnectorError when another writer moved one since ``load``."""
         sql = _sql()

@@ -12,6 +12,7 @@ import logging
 import re
 from typing import Any
 
+from sparkcat import plugins
 from sparkcat.errors import BadRequestError, ConflictError
 from sparkcat.model.config_state import ClusterConfigState, TargetState
 from sparkcat.runtime import sink_groups
@@ -58,6 +59,7 @@ class OffsetsApi:
             self.stores.offsets.put(name, parsed)
             if sink:
                 self._sync_sink_group(state, name)
+                self._tell_sink(state, name, parsed)
             if sink and rt is not None:
                 for partition, offset in parsed:
                     rt.set_sink_offset(partition, offset)
@@ -79,6 +81,7 @@ class OffsetsApi:
             self.stores.offsets.reset(name)
             if self._offsets_of_sink(state, name):
                 self._sync_sink_group(state, name)
+                self._tell_sink(state, name, None)
             if self._offsets_of_sink(state, name) and rt is not None:
                 rt.sink_offsets.clear()
             self._drop_checkpoint(name)
@@ -101,6 +104,13 @@ class OffsetsApi:
         if worker.uses_kafka:
             sink_groups.replace(worker.bootstrap_servers, worker.kafka, name,
                                 state.connector_config(name) or {}, self.stores.offsets.partitions(name))
+
+    def _tell_sink(self, state: ClusterConfigState, name: str, offsets: list | None) -> None:
+        """The sink's ``alter_offsets`` hook: positions it keeps itself (a database table) follow the request."""
+        config = state.connector_config(name) or {}
+        instance = plugins.connector_class(config["connector.class"], self.reconciler.policy.plugin_packages)()
+        if instance.alter_offsets(self.reconciler.resolved_config(config, f"connector {name}"), offsets):
+            log.info("Connector %s: its own stored positions follow the offsets request", name)
 
     def _offsets_of_sink(self, state: ClusterConfigState, name: str) -> bool:
         return connector_type(state.connector_config(name) or {}) == "sink"

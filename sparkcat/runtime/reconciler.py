@@ -111,7 +111,7 @@ class Reconciler:
         if rt.instance is None and rt.failed is None:
             self._start_instance(rt)
         elif rt.instance is not None and self.reconfigurations.take(name):
-            rt.desired_task_configs = self._generate(rt, rt.instance, self._resolved(rt.config, f"connector {name}"))
+            rt.desired_task_configs = self._generate(rt, rt.instance, self.resolved_config(rt.config, f"connector {name}"))
         if rt.failed is not None:
             failed = rt.failed
             self._stop_query(rt, then=lambda: self.reporter.connector(name, State.FAILED, failed))
@@ -151,7 +151,7 @@ class Reconciler:
         try:
             validate_connector_config(rt.config, self.policy).raise_if_invalid(f"connector {rt.name}")
             cls = plugins.connector_class(rt.config["connector.class"], self.policy.plugin_packages)
-            resolved = self._resolved(rt.config, f"connector {rt.name}")
+            resolved = self.resolved_config(rt.config, f"connector {rt.name}")
             instance = cls()
             instance.initialize(self.reconfigurations.context(rt.name, lambda e: setattr(rt, "failed", format_trace(e))))
             instance.start(dict(resolved))
@@ -180,14 +180,14 @@ class Reconciler:
             rt.sink = None
             return
         cls = plugins.connector_class(sink_config["connector.class"], self.policy.plugin_packages)
-        resolved = self._resolved(sink_config, f"connector {rt.name}'s sink")
+        resolved = self.resolved_config(sink_config, f"connector {rt.name}'s sink")
         sink = cls()
         sink.start(dict(resolved))
         configs = [dict(c) for c in sink.task_configs(max(1, len(rt.desired_task_configs)))]
         rt.sink = (class_path(cls), class_path(sink.task_class()), reverse_transform(configs, sink_config, resolved))
         sink.stop()
 
-    def _resolved(self, config: dict[str, str], where: str) -> dict[str, str]:
+    def resolved_config(self, config: dict[str, str], where: str) -> dict[str, str]:
         """``config`` with its provider placeholders resolved, every secret in it remembered for scrubbing."""
         resolved = self.policy.config_providers.resolved(config, where)
         redact.remember_config_secrets(resolved, secret_keys(config, self.policy))

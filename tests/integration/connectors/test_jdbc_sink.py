@@ -15,7 +15,8 @@ from confluent_kafka import Producer
 from sparkcat.api.records import SinkRecord
 from sparkcat.api.task_context import SinkTaskContext
 from sparkcat.connectors.jdbc_sink import JdbcSinkConnector, JdbcSinkTask
-from sparkcat.errors import ConnectorError
+from sparkcat.errors import ConflictError, ConnectorError
+from sparkcat.model.config_state import TargetState
 from tests.integration.connectors.test_kafka_sink import kafka_worker
 from tests.integration.runtime.test_driver import start_driver, states
 from tests.kafka_helpers import create_topic, wait_until
@@ -160,9 +161,27 @@ def test_topic_into_table_through_the_driver(spark, broker, postgres, pg_databas
                 return 0
         wait_until(lambda: positions() >= 300, timeout_s=120, message="every record in the table")
         assert states(driver, "pg-sink") == ("RUNNING", ["RUNNING", "RUNNING"])
+        assert dict(rows(db, f'SELECT id, n FROM "{topic}"')) == {k: v for k, v in expected.items() if v is not None}
+
+        # DELETE /connectors/NAME/offsets on the stopped sink: the positions table follows, so the
+        # emptied table is loaded again from the topic's start (it would stay empty otherwise).
+        driver.herder.set_target_state("pg-sink", TargetState.STOPPED)
+        wait_until(lambda: _reset(driver, "pg-sink"), timeout_s=60, message="the offsets reset")
+        assert positions() == 0
+        db.execute(f'TRUNCATE "{topic}"')
+        driver.herder.set_target_state("pg-sink", TargetState.STARTED)
+        wait_until(lambda: positions() >= 300, timeout_s=120, message="every record in the table again")
     finally:
         driver.stop()
     assert dict(rows(db, f'SELECT id, n FROM "{topic}"')) == {k: v for k, v in expected.items() if v is not None}
+
+
+def _reset(driver, name: str) -> bool:
+    try:
+        driver.herder.reset_connector_offsets(name)
+        return True
+    except ConflictError:  # its query is still stopping
+        return False
 
 
 def test_two_tasks_creating_the_same_table_at_once_both_commit(postgres, pg_database, db):
