@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from sparkcat.runtime.herder import Herder
-from sparkcat.runtime.names import CONFIG_STREAM
+from sparkcat.runtime.names import CONFIG_STREAM, dir_name
 from sparkcat.runtime.stores import config_log_spec
 from sparkcat.runtime.supervision import Outage
 from sparkcat.runtime.worker_config import WorkerConfig
@@ -102,8 +102,11 @@ class ConfigStream:
     def _start_query(self) -> Any:
         from sparkcat.spark.config_log_source import config_log_stream
 
-        # Connector checkpoints never start with "_" (runtime/names.py), so this one is the stream's alone.
-        checkpoint = hadoop_fs.child_path(self.worker.checkpoint_root, f"_{CONFIG_STREAM}")
+        # Connector checkpoints never start with "_" (runtime/names.py), so this one is the stream's alone;
+        # one per driver, as drivers of a cluster may share checkpoint.dir (a standby must not delete the
+        # leader's while it runs).
+        checkpoint = hadoop_fs.child_path(self.worker.checkpoint_root,
+                                          f"_{CONFIG_STREAM}-{dir_name(self.herder.driver_id)}")
         hadoop_fs.delete(self.spark, checkpoint)  # state is rebuilt from the log's beginning
         herder = self.herder
 
