@@ -16,13 +16,14 @@ from pathlib import Path
 
 from sparkcat.errors import ConfigError, StorageError
 from sparkcat.redact import SPARK_REDACTION_REGEX
-from sparkcat.runtime.herder import Herder, new_status_reporter
+from sparkcat.runtime.herder import Herder
 from sparkcat.runtime.membership import GroupMembership, GroupSettings, SoleLeader, StateDirLock
 from sparkcat.runtime.config_stream import ConfigStream
 from sparkcat.runtime.pipelines import PipelineWatcher
 from sparkcat.runtime.query_runner import QueryRunner
 from sparkcat.runtime.reconciler import Reconciler
 from sparkcat.runtime.rest_config import check_exposure
+from sparkcat.runtime.status_reporter import new_status_reporter
 from sparkcat.runtime.worker_config import WorkerConfig, load_worker_config
 from sparkcat.runtime.stores import open_stores
 from sparkcat.runtime.supervision import install_thread_excepthook, unhealthy_reason

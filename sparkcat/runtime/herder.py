@@ -27,7 +27,7 @@ from sparkcat.runtime.membership import Leadership, SoleLeader
 from sparkcat.runtime.names import check_connector_name
 from sparkcat.runtime.offsets_api import OffsetsApi
 from sparkcat.runtime.reconciler import Reconciler
-from sparkcat.runtime.status_reporter import StatusReporter
+from sparkcat.runtime.status_reporter import new_status_reporter
 from sparkcat.runtime.supervision import Outage
 from sparkcat.runtime.validation import validate_connector_config
 from sparkcat.storage.config_log import ConfigStateBuilder
@@ -396,13 +396,3 @@ def _copy_state(state: ClusterConfigState) -> ClusterConfigState:
         logger_levels=dict(state.logger_levels),
     )
 
-
-def new_status_reporter(stores: Stores, driver_id: str) -> StatusReporter:
-    """A reporter whose generation is newer than any status already stored (this driver's epoch)."""
-    stores.status.refresh()
-    newest = 0
-    for name in stores.status.connectors():
-        current = stores.status.get(name)
-        newest = max(newest, current.generation if current else 0)
-        newest = max([newest] + [t.generation for t in stores.status.tasks(name)])
-    return StatusReporter(stores.status, driver_id, newest + 1)

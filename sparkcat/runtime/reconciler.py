@@ -11,7 +11,6 @@ until one is done, that connector is left alone. Query plans are built in
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable
 
 from sparkcat import plugins, redact
@@ -31,16 +30,10 @@ from sparkcat.runtime.recovery import RetryPolicy, auto_restart
 from sparkcat.runtime.status_reporter import StatusReporter, format_trace
 from sparkcat.runtime.validation import embedded_sink_config, secret_keys, validate_connector_config
 from sparkcat.runtime.worker_config import WorkerConfig
-from sparkcat.spark.plan import TASK_FAILURE_MARK, BatchResult, QueryPlan
+from sparkcat.spark.plan import BatchResult, QueryPlan, failed_task_ids
 from sparkcat.storage.factory import Stores
 
 log = logging.getLogger("sparkcat.herder")
-
-
-def failed_task_ids(connector: str, error_text: str) -> list[int]:
-    """Task ids named by ``task_failure_message`` in a query's exception text."""
-    pattern = re.escape(TASK_FAILURE_MARK) + r"\s+" + re.escape(connector) + r"-(\d+):"
-    return sorted({int(m) for m in re.findall(pattern, error_text)})
 
 
 class Reconciler:

@@ -7,6 +7,7 @@ import traceback
 
 from sparkcat import redact
 from sparkcat.model.status import State, Status
+from sparkcat.storage.factory import Stores
 from sparkcat.storage.status import StatusStore
 
 log = logging.getLogger("sparkcat.status")
@@ -65,3 +66,14 @@ def _first_line(trace: str | None) -> str:
         if "sparkcat task failed:" in line:
             return line.strip()
     return lines[-1].strip() if lines else ""
+
+
+def new_status_reporter(stores: Stores, driver_id: str) -> StatusReporter:
+    """A reporter whose generation is newer than any status already stored (this driver's epoch)."""
+    stores.status.refresh()
+    newest = 0
+    for name in stores.status.connectors():
+        current = stores.status.get(name)
+        newest = max(newest, current.generation if current else 0)
+        newest = max([newest] + [t.generation for t in stores.status.tasks(name)])
+    return StatusReporter(stores.status, driver_id, newest + 1)

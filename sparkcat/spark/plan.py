@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,3 +99,9 @@ TASK_FAILURE_MARK = "sparkcat task failed:"
 def task_failure_message(connector: str, task: int, error: BaseException) -> str:
     """The text a failing task raises with; the herder finds the task id in the query's exception."""
     return f"{TASK_FAILURE_MARK} {connector}-{task}: {type(error).__name__}: {error}"
+
+
+def failed_task_ids(connector: str, error_text: str) -> list[int]:
+    """Task ids named by ``task_failure_message`` in a query's exception text."""
+    pattern = re.escape(TASK_FAILURE_MARK) + r"\s+" + re.escape(connector) + r"-(\d+):"
+    return sorted({int(m) for m in re.findall(pattern, error_text)})

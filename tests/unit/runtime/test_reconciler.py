@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sparkcat.model.config_state import TargetState
-from sparkcat.runtime.reconciler import failed_task_ids
-from sparkcat.spark.plan import BatchResult, QueryPlan, TaskBatchResult, task_failure_message
+from sparkcat.spark.plan import BatchResult, QueryPlan, TaskBatchResult, failed_task_ids, task_failure_message
 from tests.unit.runtime.reconciler_helpers import INC, reconciler_on_memory, settle, status
 
 
