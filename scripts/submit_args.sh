@@ -23,8 +23,10 @@ sparkcat_has_app_flag() {
 }
 
 sparkcat_pack() {
-  # The archives a cluster needs; skipped by --dry-run, which only prints the command line.
+  # The archives a cluster needs; skipped by --dry-run, which only prints the command line, and in
+  # local mode, where the driver's own .venv and sparkcat/ serve every task.
   [ "$dry_run" = 1 ] && return 0
+  case "$master" in local*) return 0 ;; esac
   mkdir -p build
   if [ -z "$executor_python" ]; then
     python -m pip install -q venv-pack >&2

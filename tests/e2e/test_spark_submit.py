@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parents[2]
 def test_default_run_executes_the_example_pipelines_and_stops_cleanly(tmp_path):
     state = tmp_path / "state"
     log_path = tmp_path / "driver.log"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    pid_file = tmp_path / "driver.pid"  # the driver runs in a session of its own (spark-submit.sh's setsid)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "SPARKCAT_PID_FILE": str(pid_file)}
     with log_path.open("w") as log_file:
         proc = subprocess.Popen(
             ["./spark-submit.sh", "--master", "local[2]", "--state-dir", str(state),
@@ -43,6 +44,7 @@ def test_default_run_executes_the_example_pipelines_and_stops_cleanly(tmp_path):
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+        _kill_left_driver(pid_file)
     log_text = log_path.read_text()
     assert "stopped" in log_text
     # Positions are contiguous per increment: nothing lost or written twice across the stop.
@@ -56,3 +58,11 @@ def test_default_run_executes_the_example_pipelines_and_stops_cleanly(tmp_path):
     report = {c["name"]: c for c in json.loads(out.stdout)}
     assert set(report) == {"increment-demo", "file-copy"}
     assert report["increment-demo"]["offsets"], "offsets were committed"
+
+
+def _kill_left_driver(pid_file: Path) -> None:
+    """A failed test must not leave the driver running through the rest of the suite."""
+    try:
+        os.killpg(os.getpgid(int(pid_file.read_text())), signal.SIGKILL)  # its JVM and Python workers too
+    except (FileNotFoundError, ValueError, ProcessLookupError):
+        pass
