@@ -115,6 +115,29 @@ def _install_record_factory() -> None:
             record.msg, record.args = clean, None
         if record.exc_info and not record.exc_text:
             record.exc_text = scrub(formatter.formatException(record.exc_info))
+            record.exc_info = _scrubbed_exc_info(record.exc_info)
         return record
 
     logging.setLogRecordFactory(factory)
+
+
+def _scrubbed_exc_info(exc_info: Any) -> Any:
+    """``exc_info`` with a copy of the exception whose message is scrubbed.
+
+    Formatters that read the exception itself rather than ``exc_text`` (pyspark's JSONFormatter,
+    which loggers created while pyspark's PySparkLogger class is set get) would otherwise print it.
+    """
+    if not isinstance(exc_info, tuple) or len(exc_info) != 3 or exc_info[1] is None:
+        return exc_info
+    kind, error, trace = exc_info
+    text = str(error)
+    clean = scrub(text)
+    if clean == text:
+        return exc_info
+    try:
+        copy = kind.__new__(kind)
+        copy.__dict__.update(getattr(error, "__dict__", {}))
+        copy.args = (clean,)
+    except Exception:  # an exception type that cannot be copied: a plain one with the scrubbed text
+        copy = RuntimeError(clean)
+    return (type(copy), copy, trace)

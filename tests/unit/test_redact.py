@@ -21,7 +21,7 @@ def test_remembered_secrets_are_scrubbed_from_text_and_log_records(caplog):
     redact.remember_secret("ab")  # too short to scrub safely
     assert redact.scrub("login with hunter2-secret failed, ab") == "login with [hidden] failed, ab"
     log = logging.getLogger("sparkcat.test.redact")
-    with caplog.at_level(logging.INFO):
+    with caplog.at_level(logging.INFO, logger=log.name):  # the logger's own level too: it may not be a plain Logger
         log.info("password is %s", "hunter2-secret")
         try:
             raise RuntimeError("bad password hunter2-secret")
@@ -29,3 +29,23 @@ def test_remembered_secrets_are_scrubbed_from_text_and_log_records(caplog):
             log.exception("failed")
     text = caplog.text
     assert "hunter2-secret" not in text and "password is [hidden]" in text and "bad password [hidden]" in text
+
+
+def test_secrets_are_scrubbed_from_exceptions_that_a_formatter_reads_itself(capsys):
+    # pyspark's PySparkLogger.getLogger can leave its logger class set (two threads racing); a logger created
+    # then prints records as JSON, reading the exception object itself instead of the scrubbed exc_text.
+    from pyspark.logger import PySparkLogger
+
+    redact.remember_secret("hunter3-secret")
+    previous = logging.getLoggerClass()
+    logging.setLoggerClass(PySparkLogger)
+    try:
+        log = logging.getLogger("sparkcat.test.redact.json")
+    finally:
+        logging.setLoggerClass(previous)
+    try:
+        raise RuntimeError("bad password hunter3-secret")
+    except RuntimeError:
+        log.exception("failed")
+    err = capsys.readouterr().err
+    assert '"msg": "bad password [hidden]"' in err and "hunter3-secret" not in err
