@@ -33,7 +33,8 @@ def sink_group_id(connector: str, config: Mapping[str, str]) -> str:
     return config.get("consumer.override.group.id") or f"connect-{connector}"
 
 
-def commit_positions(admin: Any, group: str, positions: Iterable[tuple[str, int, int]]) -> None:
+def commit_positions(admin: Any, group: str, positions: Iterable[tuple[str, int, int]],
+                     timeout_s: float = TIMEOUT_S) -> None:
     """Set the group's committed offset of each (topic, partition) to the next offset to read.
 
     Kafka refuses this while the group has live members (a Connect worker running the same
@@ -46,18 +47,18 @@ def commit_positions(admin: Any, group: str, positions: Iterable[tuple[str, int,
 
     def alter() -> list:
         futures = admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, tps)],
-                                                     request_timeout=TIMEOUT_S)
-        return [f.result(timeout=TIMEOUT_S + 5) for f in futures.values()]
-    for result in _retrying(alter):
+                                                     request_timeout=timeout_s)
+        return [f.result(timeout=timeout_s + 5) for f in futures.values()]
+    for result in _retrying(alter, timeout_s):
         for tp in result.topic_partitions:
             if tp.error is not None:
                 raise RuntimeError(f"committing {tp.topic}-{tp.partition} to group {group}: {tp.error}")
 
 
-def _retrying(call: Callable[[], Any]) -> Any:
+def _retrying(call: Callable[[], Any], timeout_s: float = TIMEOUT_S) -> Any:
     """``call()``, again while the group coordinator is loading or moving (a broker that just started)."""
     from confluent_kafka import KafkaError, KafkaException
-    deadline = time.monotonic() + TIMEOUT_S
+    deadline = time.monotonic() + timeout_s
     while True:
         try:
             return call()

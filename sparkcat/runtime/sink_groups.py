@@ -8,6 +8,7 @@ group, so a later start that falls back on the group never resurrects forgotten 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -16,7 +17,11 @@ from sparkcat.spark.kafka_input import worker_admin
 from sparkcat.spark.plan import QueryPlan
 
 log = logging.getLogger(__name__)
-_FAILING: set[str] = set()  # groups whose last commit failed: one log line per change, not per batch
+_FAILING: dict[str, float] = {}  # groups whose last commit failed, and when: one log line per change, not per batch
+# A batch waits for its mirror commit: bounded, and skipped for a while after a failure, so a group
+# coordinator that is still recovering (a broker restart) does not hold every batch for its timeout.
+MIRROR_TIMEOUT_S = 5.0
+MIRROR_RETRY_AFTER_S = 60.0
 
 
 def _positions(pairs: Iterable[tuple[dict[str, Any], Any]]) -> list[tuple[str, int, int]]:
@@ -33,15 +38,20 @@ def mirror(plan: QueryPlan, offsets: list[tuple[dict[str, Any], Any]]) -> None:
     if not plan.bootstrap_servers:
         return
     group = sink_group_id(plan.connector, plan.connector_config)
+    failed_at = _FAILING.get(group)
+    if failed_at is not None and time.monotonic() - failed_at < MIRROR_RETRY_AFTER_S:
+        return  # a later batch's positions cover these partitions again
     try:
-        commit_positions(worker_admin(plan.bootstrap_servers, plan.kafka_config), group, _positions(offsets))
+        commit_positions(worker_admin(plan.bootstrap_servers, plan.kafka_config), group, _positions(offsets),
+                         MIRROR_TIMEOUT_S)
     except Exception as e:  # noqa: BLE001 - a monitoring copy: the batch is committed all the same
-        if group not in _FAILING:
-            _FAILING.add(group)
-            log.warning("Connector %s: positions not committed to consumer group %s: %s", plan.connector, group, e)
+        if failed_at is None:
+            log.warning("Connector %s: positions not committed to consumer group %s (tried again in %.0f s): %s",
+                        plan.connector, group, MIRROR_RETRY_AFTER_S, e)
+        _FAILING[group] = time.monotonic()
         return
     if group in _FAILING:
-        _FAILING.discard(group)
+        del _FAILING[group]
         log.info("Connector %s: positions committed to consumer group %s again", plan.connector, group)
 
 

@@ -6,10 +6,9 @@ The config log has one partition, so it is totally ordered. The offsets and stat
 picks for its key (``sparkcat.kafka.partitioner``), so one key's records stay in order wherever
 Connect or sparkcat wrote them, and a read covers every partition.
 
-The end of the log is the partition's high watermark (ListOffsets, through
-``get_watermark_offsets``; under ``read_committed`` the last stable offset). A read fetches
-from its start until librdkafka's end-of-partition event, so it also ends where the log ends
-in a transaction marker or a compacted gap rather than in a record.
+The end of the log is the partition's high watermark (ListOffsets; under ``read_committed`` the last
+stable offset). A read fetches until librdkafka's end-of-partition event, so it also ends where the
+log ends in a transaction marker or a compacted gap rather than in a record.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
@@ -101,9 +100,23 @@ class KafkaLog(KeyedLog):
         try:
             yield
         except KafkaException as exc:
+            self._drop_reader(action)
             raise self._error(action, exc.args[0] if exc.args else str(exc)) from exc
         except FutureTimeout as exc:
+            self._drop_reader(action)
             raise self._error(action, f"no answer within {self.timeout_s}s") from exc
+        except StorageError:
+            self._drop_reader(action)
+            raise
+
+    def _drop_reader(self, action: str) -> None:
+        """New clients for the read after a failed one: after a broker restart the old consumer's stale
+        leader epochs failed every read with FENCED_LEADER_EPOCH."""
+        consumer = self._consumer if action.startswith("reading") else None
+        if consumer is not None:
+            self._consumer, self._admin = None, None
+            with suppress(KafkaException):  # it may fail as the read did; the read's error is what matters
+                consumer.close()
 
     # -- clients and topic --------------------------------------------------------------
 
