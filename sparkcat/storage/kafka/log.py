@@ -110,8 +110,7 @@ class KafkaLog(KeyedLog):
             raise
 
     def _drop_reader(self, action: str) -> None:
-        """New clients for the read after a failed one: after a broker restart the old consumer's stale
-        leader epochs failed every read with FENCED_LEADER_EPOCH."""
+        """New clients after a failed read (after a broker restart the old ones failed with FENCED_LEADER_EPOCH)."""
         consumer = self._consumer if action.startswith("reading") else None
         if consumer is not None:
             self._consumer, self._admin = None, None
