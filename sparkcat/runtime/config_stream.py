@@ -99,14 +99,20 @@ class ConfigStream:
         if self.query is not None:
             self.query.stop()
 
+    @property
+    def checkpoint(self) -> str:
+        """This driver's checkpoint of the stream.
+
+        Connector checkpoints never start with "_" (runtime/names.py), so this one is the stream's alone;
+        one per driver, as drivers of a cluster may share checkpoint.dir (a standby must not delete the
+        leader's while it runs).
+        """
+        return hadoop_fs.child_path(self.worker.checkpoint_root, f"_{CONFIG_STREAM}-{dir_name(self.herder.driver_id)}")
+
     def _start_query(self) -> Any:
         from sparkcat.spark.config_log_source import config_log_stream
 
-        # Connector checkpoints never start with "_" (runtime/names.py), so this one is the stream's alone;
-        # one per driver, as drivers of a cluster may share checkpoint.dir (a standby must not delete the
-        # leader's while it runs).
-        checkpoint = hadoop_fs.child_path(self.worker.checkpoint_root,
-                                          f"_{CONFIG_STREAM}-{dir_name(self.herder.driver_id)}")
+        checkpoint = self.checkpoint
         hadoop_fs.delete(self.spark, checkpoint)  # state is rebuilt from the log's beginning
         herder = self.herder
 

@@ -87,9 +87,10 @@ def running_victim(http: httpx.Client, driver: Driver) -> Path:
 def test_names_that_look_like_paths_stay_inside_their_own_checkpoint_directory(driver, http):
     checkpoint = running_victim(http, driver)
     stores = state_dir(driver) / "stores"
-    config_stream = state_dir(driver) / "checkpoints" / "_sparkcat-config-log"
+    config_stream = Path(driver.config_stream.checkpoint)
+    assert config_stream.parent == checkpoint.parent and config_stream.is_dir()
     for name, url_name in [("..", "%2E%2E"), (".", "%2E"), ("a/../../x", None), ("_sparkcat-config-log", None),
-                           ("caf\u00e9 \U0001F680 \u65e5\u672c", None)]:
+                           (config_stream.name, None), ("caf\u00e9 \U0001F680 \u65e5\u672c", None)]:
         created = http.post("/connectors", json={"name": name, "config": increment(driver, "hostile.jsonl"),
                                                  "initial_state": "STOPPED"})
         assert created.status_code == 201, created.text
