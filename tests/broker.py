@@ -117,6 +117,8 @@ class KafkaBroker:
             # default) would delete them at the first retention check, 30 s after the start.
             "log.retention.ms": "-1",
         }
+        if self.nodes > 1:  # a node starved of CPU on a loaded 2-core machine must not be fenced (default 9 s)
+            props["broker.session.timeout.ms"] = "30000"
         props.update(self.settings)
         return props
 
@@ -156,19 +158,25 @@ class KafkaBroker:
         return self
 
     def _wait_ready(self) -> None:
-        """Poll list_topics until the broker answers, it exits, or the start timeout passes."""
-        admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 0})
+        """Poll each node until every one of them lists all nodes as live brokers (a node still fenced is
+        not listed, and a topic asking for 3 replicas would be refused), a node exits, or the start
+        timeout passes."""
+        admins = [AdminClient({"bootstrap.servers": f"127.0.0.1:{port}", "log_level": 0}) for port in self.ports]
         deadline = time.monotonic() + self.start_timeout_s
-        while True:
+        waiting = list(admins)
+        while waiting:
             exited = [p for p in self._procs if p.poll() is not None]
             if exited:
                 raise RuntimeError(f"kafka exited with {exited[0].returncode}; {self.tail()}")
             try:
-                if len(admin.list_topics(timeout=1.0).brokers) == self.nodes:
-                    return
+                if len(waiting[0].list_topics(timeout=1.0).brokers) == self.nodes:
+                    waiting.pop(0)
+                    continue
+                problem = "not every node is a live broker yet"
             except KafkaException as exc:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"kafka not ready at {self.bootstrap}: {exc}; {self.tail()}") from exc
+                problem = str(exc)
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"kafka not ready at {self.bootstrap}: {problem}; {self.tail()}")
             time.sleep(0.1)
 
     def tail(self, lines: int = 20) -> str:
