@@ -352,8 +352,9 @@ class Herder(OffsetsApi):
 
     def restart_connector(self, name: str, include_tasks: bool = False, only_failed: bool = False) -> None:
         def write() -> None:
-            self._require(name)
+            state = self._require(name)
             self.stores.config.request_restart(name, include_tasks, only_failed)
+            self.reconciler.report_restarting(name, include_tasks, only_failed, state.task_ids(name))
             log.info("Restart of %s requested (include tasks: %s, only failed: %s)",
                      name, include_tasks, only_failed)
 

@@ -26,7 +26,7 @@ from sparkcat.runtime import active_topics, sink_groups
 from sparkcat.runtime.query_moves import QueryMoves
 from sparkcat.runtime.query_runner import QueryRunner
 from sparkcat.runtime.reconfiguration import Reconfigurations, with_task_class
-from sparkcat.runtime.recovery import RetryPolicy, auto_restart
+from sparkcat.runtime.recovery import RetryPolicy, auto_restart, report_restarting, restart
 from sparkcat.runtime.status_reporter import StatusReporter, format_trace
 from sparkcat.runtime.validation import embedded_sink_config, secret_keys, validate_connector_config
 from sparkcat.runtime.worker_config import WorkerConfig
@@ -284,17 +284,16 @@ class Reconciler:
         if request is None or request.offset <= rt.last_restart_offset:
             return
         rt.last_restart_offset = request.offset
-        if not request.only_failed or rt.failed is not None:
-            self.reporter.connector(rt.name, State.RESTARTING)
-            rt.stop_instance()
-            rt.failed = None
-        if request.include_tasks:
-            tasks = sorted(rt.failed_tasks) if request.only_failed else state.task_ids(rt.name)
-            for t in tasks:
-                self.reporter.task(rt.name, t, State.RESTARTING)
-                rt.failed_tasks.pop(t, None)
-            if not request.only_failed:
-                self._stop_query(rt)
+        restart(rt, self.reporter, request.include_tasks, request.only_failed, state.task_ids(rt.name))
+        if request.include_tasks and not request.only_failed:
+            self._stop_query(rt)
+
+    def report_restarting(self, name: str, include_tasks: bool, only_failed: bool, task_ids: list[int]) -> None:
+        """Called by the herder as it accepts a restart request, so a status read after the 202 shows the
+        restart (until the restarted query reports RUNNING), not the state from before it."""
+        rt = self.runtimes.get(name)
+        if rt is not None:
+            report_restarting(rt, self.reporter, include_tasks, only_failed, task_ids)
 
     def restart_task(self, name: str, task: int) -> None:
         """POST /connectors/NAME/tasks/N/restart: clear its failure and restart the query."""

@@ -201,10 +201,30 @@ def auto_restart(rt: Any, reporter: Any, policy: AutoRestartPolicy) -> None:
     log.info("Connector %s: automatic restart %d of the failed %s (the next one no sooner than %.0f s from now)",
              rt.name, rt.auto_restart.count, f"tasks {tasks}" if tasks else "connector",
              policy.backoff_s(rt.auto_restart.count))
-    if rt.failed is not None:
-        reporter.connector(rt.name, State.RESTARTING)
+    restart(rt, reporter, include_tasks=True, only_failed=True, task_ids=tasks)
+
+
+def restart(rt: Any, reporter: Any, include_tasks: bool, only_failed: bool, task_ids: list[int]) -> list[int]:
+    """A restart request applied to ``rt``: what it restarts reported RESTARTING, its failures cleared.
+
+    Returns the ids of the tasks it restarts; stopping the query for them is the caller's.
+    """
+    tasks = report_restarting(rt, reporter, include_tasks, only_failed, task_ids)
+    if not only_failed or rt.failed is not None:
         rt.stop_instance()
         rt.failed = None
     for t in tasks:
-        reporter.task(rt.name, t, State.RESTARTING)
         rt.failed_tasks.pop(t, None)
+    return tasks
+
+
+def report_restarting(rt: Any, reporter: Any, include_tasks: bool, only_failed: bool,
+                      task_ids: list[int]) -> list[int]:
+    """Connect's ``RestartPlan``: the connector restarts unless ``only_failed`` and it did not fail; with
+    ``include_tasks`` its tasks do (only the FAILED ones if ``only_failed``). Those show RESTARTING."""
+    if not only_failed or rt.failed is not None:
+        reporter.connector(rt.name, State.RESTARTING)
+    tasks = (sorted(rt.failed_tasks) if only_failed else list(task_ids)) if include_tasks else []
+    for t in tasks:
+        reporter.task(rt.name, t, State.RESTARTING)
+    return tasks

@@ -194,3 +194,20 @@ def test_request_task_reconfiguration_commits_the_connectors_new_task_configs_an
     assert len(runner.started) == 2 and [c["increments"] for c in runner.started[-1].task_configs] == ["7"]
     settle(stores, reconciler)  # no further request: nothing changes
     assert len(runner.started) == 2
+
+
+def test_an_accepted_restart_shows_restarting_at_once_and_running_once_restarted(tmp_path):
+    stores, runner, reconciler = setup(tmp_path)
+    stores.config.put_connector_config("inc", INC)
+    settle(stores, reconciler)
+    # what the herder does as it accepts POST /restart?includeTasks=true, before the request is read back:
+    # a status read between the 202 and the restart must not show the state from before it
+    stores.config.request_restart("inc", include_tasks=True, only_failed=False)
+    reconciler.report_restarting("inc", include_tasks=True, only_failed=False, task_ids=[0, 1])
+    assert status(stores, "inc") == ("RESTARTING", ["RESTARTING", "RESTARTING"])
+    settle(stores, reconciler)
+    assert len(runner.stopped) == 1 and len(runner.started) == 2
+    assert status(stores, "inc") == ("RUNNING", ["RUNNING", "RUNNING"])
+    # only failed ones, and none failed: nothing shows RESTARTING, nothing restarts
+    reconciler.report_restarting("inc", include_tasks=True, only_failed=True, task_ids=[0, 1])
+    assert status(stores, "inc") == ("RUNNING", ["RUNNING", "RUNNING"])
