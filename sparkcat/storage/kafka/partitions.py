@@ -19,7 +19,10 @@ from sparkcat.storage.log import LogRecord
 # Answers for a partition whose topic was created a moment ago and has no leader in metadata yet.
 NOT_READY_CODES = frozenset({KafkaError._UNKNOWN_PARTITION, KafkaError.UNKNOWN_TOPIC_OR_PART,
                              KafkaError.LEADER_NOT_AVAILABLE, KafkaError.NOT_LEADER_FOR_PARTITION,
-                             KafkaError._UNKNOWN_TOPIC})
+                             KafkaError._UNKNOWN_TOPIC,
+                             # a topic created a moment ago: the client may know a leader epoch the broker
+                             # has not applied yet (seen in CI as "Leader epoch is newer than broker epoch")
+                             KafkaError.UNKNOWN_LEADER_EPOCH, KafkaError.FENCED_LEADER_EPOCH})
 _TRANSIENT_CODES = frozenset({KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT})
 
 
