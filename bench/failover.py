@@ -117,11 +117,19 @@ def run(args: argparse.Namespace) -> list[float]:
                 time.sleep(max(0.0, args.standby_s - (time.monotonic() - stood_by)))
                 killed_ms = time.time() * 1000
                 kill_session(leader)
-                wait_until(lambda: any(r[4] > killed_ms for r in read_topic_with_timestamps(broker.bootstrap, TOPIC)),
+                # The old leader's last transaction may commit records stamped just after killed_ms (its
+                # processes die one by one): the new leader's records are those stamped after its promotion.
+                log = work / f"d{i}.log"
+                wait_until(lambda: "partition 0 assigned" in phase_times(log, killed_ms / 1000), timeout_s=120,
+                           message="the standby's promotion")
+                promoted_ms = (killed_ms / 1000 + phase_times(log, killed_ms / 1000)["partition 0 assigned"]) * 1000
+                wait_until(lambda: any(r[4] > promoted_ms for r in read_topic_with_timestamps(broker.bootstrap, TOPIC)),
                            timeout_s=120, message="a record from the new leader")
-                first = min(r[4] for r in read_topic_with_timestamps(broker.bootstrap, TOPIC) if r[4] > killed_ms)
+                first = min(r[4] for r in read_topic_with_timestamps(broker.bootstrap, TOPIC) if r[4] > promoted_ms)
                 times.append((first - killed_ms) / 1000)
-                found = phase_times(work / f"d{i}.log", killed_ms / 1000)
+                wait_until(lambda: "first batch committed" in phase_times(log, killed_ms / 1000), timeout_s=120,
+                           message="the new leader's first batch")
+                found = phase_times(log, killed_ms / 1000)
                 found["first record written"] = times[-1]
                 for phase, at in found.items():
                     phases[phase].append(at)
