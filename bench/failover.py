@@ -9,9 +9,11 @@ below Kafka's default minimum of 6 s can be measured), then a chain of driver pr
 (``tests.ha_driver``, local[4], REST on): the first leads and runs an exactly-once ``increment``
 source; each run starts a standby, waits until it stands by, kills the leader's whole process session
 with SIGKILL and measures, from the records' CreateTime, how long after the kill the standby's first
-record was written (the kill comes ``--standby-s`` after the standby's start, 65 s by default: longer than
-Spark keeps idle Python workers, as for a standby in use). The standby is the next run's leader. Every run also checks that each position
-of the sequence is in the topic exactly once. Prints min/median/max, with the load average.
+record was written (the first record stamped after its promotion). The kill comes ``--standby-s`` after
+the standby's start, 65 s by default: longer than Spark keeps idle Python workers, as for a standby in
+use. The standby is the next run's leader. Every run also checks that each position of the sequence is
+in the topic exactly once. Prints min/median/max, each phase of the new leader's start (from its log
+lines, ``PHASES``), and the load average.
 """
 
 from __future__ import annotations
