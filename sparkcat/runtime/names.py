@@ -25,7 +25,9 @@ MAX_NAME_LENGTH = 1000
 CONFIG_STREAM = "sparkcat-config-log"
 
 #: Spark query names must be unique, and connector queries are named after their connector.
-RESERVED_NAMES = frozenset({CONFIG_STREAM})
+#: A standby's warm-up query (``spark/warm_up.py``); its checkpoint is ``_`` + this name + the driver.
+WARM_UP_QUERY = "sparkcat-standby-warm-up"
+RESERVED_NAMES = frozenset({CONFIG_STREAM, WARM_UP_QUERY})
 
 _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
 _MAX_DIR_NAME = 200  # bytes; file systems allow 255 per component

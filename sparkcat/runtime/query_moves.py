@@ -74,7 +74,10 @@ class QueryMoves:
         def start() -> RunningQuery:
             if prepare is not None:
                 prepare()
-            return self.runner.start(plan)
+            began = time.monotonic()
+            query = self.runner.start(plan)
+            log.info("Connector %s: query started in %.2f s", rt.name, time.monotonic() - began)
+            return query
 
         self._starter.submit(self._run_off_thread, pending, start)
 

@@ -149,6 +149,8 @@ def to_kafka_exactly_once(plan: QueryPlan) -> Handler:
         started = time.monotonic()
         value_type = batch_df.schema["value"].dataType
         replay = fresh[0]
+        if replay:  # one line per query: where a (re)start's time goes before its first record
+            log.info("Connector %s: first batch %d of this query begins", plan.connector, batch_id)
 
         def write(batches: Iterator[Any]) -> Iterator[Any]:
             return produce_task_batch(plan, conf, value_type, replay, batch_id, batches)
