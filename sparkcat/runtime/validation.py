@@ -159,7 +159,16 @@ def _converter_errors(config: Mapping[str, object], packages: Sequence[str]) -> 
     return out
 
 
-def _transform_errors(config: Mapping[str, object], sink: bool) -> list[ConfigValue]:
+def _frame_writer(cls: type[Connector]) -> str | None:
+    """The connector's name when its task class writes whole batches itself (Delta, the Kafka copy)."""
+    try:
+        task_class = cls().task_class()
+    except Exception:  # the task class is checked where it runs
+        return None
+    return cls.__name__ if getattr(task_class, "frame_writer", None) else None
+
+
+def _transform_errors(config: Mapping[str, object], frame_writer: str | None) -> list[ConfigValue]:
     """Connect's messages for the ``transforms`` / ``predicates`` keys; refusals for what sparkcat does not do."""
     from sparkcat.connectors.converters import HEADER_CONVERTERS
     from sparkcat.transforms import chain_errors
@@ -170,10 +179,11 @@ def _transform_errors(config: Mapping[str, object], sink: bool) -> list[ConfigVa
         out.append(ConfigValue("header.converter", header_converter, errors=[
             f"header.converter {header_converter} is not supported by sparkcat yet; only "
             "org.apache.kafka.connect.storage.SimpleHeaderConverter (the default) is"]))
-    if sink and str(config.get("transforms") or "").strip():
+    if frame_writer and str(config.get("transforms") or "").strip():
         return out + [ConfigValue("transforms", config.get("transforms"), errors=[
-            "Single Message Transforms on sink connectors are not supported by sparkcat yet (source connectors' "
-            "records are transformed); remove 'transforms'"])]
+            f"{frame_writer} writes whole micro-batches with Spark and has no record for a transformation to "
+            "change, so its 'transforms' would be ignored; remove 'transforms', or use a sink connector driven "
+            "through put (file-sink, plugin sinks)"])]
     errors = chain_errors(config)
     return out + [ConfigValue(k, config.get(k), errors=msgs) for k, msgs in errors.items()
                   if k not in ("transforms", "predicates")]  # duplicate aliases: the ConfigDef's own check
@@ -252,7 +262,7 @@ def validate_connector_config(config: Mapping[str, object], policy: InputPolicy 
     extra = _unknown_keys(definition, config, allow_sink=not sink and not _nested, is_sink=sink) \
         + _unsupported(config)
     extra += _converter_errors(config, policy.plugin_packages) + _path_errors(cls, config, policy)
-    extra += _transform_errors(config, sink)
+    extra += _transform_errors(config, _frame_writer(cls) if sink else None)
     if sink and not _nested:
         extra += _sink_topic_errors(config)
     extra += error_handling_errors(cls, config, sink, _nested)

@@ -88,11 +88,27 @@ def test_validate_accepts_a_chain_and_reports_transform_keys():
     assert set(errors) == {"transforms.route.negate", "header.converter"}
 
 
-def test_sink_connectors_refuse_transforms():
+def test_sink_connectors_driven_through_put_accept_transforms():
     sink = {"name": "s", "connector.class": "file-sink", "file": "out.txt", "topics": "t",
-            "transforms": "r", "transforms.r.type": T + "RegexRouter"}
+            "transforms": "r,x,off", "transforms.r.type": T + "RegexRouter", "transforms.r.regex": "(.*)",
+            "transforms.r.replacement": "$1-copy", "transforms.x.type": T + "ExtractField$Value",
+            "transforms.x.field": "id", "transforms.off.type": T + "InsertField$Value",
+            "transforms.off.offset.field": "kafka_offset"}
+    assert not [k for k in validate_connector_config(sink).errors if k.startswith(("transforms", "predicates"))]
+    bad = {**sink, "transforms.x.field": ""}
+    assert {k: v for k, v in validate_connector_config(bad).errors.items() if k.startswith("transforms")} == {
+        "transforms.x.field": ['Missing required configuration "transforms.x.field" which has no default value.']}
+
+
+@pytest.mark.parametrize("config", [
+    {"connector.class": "kafka", "topics": "t", "target.topic": "u"},
+    {"connector.class": "delta", "topics": "t", "table.path": "/tmp/sparkcat-delta-t"}])
+def test_sinks_that_write_whole_batches_refuse_transforms_naming_the_key(config):
+    sink = {"name": "s", **config, "transforms": "r", "transforms.r.type": T + "RegexRouter",
+            "transforms.r.regex": "(.*)", "transforms.r.replacement": "$1"}
     errors = validate_connector_config(sink).errors
-    assert "Single Message Transforms on sink connectors are not supported" in errors["transforms"][0]
+    assert "writes whole micro-batches with Spark" in errors["transforms"][0]
+    assert "remove 'transforms'" in errors["transforms"][0]
 
 
 def test_avro_converter_is_refused_with_its_reason():
