@@ -48,6 +48,9 @@ class Records:
     def with_df(self, df: DataFrame) -> Records:
         return Records(df, self.kind, self.timestamp, self.key_json)
 
+    def with_key_json(self, key_json: bool) -> Records:
+        return Records(self.df, self.kind, self.timestamp, key_json)
+
     def set(self, alias: str, name: str, new: Column, where: Column | None) -> Records:
         """``name`` replaced by ``new`` where ``where`` holds (everywhere when None).
 

@@ -66,10 +66,18 @@ def test_smt_specific_messages():
 
 
 def test_unsupported_variants_are_refused_not_ignored():
-    for type_name in (T + "ExtractField$Key", T + "SetSchemaMetadata$Value", T + "HeaderFrom$Key"):
-        errors = chain_errors({"transforms": "x", "transforms.x.type": type_name, "transforms.x.field": "f",
-                               "transforms.x.fields": "f", "transforms.x.headers": "h"})
+    for type_name in (T + "SetSchemaMetadata$Value", T + "SetSchemaMetadata$Key"):
+        errors = chain_errors({"transforms": "x", "transforms.x.type": type_name, "transforms.x.schema.name": "n"})
         assert "not supported by sparkcat yet" in errors["transforms.x.type"][0], type_name
+
+
+@pytest.mark.parametrize("name", ["InsertField", "ReplaceField", "MaskField", "ExtractField", "HoistField",
+                                  "Flatten", "Cast", "TimestampConverter", "HeaderFrom"])
+def test_key_variants_exist_for_every_value_smt_with_the_same_keys(name):
+    value = chain_errors({"transforms": "x", "transforms.x.type": T + name + "$Value"})
+    key = chain_errors({"transforms": "x", "transforms.x.type": T + name + "$Key"})
+    assert key == value and "could not be found" not in str(key) and "not supported" not in str(key)
+    assert chain_errors({"transforms": "x", "transforms.x.type": name + "$Key"}) == value
 
 
 def test_parse_chain_raises_naming_every_bad_key():
