@@ -281,8 +281,10 @@ def _flatten(settings: dict[str, str], prefix: str) -> Flatten:
 
 
 def _set_schema_metadata(settings: dict[str, str], prefix: str) -> Any:
-    message = ("org.apache.kafka.connect.transforms.SetSchemaMetadata is not supported by sparkcat yet: Spark "
-               "types carry no Connect schema name or version for the converters to write")
+    message = ("org.apache.kafka.connect.transforms.SetSchemaMetadata is not supported by sparkcat yet: a record's "
+               "schema is its Spark type, which carries no Connect schema name or version, so JsonConverter's "
+               "envelope (the only place Connect writes them) would not get 'schema.name'/'schema.version', and a "
+               "sink task gets plain values with no schema to rename; remove the transformation")
     raise ConfigError(message, {prefix + "type": [message]})
 
 
