@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sparkcat.transforms import conversions, fields, keys, routing, sql  # noqa: F401 - they register themselves
+from sparkcat.transforms import conversions, fields, keys, routing, schema_metadata, sql  # noqa: F401 - they register themselves
 from sparkcat.transforms.registry import PREDICATES, TRANSFORMS
 
 __all__ = ["TRANSFORMS", "PREDICATES"]

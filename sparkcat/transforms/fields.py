@@ -280,18 +280,9 @@ def _flatten(settings: dict[str, str], prefix: str) -> Flatten:
     return Flatten(settings.get("delimiter", "."))
 
 
-def _set_schema_metadata(settings: dict[str, str], prefix: str) -> Any:
-    message = ("org.apache.kafka.connect.transforms.SetSchemaMetadata is not supported by sparkcat yet: a record's "
-               "schema is its Spark type, which carries no Connect schema name or version, so JsonConverter's "
-               "envelope (the only place Connect writes them) would not get 'schema.name'/'schema.version', and a "
-               "sink task gets plain values with no schema to rename; remove the transformation")
-    raise ConfigError(message, {prefix + "type": [message]})
-
-
 for _name, _factory in (("InsertField", _insert_field), ("ReplaceField", _replace_field),
                         ("MaskField", _mask_field), ("ExtractField", _extract_field),
                         ("HoistField", _hoist_field), ("Flatten", _flatten)):
     register_value_smt(_name, _factory)
-register_transform([PKG + "SetSchemaMetadata" + v for v in ("$Value", "$Key")] + ["SetSchemaMetadata$Value",
-                   "SetSchemaMetadata$Key"], _set_schema_metadata)
+
 register_transform([PKG + "ValueToKey", "ValueToKey"], _value_to_key)

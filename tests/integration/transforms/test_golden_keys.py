@@ -105,3 +105,42 @@ def test_sink_schema_envelope_gives_connect_types_and_a_bad_record_fails_with_th
     with pytest.raises(Exception, match="Tolerance exceeded in error handler"):
         sink_records(spark, config, [("k", {"schema": schema, "payload": {"id": 1, "score": 5}}),
                                      ("k", {"not": "an envelope"})])
+
+
+def test_set_schema_metadata_reaches_json_converters_envelope(spark):
+    # docs.confluent.io .../transforms/setschemametadata.html: schema.name and schema.version on the value schema;
+    # JsonConverter writes them after "optional", as Connect's asJsonSchema does
+    from sparkcat.connectors.converters import converter_for
+    from sparkcat.spark.kafka_serialisation import column_bytes, value_type_of
+
+    config = {"transforms": "SetSchemaMetadata", "transforms.SetSchemaMetadata.type": T + "SetSchemaMetadata$Value",
+              "transforms.SetSchemaMetadata.schema.name": "order-value",
+              "transforms.SetSchemaMetadata.schema.version": "2"}
+    df = source_batch(spark, config, [(1, "a")], "STRUCT<id: INT, name: STRING>")
+    value_type = value_type_of(df.schema["value"])
+    conv = converter_for({"value.converter": "org.apache.kafka.connect.json.JsonConverter"}, False)
+    [data] = column_bytes(df.select("value").toArrow().column(0), value_type, conv)
+    envelope = json.loads(data)
+    assert envelope["schema"] == {"type": "struct", "fields": [
+        {"type": "int32", "optional": True, "field": "id"}, {"type": "string", "optional": True, "field": "name"}],
+        "optional": False, "name": "order-value", "version": 2}
+    assert envelope["payload"] == {"id": 1, "name": "a"}
+    assert list(envelope["schema"]) == ["type", "fields", "optional", "name", "version"]
+    only_version = {**config, "transforms.SetSchemaMetadata.schema.name": ""}
+    only_version.pop("transforms.SetSchemaMetadata.schema.name")
+    df = source_batch(spark, only_version, [(1, "a")], "STRUCT<id: INT, name: STRING>")
+    assert value_type_of(df.schema["value"]).connect_name is None
+
+
+def test_set_schema_metadata_on_a_non_struct_value_is_refused(spark):
+    config = {"transforms": "s", "transforms.s.type": T + "SetSchemaMetadata$Value", "transforms.s.schema.name": "n"}
+    with pytest.raises(ConfigError, match="only for struct values"):
+        run(spark, config, ["text"], "STRING")
+
+
+def source_batch(spark, config: dict[str, str], values: list[Any], value_ddl: str):
+    """A source-shaped batch through ``config``'s chain, as the connector's query builds it."""
+    from sparkcat.transforms import Records, apply_chain
+    from tests.integration.transforms.test_golden import ROW
+    rows = [(0, '{"p":0}', str(i), "orders", None, v, TS, None) for i, v in enumerate(values)]
+    return apply_chain(Records(spark.createDataFrame(rows, ROW.format(value=value_ddl))), parse_chain(config)).df

@@ -72,3 +72,21 @@ def test_sink_chain_writes_transformed_records_and_commits_original_offsets(spar
         assert [t["state"] for t in status_of(driver, "copy")["tasks"]] == ["RUNNING"]
     finally:
         driver.stop()
+
+
+def test_source_set_schema_metadata_names_the_schema_json_converter_writes(spark, broker, tmp_path, unique_name):
+    # The name/version travel on the value column's metadata through the streaming query to the writer.
+    from tests.kafka_helpers import read_topic
+    driver = start_driver(spark, kafka_worker(broker, tmp_path, unique_name))
+    topic = f"{unique_name}-seq_1"
+    try:
+        driver.herder.put_connector_config("named", {
+            "connector.class": "increment", "increments": "1", "records.per.poll": "3", "trigger.interval.ms": "300",
+            "topic.prefix": f"{unique_name}-seq_", "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "transforms": "name", "transforms.name.type": T + "SetSchemaMetadata$Value",
+            "transforms.name.schema.name": "com.example.Increment", "transforms.name.schema.version": "3"})
+        records = wait_until(lambda: read_topic(broker.bootstrap, topic), timeout_s=180, message="named records")
+        schema = json.loads(records[0][3])["schema"]
+        assert (schema["type"], schema["name"], schema["version"]) == ("struct", "com.example.Increment", 3)
+    finally:
+        driver.stop()

@@ -66,9 +66,27 @@ def test_smt_specific_messages():
 
 
 def test_unsupported_variants_are_refused_not_ignored():
-    for type_name in (T + "SetSchemaMetadata$Value", T + "SetSchemaMetadata$Key"):
-        errors = chain_errors({"transforms": "x", "transforms.x.type": type_name, "transforms.x.schema.name": "n"})
-        assert "not supported by sparkcat yet" in errors["transforms.x.type"][0], type_name
+    errors = chain_errors({"transforms": "x", "transforms.x.type": T + "SetSchemaMetadata$Key",
+                           "transforms.x.schema.name": "n"})
+    assert "is not supported by sparkcat" in errors["transforms.x.type"][0]
+
+
+def test_set_schema_metadata_keys_and_connects_messages():
+    base = {"transforms": "x", "transforms.x.type": T + "SetSchemaMetadata$Value"}
+    assert chain_errors({**base, "transforms.x.schema.name": "com.example.Order"}) == {}
+    assert chain_errors({**base, "transforms.x.schema.version": "2"}) == {}
+    assert chain_errors(base) == {"transforms.x.type": ["Neither schema name nor version configured"]}
+    assert chain_errors({**base, "transforms.x.schema.version": "two"}) == {"transforms.x.schema.version": [
+        "Invalid value two for configuration transforms.x.schema.version: Not a number of type INT"]}
+
+
+def test_set_schema_metadata_is_refused_where_no_converter_would_write_it():
+    smt = {"transforms": "s", "transforms.s.type": T + "SetSchemaMetadata$Value", "transforms.s.schema.name": "n"}
+    sink = {"name": "s", "connector.class": "file-sink", "file": "out.txt", "topics": "t", **smt}
+    assert "a sink task gets plain values" in validate_connector_config(sink).errors["transforms.s.type"][0]
+    embedded = {**INCREMENT, **smt, "sink.connector.class": "file-sink", "sink.file": "out.txt"}
+    assert "sink.* sink" in validate_connector_config(embedded).errors["transforms.s.type"][0]
+    assert "transforms.s.type" not in validate_connector_config({**INCREMENT, **smt}).errors
 
 
 @pytest.mark.parametrize("name", ["InsertField", "ReplaceField", "MaskField", "ExtractField", "HoistField",
