@@ -70,6 +70,18 @@ def test_sink_chain_writes_transformed_records_and_commits_original_offsets(spar
         assert driver.herder.connector_offsets("ids") == [
             ({"kafka_topic": typed, "kafka_partition": 0}, {"kafka_offset": 3})]
         assert [t["state"] for t in status_of(driver, "copy")["tasks"]] == ["RUNNING"]
+
+        driver.herder.put_connector_config("unfit", {
+            "connector.class": "file-sink", "file": str(tmp_path / "unfit.txt"), "topics": orders,
+            "trigger.interval.ms": "300", **STRING_KEYS, "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter.schemas.enable": "false", "transforms": "x",
+            "transforms.x.type": T + "ExtractField$Value", "transforms.x.field": "nope"})
+
+        def failure() -> str:
+            status = status_of(driver, "unfit")
+            return " ".join(s.get("trace", "") for s in (status["connector"], *status["tasks"]) if s["state"] == "FAILED")
+        assert "nope is not a valid field name" in wait_until(failure, timeout_s=120, message="unfit FAILED")
+        assert file_lines(tmp_path / "unfit.txt") == []
     finally:
         driver.stop()
 
