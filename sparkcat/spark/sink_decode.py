@@ -5,7 +5,8 @@ chain is a projection of the batch (``sparkcat.transforms``), so the key and val
 with Spark expressions first, per side (``key`` / ``value``):
 
 - ``ByteArrayConverter`` (and sink tasks that want raw bytes): the binary column as it is;
-- ``StringConverter``: the bytes as text in the converter's encoding;
+- ``StringConverter``: the bytes as text in the converter's encoding (one Spark's ``decode`` knows;
+  any other stays bytes through the chain and the converter decodes it afterwards);
 - ``JsonConverter``: ``from_json`` into the Spark type of the batch's Connect schema (the
   envelope's ``schema`` with ``schemas.enable``, the type Spark infers from the whole batch
   without it) when that is a struct, map or array. Otherwise (primitives, logical types such as
@@ -48,6 +49,12 @@ _PRIMITIVES: dict[str, T.DataType] = {
     "bytes": T.BinaryType()}
 
 
+#: Python encoding names StringConverter takes -> the charset Spark's ``decode`` takes; others decode in Python.
+_SPARK_CHARSETS = {"utf-8": "UTF-8", "utf8": "UTF-8", "us-ascii": "US-ASCII", "ascii": "US-ASCII",
+                   "iso-8859-1": "ISO-8859-1", "latin-1": "ISO-8859-1", "latin1": "ISO-8859-1",
+                   "utf-16": "UTF-16", "utf-16be": "UTF-16BE", "utf-16le": "UTF-16LE"}
+
+
 @dataclass
 class Side:
     """How one side (``key`` or ``value``) of the records is decoded: ``kind`` bytes, string or json."""
@@ -75,7 +82,8 @@ def sides_of(config: Mapping[str, str], raw: bool) -> list[Side]:
         if isinstance(converter, JsonConverter):
             out.append(Side(name, "json", converter.schemas_enable))
         elif isinstance(converter, StringConverter):
-            out.append(Side(name, "string", encoding=str(getattr(converter, "encoding", "UTF-8"))))
+            encoding = _SPARK_CHARSETS.get(str(converter.encoding).lower().replace("_", "-"))
+            out.append(Side(name, "string", encoding=encoding) if encoding else Side(name, "bytes", decoded=False))
         else:  # ByteArrayConverter, or a plugin converter: its Python from_bytes runs after the chain
             out.append(Side(name, "bytes", decoded=isinstance(converter, ByteArrayConverter)))
     return out
