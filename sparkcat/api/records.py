@@ -37,7 +37,13 @@ class SinkRecord:
     """One record handed to ``SinkTask.put``, with its Kafka position (topic, partition, offset).
 
     ``key`` and ``value`` are already converted by the connector's converters (for
-    the JSON converter: parsed JSON; for String: str; for ByteArray: bytes).
+    the JSON converter: parsed JSON; for String: str; for ByteArray: bytes), then through the
+    connector's ``transforms``. ``original_topic``, ``original_kafka_partition`` and
+    ``original_kafka_offset`` are where the record was in Kafka whatever a transform did to
+    ``topic`` (Connect's ``originalTopic()`` etc., KIP-793); they default to the record's own.
+
+    >>> SinkRecord("orders", 0, 7).original_topic, SinkRecord("t2", 0, 7, original_topic="t").original_topic
+    ('orders', 't')
     """
 
     topic: str
@@ -47,6 +53,17 @@ class SinkRecord:
     key: Any = None
     timestamp_ms: int | None = None
     headers: list[tuple[str, bytes | None]] = field(default_factory=list)
+    original_topic: str | None = None
+    original_kafka_partition: int | None = None
+    original_kafka_offset: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.original_topic is None:
+            self.original_topic = self.topic
+        if self.original_kafka_partition is None:
+            self.original_kafka_partition = self.kafka_partition
+        if self.original_kafka_offset is None:
+            self.original_kafka_offset = self.kafka_offset
 
 
 def record_text(value: Any) -> str:

@@ -70,7 +70,9 @@ def connect_schema(spark_type: T.DataType, optional: bool = False) -> dict[str, 
     """Connect's JSON schema for a Spark type, with Connect's key order (type, ..., optional, name)."""
     if isinstance(spark_type, T.StructType):
         fields = [{**connect_schema(f.dataType, f.nullable), "field": f.name} for f in spark_type.fields]
-        return {"type": "struct", "fields": fields, "optional": optional}
+        named = {k: v for k, v in (("name", getattr(spark_type, "connect_name", None)),
+                                   ("version", getattr(spark_type, "connect_version", None))) if v is not None}
+        return {"type": "struct", "fields": fields, "optional": optional, **named}  # named: SetSchemaMetadata
     if isinstance(spark_type, T.ArrayType):
         return {"type": "array", "items": connect_schema(spark_type.elementType, spark_type.containsNull),
                 "optional": optional}

@@ -159,7 +159,16 @@ def _converter_errors(config: Mapping[str, object], packages: Sequence[str]) -> 
     return out
 
 
-def _transform_errors(config: Mapping[str, object], sink: bool) -> list[ConfigValue]:
+def _frame_writer(cls: type[Connector]) -> str | None:
+    """The connector's name when its task class writes whole batches itself (Delta, the Kafka copy)."""
+    try:
+        task_class = cls().task_class()
+    except Exception:  # the task class is checked where it runs
+        return None
+    return cls.__name__ if getattr(task_class, "frame_writer", None) else None
+
+
+def _transform_errors(config: Mapping[str, object], sink: bool, frame_writer: str | None) -> list[ConfigValue]:
     """Connect's messages for the ``transforms`` / ``predicates`` keys; refusals for what sparkcat does not do."""
     from sparkcat.connectors.converters import HEADER_CONVERTERS
     from sparkcat.transforms import chain_errors
@@ -170,13 +179,31 @@ def _transform_errors(config: Mapping[str, object], sink: bool) -> list[ConfigVa
         out.append(ConfigValue("header.converter", header_converter, errors=[
             f"header.converter {header_converter} is not supported by sparkcat yet; only "
             "org.apache.kafka.connect.storage.SimpleHeaderConverter (the default) is"]))
-    if sink and str(config.get("transforms") or "").strip():
+    if frame_writer and str(config.get("transforms") or "").strip():
         return out + [ConfigValue("transforms", config.get("transforms"), errors=[
-            "Single Message Transforms on sink connectors are not supported by sparkcat yet (source connectors' "
-            "records are transformed); remove 'transforms'"])]
+            f"{frame_writer} writes whole micro-batches with Spark and has no record for a transformation to "
+            "change, so its 'transforms' would be ignored; remove 'transforms', or use a sink connector driven "
+            "through put (file-sink, plugin sinks)"])]
     errors = chain_errors(config)
+    out += _schema_metadata_errors(config, sink)
     return out + [ConfigValue(k, config.get(k), errors=msgs) for k, msgs in errors.items()
                   if k not in ("transforms", "predicates")]  # duplicate aliases: the ConfigDef's own check
+
+
+def _schema_metadata_errors(config: Mapping[str, object], sink: bool) -> list[ConfigValue]:
+    """SetSchemaMetadata$Value where no converter would write the name: a sink, or a source's ``sink.*`` sink."""
+    from sparkcat.transforms.schema_metadata import SET_SCHEMA_METADATA
+
+    if sink:
+        reason = "a sink task gets plain values without a Connect schema"
+    elif any(str(k).startswith(SINK_PREFIX) for k in config):
+        reason = "the records go to the sink.* sink without a converter, so no schema is written"
+    else:
+        return []
+    keys = [f"transforms.{a.strip()}.type" for a in str(config.get("transforms") or "").split(",") if a.strip()]
+    return [ConfigValue(k, config.get(k), errors=[
+        f"{SET_SCHEMA_METADATA}$Value would have no effect here: {reason}; remove the transformation"])
+        for k in keys if str(config.get(k) or "").strip() in (SET_SCHEMA_METADATA + "$Value", "SetSchemaMetadata$Value")]
 
 
 def _path_errors(cls: type[Connector], config: Mapping[str, str], policy: InputPolicy) -> list[ConfigValue]:
@@ -252,7 +279,7 @@ def validate_connector_config(config: Mapping[str, object], policy: InputPolicy 
     extra = _unknown_keys(definition, config, allow_sink=not sink and not _nested, is_sink=sink) \
         + _unsupported(config)
     extra += _converter_errors(config, policy.plugin_packages) + _path_errors(cls, config, policy)
-    extra += _transform_errors(config, sink)
+    extra += _transform_errors(config, sink, _frame_writer(cls) if sink else None)
     if sink and not _nested:
         extra += _sink_topic_errors(config)
     extra += error_handling_errors(cls, config, sink, _nested)

@@ -3,8 +3,9 @@
 Kafka Connect's ``RetryWithToleranceOperator`` with its ``LogReporter`` and
 ``DeadLetterQueueReporter``, for the stages sparkcat runs per record in Python: the key and
 value converters (``KEY_CONVERTER``, ``VALUE_CONVERTER``). Connect tolerates any exception in
-converters and transforms and only ``RetriableException`` elsewhere; sparkcat has no transforms
-and no header converters, and a sink task's ``put`` or ``flush`` failing fails its task, as in
+converters and transforms and only ``RetriableException`` elsewhere; sparkcat's transforms are
+projections of the whole batch (one that cannot apply fails the connector's query, not one
+record), it has no header converters, and a sink task's ``put`` or ``flush`` failing fails its task, as in
 Connect. So ``RecordErrors.failed`` is called for conversion failures only:
 
 1. report: one ERROR log line (``errors.log.enable``; the consumed record's coordinates, or the

@@ -11,12 +11,32 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pyspark.sql.types import DataType
+from pyspark.sql.types import DataType, StructField, StructType
 
-__all__ = ["column_bytes"]
+__all__ = ["column_bytes", "NamedStruct", "value_type_of"]
 
 _JSON_STRING_NEEDS_ESCAPE = r'["\\\x00-\x1f]'
 _INTEGER_TYPES = ("ByteType", "ShortType", "IntegerType", "LongType")
+
+
+class NamedStruct(StructType):
+    """A struct type with the Connect schema name/version SetSchemaMetadata gave the value.
+
+    ``converters.connect_schema`` writes them into JsonConverter's envelope (``"name"``, ``"version"``).
+    """
+
+    def __init__(self, fields: list[StructField], connect_name: str | None, connect_version: int | None) -> None:
+        super().__init__(fields)
+        self.connect_name, self.connect_version = connect_name, connect_version
+
+
+def value_type_of(value: StructField) -> DataType:
+    """The batch's ``value`` column type, named when its metadata has a Connect schema name or version."""
+    from sparkcat.transforms import SCHEMA_NAME, SCHEMA_VERSION
+    meta = value.metadata or {}
+    if not isinstance(value.dataType, StructType) or not (SCHEMA_NAME in meta or SCHEMA_VERSION in meta):
+        return value.dataType
+    return NamedStruct(value.dataType.fields, meta.get(SCHEMA_NAME), meta.get(SCHEMA_VERSION))
 
 
 def _json_field_texts(column: Any, spark_type: DataType) -> Any | None:

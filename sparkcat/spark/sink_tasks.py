@@ -10,7 +10,9 @@ puts their records in chunks, flushes, stops them, and reports per task. Sink ta
 ``initialize(context)`` get a ``SinkTaskContext`` (the worker's Kafka) before ``start``, as
 Connect's ``SinkTask.initialize``. A sink task class with ``wants_raw_bytes = True`` gets keys
 and values as the bytes in Kafka, whatever converters the connector config names. Sink tasks get
-``sink_batch_id(...)`` (``batch_results``), not Spark's raw batch id.
+``sink_batch_id(...)`` (``batch_results``), not Spark's raw batch id. A sink connector with
+``transforms`` has its batch decoded and transformed in Spark first (``sink_chain``); its
+records keep their original Kafka coordinates for positions.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from sparkcat.spark.error_handling import KEY_CONVERTER, VALUE_CONVERTER, Consum
 from sparkcat.spark.kafka_input import Assignment, route, sink_position, subscribed_partitions, tp_key
 from sparkcat.spark.source_to_kafka import producer_config
 from sparkcat.spark.plan import BatchResult, QueryPlan
+from sparkcat.spark.sink_chain import chain_of, transform_batch, transformed_records
 from sparkcat.transforms import KEEP
 
 __all__ = ["to_sink_task", "from_kafka_to_sink_task", "start_sink_task", "PUT_CHUNK"]
@@ -262,18 +265,31 @@ def from_kafka_to_sink_task(plan: QueryPlan) -> Handler:
     raw = _wants_raw_bytes(plan.task_class)
     dlq_producer = producer_config(plan)  # the dead letter queue's producer: the connector's, as in Connect
 
+    chain = chain_of(plan)
+
     def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
         started = time.monotonic()
         sink_batch = batch_ids(batch_df.sparkSession, batch_id)
         routed = route(batch_df, Assignment.of(subscribed_partitions(plan), live))
+        sides, transformed = None, routed
+        if chain:  # decoded and transformed in Spark; positions stay the original ones
+            routed = routed.persist()  # read once for the schema of the batch and once to write it
+            if not routed.isEmpty():
+                transformed, sides = transform_batch(routed, plan.connector_config, raw, chain)
 
         def write(batches: Iterator[Any]) -> Iterator[Any]:
             sinks = _SinkTasks(plan.connector, plan.task_class, plan.task_configs, sink_batch, contexts)
             errors = record_errors(plan, dlq_producer)
-            return _drive_sinks(plan.connector, sinks, batches, _kafka_records(plan.connector_config, raw, errors),
-                                lambda task: task, decode=False, errors=errors)
+            records = _kafka_records(plan.connector_config, raw, errors) if sides is None \
+                else transformed_records(plan.connector_config, raw, sides, errors)
+            return _drive_sinks(plan.connector, sinks, batches, records, lambda task: task, decode=False,
+                                errors=errors)
 
-        rows = routed.mapInArrow(write, RESULT_SCHEMA).collect()
+        try:
+            rows = transformed.mapInArrow(write, RESULT_SCHEMA).collect()
+        finally:
+            if chain:
+                routed.unpersist()
         return batch_result(plan.connector, batch_id, rows, started)
 
     return handler

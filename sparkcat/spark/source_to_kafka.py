@@ -23,6 +23,7 @@ from sparkcat.policy.input_policy import prepare
 from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, Tallies, batch_result, raise_task_error, result_batch
 from sparkcat.connectors.converters import converter_for
 from sparkcat.spark.error_handling import RecordErrors, convert_source_batch, record_errors, without_rows
+from sparkcat.spark.kafka_serialisation import value_type_of
 from sparkcat.spark.plan import BatchResult, QueryPlan
 from sparkcat.transforms import KEEP
 
@@ -152,7 +153,7 @@ def to_kafka(plan: QueryPlan) -> Handler:
 
     def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
         started = time.monotonic()
-        value_type = batch_df.schema["value"].dataType
+        value_type = value_type_of(batch_df.schema["value"])  # named by SetSchemaMetadata
 
         def write(batches: Iterator[Any]) -> Iterator[Any]:
             return _produce_partition(plan, conf, value_type, batches)

@@ -35,6 +35,7 @@ from sparkcat.kafka.producers import Deliveries, task_transactional_id, transact
 from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, Tallies, batch_result, raise_task_error, result_batch
 from sparkcat.spark.error_handling import record_errors
 from sparkcat.spark.kill_points import hold
+from sparkcat.spark.kafka_serialisation import value_type_of
 from sparkcat.spark.plan import BatchResult, QueryPlan
 from sparkcat.spark.source_to_kafka import produce_arrow_rows, producer_config
 from sparkcat.storage import json_codec
@@ -147,7 +148,7 @@ def to_kafka_exactly_once(plan: QueryPlan) -> Handler:
 
     def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
         started = time.monotonic()
-        value_type = batch_df.schema["value"].dataType
+        value_type = value_type_of(batch_df.schema["value"])  # named by SetSchemaMetadata
         replay = fresh[0]
         if replay:  # one line per query: where a (re)start's time goes before its first record
             log.info("Connector %s: first batch %d of this query begins", plan.connector, batch_id)

@@ -18,62 +18,15 @@ returns every problem per key, with Connect's wording, for validate/apply.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from sparkcat.errors import ConfigError
+from sparkcat.transforms.catalog import PREDICATES, TRANSFORMS
+from sparkcat.transforms.registry import Factory, bool_value, invalid, list_value, missing, settings_of
 
-__all__ = ["Stage", "PredicateSpec", "Chain", "parse_chain", "chain_errors", "missing", "invalid", "settings_of",
-           "list_value", "register_transform", "register_predicate", "TRANSFORMS", "PREDICATES", "bool_value"]
-
-#: Java class name (and short aliases) -> factory(settings, prefix) of an SMT, filled by the SMT modules.
-TRANSFORMS: dict[str, Callable[[dict[str, str], str], Any]] = {}
-#: The same for predicates.
-PREDICATES: dict[str, Callable[[dict[str, str], str], Any]] = {}
-
-
-def register_transform(names: list[str], factory: Callable[[dict[str, str], str], Any]) -> None:
-    for name in names:
-        TRANSFORMS[name] = factory
-
-
-def register_predicate(names: list[str], factory: Callable[[dict[str, str], str], Any]) -> None:
-    for name in names:
-        PREDICATES[name] = factory
-
-
-def missing(key: str) -> str:
-    """ConfigDef's message for a required key without a value."""
-    return f'Missing required configuration "{key}" which has no default value.'
-
-
-def invalid(key: str, value: Any, message: str) -> str:
-    """ConfigException(name, value, message)'s text."""
-    return f"Invalid value {value} for configuration {key}: {message}"
-
-
-def list_value(text: Any) -> list[str]:
-    """A Connect LIST value: comma-separated, items trimmed, empty items dropped."""
-    if text is None:
-        return []
-    return [item.strip() for item in str(text).split(",") if item.strip()]
-
-
-def bool_value(key: str, text: Any, default: bool) -> bool:
-    """A Connect BOOLEAN value ("true"/"false", any case); anything else is refused as Connect does."""
-    if text is None or str(text).strip() == "":
-        return default
-    lowered = str(text).strip().lower()
-    if lowered not in ("true", "false"):
-        raise ConfigError(invalid(key, text, "Expected value to be either true or false"), {key: [
-            invalid(key, text, "Expected value to be either true or false")]})
-    return lowered == "true"
-
-
-def settings_of(config: Mapping[str, Any], prefix: str) -> dict[str, str]:
-    """The keys under ``prefix`` (``transforms.NAME.``) with the prefix removed."""
-    return {k[len(prefix):]: str(v) for k, v in config.items() if k.startswith(prefix) and v is not None}
+__all__ = ["Stage", "PredicateSpec", "Chain", "parse_chain", "chain_errors"]
 
 
 @dataclass
@@ -112,7 +65,7 @@ def _aliases(config: Mapping[str, Any], key: str, errors: dict[str, list[str]]) 
     return list(dict.fromkeys(aliases))
 
 
-def _build(registry: Mapping[str, Callable[[dict[str, str], str], Any]], config: Mapping[str, Any],
+def _build(registry: Mapping[str, Factory], config: Mapping[str, Any],
            prefix: str, errors: dict[str, list[str]]) -> Any | None:
     """The plugin ``prefix + "type"`` names, built from its settings; problems go to ``errors``."""
     type_key = prefix + "type"
@@ -170,7 +123,6 @@ def _stage(config: Mapping[str, Any], alias: str, predicates: dict[str, Predicat
 
 
 def _parse(config: Mapping[str, Any]) -> tuple[Chain, dict[str, list[str]]]:
-    _ensure_registered()
     errors: dict[str, list[str]] = {}
     predicates = _predicates(config, errors)
     stages = [_stage(config, alias, predicates, errors) for alias in _aliases(config, "transforms", errors)]
@@ -190,7 +142,3 @@ def parse_chain(config: Mapping[str, Any]) -> Chain:
         raise ConfigError(f"Invalid transforms/predicates configuration: {detail}", errors)
     return chain
 
-
-def _ensure_registered() -> None:
-    """Import the SMT modules once so they fill ``TRANSFORMS`` / ``PREDICATES``."""
-    from sparkcat.transforms import conversions, fields, routing, sql  # noqa: F401

@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from sparkcat.errors import ConfigError
-from sparkcat.transforms.config import invalid, list_value
+from sparkcat.transforms.registry import invalid, list_value
 from sparkcat.transforms.fields import field_of, register_value_smt, require, when_value
 from sparkcat.transforms.frame import DataError, Records
 

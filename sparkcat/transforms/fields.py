@@ -4,7 +4,7 @@ InsertField, ReplaceField, MaskField, ValueToKey, ExtractField, HoistField and F
 TimestampConverter are in ``conversions``), ``$Value`` variants, with Connect's keys, defaults and messages. A struct
 value is Connect's Struct with a schema; anything else (a string, a map) is refused with
 Connect's ``Only Struct objects supported for [...]`` when the query starts. ``$Key`` variants
-are refused: a source connector's key is JSON text without a schema here.
+are in ``keys``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from sparkcat.errors import ConfigError
-from sparkcat.transforms.config import invalid, list_value, missing, register_transform
+from sparkcat.transforms.registry import VALUE_SMTS, invalid, list_value, missing, register_transform
 from sparkcat.transforms.frame import DataError, Records
 
 __all__ = ["PKG", "struct_fields", "field_of", "require", "register_value_smt", "when_value"]
@@ -60,14 +60,9 @@ def require(settings: dict[str, str], prefix: str, key: str) -> str:
 
 
 def register_value_smt(name: str, factory: Callable[[dict[str, str], str], Any]) -> None:
-    """Register ``name$Value``; ``name$Key`` is refused with the reason."""
+    """Register ``name$Value``; ``keys`` registers ``name$Key`` from the same factory."""
     register_transform([PKG + name + "$Value", name + "$Value"], factory)
-
-    def refuse(settings: dict[str, str], prefix: str) -> Any:
-        message = (f"{PKG}{name}$Key is not supported by sparkcat yet: a source connector's key is JSON text "
-                   f"without a schema; use {name}$Value, ValueToKey or the sql transform")
-        raise ConfigError(message, {prefix + "type": [message]})
-    register_transform([PKG + name + "$Key", name + "$Key"], refuse)
+    VALUE_SMTS[name] = factory
 
 
 # ------------------------------------------------------------------ InsertField
@@ -212,9 +207,10 @@ class ValueToKey:
         for name in self.fields:
             if name not in names:
                 raise DataError(f"Field does not exist: {name}")
-        key = F.struct(*[F.col("value")[n].alias(n) for n in self.fields])
-        new = F.to_json(key) if records.key_json else key
-        return records.set(alias, "key", F.when(F.col("value").isNotNull(), new), where)
+        key = F.when(F.col("value").isNotNull(), F.struct(*[F.col("value")[n].alias(n) for n in self.fields]))
+        if records.key_json and where is None:  # the key has a schema now: $Key transforms may follow
+            return records.set(alias, "key", key, None).with_key_json(False)
+        return records.set(alias, "key", F.to_json(key) if records.key_json else key, where)
 
 
 def _value_to_key(settings: dict[str, str], prefix: str) -> ValueToKey:
@@ -284,15 +280,9 @@ def _flatten(settings: dict[str, str], prefix: str) -> Flatten:
     return Flatten(settings.get("delimiter", "."))
 
 
-def _set_schema_metadata(settings: dict[str, str], prefix: str) -> Any:
-    message = ("org.apache.kafka.connect.transforms.SetSchemaMetadata is not supported by sparkcat yet: Spark "
-               "types carry no Connect schema name or version for the converters to write")
-    raise ConfigError(message, {prefix + "type": [message]})
-
-
 for _name, _factory in (("InsertField", _insert_field), ("ReplaceField", _replace_field),
                         ("MaskField", _mask_field), ("ExtractField", _extract_field),
-                        ("HoistField", _hoist_field), ("Flatten", _flatten),
-                        ("SetSchemaMetadata", _set_schema_metadata)):
+                        ("HoistField", _hoist_field), ("Flatten", _flatten)):
     register_value_smt(_name, _factory)
+
 register_transform([PKG + "ValueToKey", "ValueToKey"], _value_to_key)

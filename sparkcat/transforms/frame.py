@@ -11,16 +11,19 @@ Connect, but nothing is written for them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from sparkcat.errors import ConfigError
 
-__all__ = ["Records", "KEEP", "HEADERS_DDL", "DataError"]
+__all__ = ["Records", "KEEP", "HEADERS_DDL", "DataError", "SCHEMA_NAME", "SCHEMA_VERSION"]
 
 KEEP = "_keep"
+#: Metadata keys of the value column: the Connect schema name and version a converter writes.
+SCHEMA_NAME, SCHEMA_VERSION = "connect.name", "connect.version"
 #: The headers column, as Spark's Kafka source has it.
 HEADERS_DDL = "ARRAY<STRUCT<key: STRING, value: BINARY>>"
 
@@ -34,19 +37,35 @@ class Records:
     """The batch DataFrame and where its record parts are; SMTs return a new ``Records``.
 
     ``kind`` is "source" (a source connector's rows) or "sink" (Spark's Kafka rows);
-    ``timestamp`` names the epoch-milliseconds column; ``key_json``: the key column holds JSON text.
+    ``timestamp`` names the epoch-milliseconds column; ``key_json``: the key column holds JSON text;
+    ``value_schema``: the Connect schema name/version SetSchemaMetadata gave the value
+    (``SCHEMA_NAME``/``SCHEMA_VERSION``), put on the value column's metadata at the chain's end.
     """
 
     df: DataFrame
     kind: str = "source"
     timestamp: str = "timestamp_ms"
     key_json: bool = True
+    value_schema: dict[str, Any] = field(default_factory=dict)
 
     def data_type(self, name: str):  # noqa: ANN201 - a pyspark DataType
         return self.df.schema[name].dataType
 
     def with_df(self, df: DataFrame) -> Records:
-        return Records(df, self.kind, self.timestamp, self.key_json)
+        return Records(df, self.kind, self.timestamp, self.key_json, self.value_schema)
+
+    def with_key_json(self, key_json: bool) -> Records:
+        return Records(self.df, self.kind, self.timestamp, key_json, self.value_schema)
+
+    def with_value_schema(self, value_schema: dict[str, Any]) -> Records:
+        return Records(self.df, self.kind, self.timestamp, self.key_json, value_schema)
+
+    def with_schema_metadata(self) -> Records:
+        """The value column carrying ``value_schema`` as metadata (what the source's JsonConverter reads)."""
+        if not self.value_schema:
+            return self
+        value = F.col("value").alias("value", metadata=dict(self.value_schema))
+        return self.with_df(self.df.withColumn("value", value))
 
     def set(self, alias: str, name: str, new: Column, where: Column | None) -> Records:
         """``name`` replaced by ``new`` where ``where`` holds (everywhere when None).

@@ -16,9 +16,9 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from sparkcat.errors import ConfigError
-from sparkcat.transforms.config import invalid, list_value, missing, register_predicate, register_transform
+from sparkcat.transforms.registry import invalid, list_value, missing, register_predicate, register_transform
 from sparkcat.transforms.conversions import utc_text
-from sparkcat.transforms.fields import PKG, struct_fields
+from sparkcat.transforms.fields import PKG, register_value_smt, struct_fields
 from sparkcat.transforms.frame import DataError, Records
 
 __all__ = ["java_regex_problem"]
@@ -192,12 +192,6 @@ def _header_from(settings: dict[str, str], prefix: str) -> HeaderFrom:
     return HeaderFrom(fields, headers, operation == "move")
 
 
-def _refuse_key(prefix: str) -> HeaderFrom:
-    message = (f"{PKG}HeaderFrom$Key is not supported by sparkcat yet: a source connector's key is JSON text "
-               "without a schema; use HeaderFrom$Value")
-    raise ConfigError(message, {prefix + "type": [message]})
-
-
 # ------------------------------------------------------------------ Filter and predicates
 
 
@@ -253,8 +247,7 @@ register_transform([PKG + "RegexRouter", "RegexRouter"], _regex_router)
 register_transform([PKG + "TimestampRouter", "TimestampRouter"], _timestamp_router)
 register_transform([PKG + "InsertHeader", "InsertHeader"], _insert_header)
 register_transform([PKG + "DropHeaders", "DropHeaders"], _drop_headers)
-register_transform([PKG + "HeaderFrom$Value", "HeaderFrom$Value"], _header_from)
-register_transform([PKG + "HeaderFrom$Key", "HeaderFrom$Key"], lambda settings, prefix: _refuse_key(prefix))
+register_value_smt("HeaderFrom", _header_from)
 register_transform([PKG + "Filter", "Filter"], lambda settings, prefix: Filter())
 register_predicate([PREDICATES_PKG + "TopicNameMatches", "TopicNameMatches"], _topic_name_matches)
 register_predicate([PREDICATES_PKG + "HasHeaderKey", "HasHeaderKey"], _has_header_key)

@@ -2,9 +2,11 @@
 
 ``transforms.X.query`` is a SELECT ``FROM records``, whose columns are ``key``, ``value``,
 ``topic``, ``timestamp`` (epoch ms) and ``headers``, plus the record positions sparkcat needs
-(``_task``, ``_partition``, ``_offset``). The statement is analysed against the batch schema
-when the connector's query starts, so a bad column fails the connector before any record is read;
-its result must keep the position columns (``SELECT *, ...`` or naming them) and a ``value``.
+(``_task``, ``_partition``, ``_offset``; on a sink connector ``_task``, ``_orig_topic``,
+``_orig_partition``, ``_orig_offset`` and the Kafka ``partition`` and ``offset``). The statement
+is analysed against the batch schema when the connector's query starts (a sink's: its first
+batch), so a bad column fails the connector before any record is written; its result must keep
+every ``_``-prefixed column (``SELECT *, ...`` or naming them) and a ``value``.
 
 The statement may only project and filter the batch: any other relation (a table, a file through
 ``text.`/path```, a table function), a join, aggregate, window, sort or generator, a subquery and
@@ -21,8 +23,8 @@ from dataclasses import dataclass
 from pyspark.sql import Column
 
 from sparkcat.errors import ConfigError
-from sparkcat.transforms.config import missing, register_transform
-from sparkcat.transforms.frame import KEEP, DataError, Records
+from sparkcat.transforms.registry import missing, register_transform
+from sparkcat.transforms.frame import DataError, Records
 
 __all__ = ["SQL_TRANSFORM", "POSITION_COLUMNS"]
 
@@ -67,9 +69,8 @@ class Sql:
             message = (f"{key}: the statement may only select and filter the records (FROM records); "
                        f"{refused} is not allowed")
             raise DataError(message, {key: [message]})
-        needed = [c for c in (*POSITION_COLUMNS, "value") if c in records.df.columns or c == "value"]
-        if KEEP in records.df.columns:
-            needed.append(KEEP)
+        # every internal column (positions, a sink's original coordinates and raw bytes, _keep) must stay
+        needed = [c for c in records.df.columns if c.startswith("_")] + ["value"]
         lost = [c for c in needed if c not in out.columns]
         if lost:
             key = f"transforms.{alias}.query"

@@ -66,10 +66,36 @@ def test_smt_specific_messages():
 
 
 def test_unsupported_variants_are_refused_not_ignored():
-    for type_name in (T + "ExtractField$Key", T + "SetSchemaMetadata$Value", T + "HeaderFrom$Key"):
-        errors = chain_errors({"transforms": "x", "transforms.x.type": type_name, "transforms.x.field": "f",
-                               "transforms.x.fields": "f", "transforms.x.headers": "h"})
-        assert "not supported by sparkcat yet" in errors["transforms.x.type"][0], type_name
+    errors = chain_errors({"transforms": "x", "transforms.x.type": T + "SetSchemaMetadata$Key",
+                           "transforms.x.schema.name": "n"})
+    assert "is not supported by sparkcat" in errors["transforms.x.type"][0]
+
+
+def test_set_schema_metadata_keys_and_connects_messages():
+    base = {"transforms": "x", "transforms.x.type": T + "SetSchemaMetadata$Value"}
+    assert chain_errors({**base, "transforms.x.schema.name": "com.example.Order"}) == {}
+    assert chain_errors({**base, "transforms.x.schema.version": "2"}) == {}
+    assert chain_errors(base) == {"transforms.x.type": ["Neither schema name nor version configured"]}
+    assert chain_errors({**base, "transforms.x.schema.version": "two"}) == {"transforms.x.schema.version": [
+        "Invalid value two for configuration transforms.x.schema.version: Not a number of type INT"]}
+
+
+def test_set_schema_metadata_is_refused_where_no_converter_would_write_it():
+    smt = {"transforms": "s", "transforms.s.type": T + "SetSchemaMetadata$Value", "transforms.s.schema.name": "n"}
+    sink = {"name": "s", "connector.class": "file-sink", "file": "out.txt", "topics": "t", **smt}
+    assert "a sink task gets plain values" in validate_connector_config(sink).errors["transforms.s.type"][0]
+    embedded = {**INCREMENT, **smt, "sink.connector.class": "file-sink", "sink.file": "out.txt"}
+    assert "sink.* sink" in validate_connector_config(embedded).errors["transforms.s.type"][0]
+    assert "transforms.s.type" not in validate_connector_config({**INCREMENT, **smt}).errors
+
+
+@pytest.mark.parametrize("name", ["InsertField", "ReplaceField", "MaskField", "ExtractField", "HoistField",
+                                  "Flatten", "Cast", "TimestampConverter", "HeaderFrom"])
+def test_key_variants_exist_for_every_value_smt_with_the_same_keys(name):
+    value = chain_errors({"transforms": "x", "transforms.x.type": T + name + "$Value"})
+    key = chain_errors({"transforms": "x", "transforms.x.type": T + name + "$Key"})
+    assert key == value and "could not be found" not in str(key) and "not supported" not in str(key)
+    assert chain_errors({"transforms": "x", "transforms.x.type": name + "$Key"}) == value
 
 
 def test_parse_chain_raises_naming_every_bad_key():
@@ -88,11 +114,27 @@ def test_validate_accepts_a_chain_and_reports_transform_keys():
     assert set(errors) == {"transforms.route.negate", "header.converter"}
 
 
-def test_sink_connectors_refuse_transforms():
+def test_sink_connectors_driven_through_put_accept_transforms():
     sink = {"name": "s", "connector.class": "file-sink", "file": "out.txt", "topics": "t",
-            "transforms": "r", "transforms.r.type": T + "RegexRouter"}
+            "transforms": "r,x,off", "transforms.r.type": T + "RegexRouter", "transforms.r.regex": "(.*)",
+            "transforms.r.replacement": "$1-copy", "transforms.x.type": T + "ExtractField$Value",
+            "transforms.x.field": "id", "transforms.off.type": T + "InsertField$Value",
+            "transforms.off.offset.field": "kafka_offset"}
+    assert not [k for k in validate_connector_config(sink).errors if k.startswith(("transforms", "predicates"))]
+    bad = {**sink, "transforms.x.field": ""}
+    assert {k: v for k, v in validate_connector_config(bad).errors.items() if k.startswith("transforms")} == {
+        "transforms.x.field": ['Missing required configuration "transforms.x.field" which has no default value.']}
+
+
+@pytest.mark.parametrize("config", [
+    {"connector.class": "kafka", "topics": "t", "target.topic": "u"},
+    {"connector.class": "delta", "topics": "t", "table.path": "/tmp/sparkcat-delta-t"}])
+def test_sinks_that_write_whole_batches_refuse_transforms_naming_the_key(config):
+    sink = {"name": "s", **config, "transforms": "r", "transforms.r.type": T + "RegexRouter",
+            "transforms.r.regex": "(.*)", "transforms.r.replacement": "$1"}
     errors = validate_connector_config(sink).errors
-    assert "Single Message Transforms on sink connectors are not supported" in errors["transforms"][0]
+    assert "writes whole micro-batches with Spark" in errors["transforms"][0]
+    assert "remove 'transforms'" in errors["transforms"][0]
 
 
 def test_avro_converter_is_refused_with_its_reason():

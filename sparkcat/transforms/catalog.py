@@ -1,0 +1,8 @@
+"""Every SMT module imported once, so the registry holds all of Connect's transformations and predicates."""
+
+from __future__ import annotations
+
+from sparkcat.transforms import conversions, fields, keys, routing, schema_metadata, sql  # noqa: F401 - they register themselves
+from sparkcat.transforms.registry import PREDICATES, TRANSFORMS
+
+__all__ = ["TRANSFORMS", "PREDICATES"]
