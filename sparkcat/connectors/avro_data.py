@@ -126,7 +126,11 @@ class AvroCodec:
         return buf.getvalue()
 
     def decode(self, payload: bytes, topic: str) -> Any:
-        return fastavro.schemaless_reader(io.BytesIO(payload[5:]), self._parsed, self._parsed)
+        try:
+            return fastavro.schemaless_reader(io.BytesIO(payload[5:]), self._parsed, self._parsed)
+        except (ValueError, TypeError, EOFError, IndexError) as exc:
+            raise AvroError(f"AvroConverter: a record of topic {topic!r} is not Avro of schema id "
+                            f"{self.schema_id}: {exc}") from exc
 
 
 def schema_id_of(payload: bytes, topic: str) -> int:

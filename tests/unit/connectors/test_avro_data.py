@@ -60,6 +60,8 @@ def test_errors_name_the_topic() -> None:
     codec = AvroCodec(1, avro_schema(T.StructType([T.StructField("n", T.LongType(), False)])))
     with pytest.raises(AvroError, match="'orders'"):
         codec.encode({"n": "not a number"}, "orders")
+    with pytest.raises(AvroError, match="'orders'"):
+        codec.decode(b"\x00\x00\x00\x00\x01", "orders")  # framing but no Avro body
 
 
 def test_subject_name_strategies() -> None:
