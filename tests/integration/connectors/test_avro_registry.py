@@ -44,3 +44,24 @@ def test_use_latest_version_and_lookup_without_registering(schema_registry, uniq
         {"schema.registry.url": schema_registry.url, "use.latest.version": "true"}, False))
     assert latest.id_for(subject, {"type": "string"})[0] == registered
     assert lookup.schema(registered)["name"] == "ConnectDefault"
+
+
+def test_avro_converter_writes_per_topic_subject_and_reads_back(schema_registry, unique_name) -> None:
+    from pyspark.sql import Row
+
+    from sparkcat.connectors.avro_converter import AvroConverter
+
+    topic = f"avro-conv-{unique_name}"
+    spark_type = T.StructType([T.StructField("id", T.LongType(), False),
+                               T.StructField("tags", T.MapType(T.StringType(), T.IntegerType()))])
+    conv = AvroConverter()
+    conv.configure({"schema.registry.url": schema_registry.url}, is_key=False)
+    rows = [Row(id=1, tags={"a": 1}), Row(id=2, tags=None)]
+    payloads = [conv.for_topic(topic).to_bytes(r, spark_type) for r in rows]
+    assert schema_registry.get(f"/subjects/{topic}-value/versions/latest")["schema"]
+    expected = [{"id": 1, "tags": {"a": 1}}, {"id": 2, "tags": None}]
+    reader = AvroDeserializer(SchemaRegistryClient({"url": schema_registry.url}))
+    assert [reader(p, SerializationContext(topic, MessageField.VALUE)) for p in payloads] == expected
+    fresh = AvroConverter()
+    fresh.configure({"schema.registry.url": schema_registry.url}, is_key=False)
+    assert [fresh.from_bytes(p) for p in payloads] == expected
