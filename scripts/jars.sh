@@ -1,5 +1,5 @@
 # Sourced after scripts/venv.sh: resolves the JVM jars a part of sparkcat needs with Maven.
-# Usage: sparkcat_need_jars NAME   (NAME = spark | kafka: jvm/NAME/pom.xml -> .jars/NAME/)
+# Usage: sparkcat_need_jars NAME   (NAME = spark | kafka | connect | registry: jvm/NAME/pom.xml -> .jars/NAME/)
 # Maven caches downloads in ~/.m2; .jars/NAME is rebuilt only when its pom changed, so later
 # runs start without Maven. For "spark", jars that pyspark already ships (same artifact, any
 # version) are left out, so the driver's classpath has one copy of each library, and sparkcat's
@@ -36,6 +36,17 @@ sparkcat_build_interceptor() {
   mv "$dir/build/sparkcat-kafka-interceptor.jar" "$dir/" && rm -rf "$dir/build"
 }
 
+# Build jvm/registry (Apicurio Registry as a runnable Quarkus app, for the Avro tests) into DIR:
+# registry-runner.jar plus its lib/ (the runner's manifest names lib/ on its class path).
+sparkcat_build_registry() {
+  local dir="$1" module="$sparkcat_root/jvm/registry"
+  if ! mvn -q -B -f "$module/pom.xml" package -Dsparkcat.build.dir="$dir/build" >&2; then
+    echo "sparkcat: Maven could not build $module" >&2
+    return 1
+  fi
+  mv "$dir/build/registry-runner.jar" "$dir/build/lib" "$dir/" && rm -rf "$dir/build"
+}
+
 sparkcat_need_jars() {
   local name="$1"
   local pom="$sparkcat_root/jvm/$name/pom.xml"
@@ -46,6 +57,9 @@ sparkcat_need_jars() {
     want="$( (cat "$pom" "$sparkcat_root/setup.cfg"; cd "$sparkcat_root/jvm/interceptor" \
              && sparkcat_interceptor_sources | while read -r f; do echo "$f"; cat "$f"; done) \
            | sha256sum | cut -c1-16)"
+  elif [ "$name" = registry ]; then
+    want="$( (cd "$sparkcat_root/jvm/registry" && find pom.xml src -type f | LC_ALL=C sort \
+             | while read -r f; do echo "$f"; cat "$f"; done) | sha256sum | cut -c1-16)"
   else
     want="$(cat "$pom" "$sparkcat_root/setup.cfg" | sha256sum | cut -c1-16)"
   fi
@@ -53,7 +67,9 @@ sparkcat_need_jars() {
     sparkcat_need_maven || return 1
     echo "sparkcat: resolving the $name jars with Maven into $dir" >&2
     rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
-    if ! mvn -q -B -f "$pom" dependency:copy-dependencies -DincludeScope=runtime \
+    if [ "$name" = registry ]; then
+      if ! sparkcat_build_registry "$dir.tmp"; then rm -rf "$dir.tmp"; return 1; fi
+    elif ! mvn -q -B -f "$pom" dependency:copy-dependencies -DincludeScope=runtime \
         -DoutputDirectory="$dir.tmp" >&2; then
       echo "sparkcat: Maven could not resolve $pom" >&2
       rm -rf "$dir.tmp"
@@ -72,6 +88,7 @@ sparkcat_need_jars() {
     rm -rf "$dir" && mv "$dir.tmp" "$dir"
   fi
   # The jar list as Spark's --jars / spark.jars want it: comma-separated absolute paths.
+  if [ "$name" = registry ]; then return 0; fi  # a runnable jar, not a list for Spark
   local var="SPARKCAT_${name^^}_JARS"
   export "$var=$(ls "$dir"/*.jar | paste -sd, -)"
 }

@@ -73,3 +73,13 @@ def connect_worker(broker: KafkaBroker, unique_name: str, tmp_path) -> Iterator:
 
     with ConnectWorker(broker.bootstrap, unique_name, log_dir=tmp_path / "connect") as worker:
         yield worker
+
+
+@pytest.fixture(scope="session")
+def schema_registry() -> Iterator:
+    """A real Schema Registry (Apicurio Registry, Confluent-compatible API) for the session."""
+    from tests.schema_registry import SchemaRegistry
+
+    registry = SchemaRegistry().start()
+    yield registry
+    registry.stop()
