@@ -100,7 +100,7 @@ class Driver:
 
         checkpoint = hadoop_fs.child_path(self.worker.checkpoint_root, f"_{WARM_UP_QUERY}-{dir_name(self.driver_id)}")
         try:
-            took = run_warm_up(self.spark, str(checkpoint))
+            took = run_warm_up(self.spark, WARM_UP_QUERY, str(checkpoint))
             start_writer = getattr(self.stores.status.backend, "start_writer", None)
             if start_writer is not None:
                 start_writer()

@@ -21,7 +21,6 @@ from collections.abc import Callable
 from typing import Any
 
 from sparkcat.errors import ConnectorError
-from sparkcat.runtime.names import WARM_UP_QUERY
 from sparkcat.spark import hadoop_fs
 from sparkcat.spark.plan import QueryPlan
 from sparkcat.spark.pools import CONNECTORS_POOL, in_pool
@@ -37,10 +36,10 @@ KEEP_WARM_S = 30.0
 MAX_WARM_WORKERS = 8
 
 
-def warm_up_plan(checkpoint_dir: str) -> QueryPlan:
+def warm_up_plan(name: str, checkpoint_dir: str) -> QueryPlan:
     """One ``increment`` task of one record per batch, reading and writing nothing outside Spark."""
     task_config = {"increments": "1", "records.per.poll": "1", "topic.prefix": "warm-up_", "throughput": "-1"}
-    return QueryPlan(connector=WARM_UP_QUERY, connector_type="source",
+    return QueryPlan(connector=name, connector_type="source",
                      connector_class=f"{_INCREMENT}:IncrementSourceConnector",
                      task_class=f"{_INCREMENT}:IncrementSourceTask", connector_config={},
                      task_configs=[task_config], checkpoint_dir=checkpoint_dir, trigger_interval_ms=100)
@@ -57,8 +56,9 @@ def _import_handler_modules(batches: Any) -> Any:
     return iter(())
 
 
-def run_warm_up(spark: Any, checkpoint_dir: str, timeout_s: float = 120.0) -> float:
-    """Run the warm-up query until its first batch is done, stop it, delete its checkpoint; the seconds taken."""
+def run_warm_up(spark: Any, name: str, checkpoint_dir: str, timeout_s: float = 120.0) -> float:
+    """Run the warm-up query ``name`` (reserved in runtime/names.py) until its first batch is done,
+    stop it, delete its checkpoint; the seconds taken."""
     from sparkcat.spark.queries import register_sources, read_stream
 
     started = time.monotonic()
@@ -72,8 +72,8 @@ def run_warm_up(spark: Any, checkpoint_dir: str, timeout_s: float = 120.0) -> fl
     register_sources(spark)
     hadoop_fs.delete(spark, checkpoint_dir)
     with in_pool(spark, CONNECTORS_POOL):
-        query = (read_stream(spark, warm_up_plan(checkpoint_dir)).writeStream.foreachBatch(first_batch)
-                 .queryName(WARM_UP_QUERY).option("checkpointLocation", checkpoint_dir)
+        query = (read_stream(spark, warm_up_plan(name, checkpoint_dir)).writeStream.foreachBatch(first_batch)
+                 .queryName(name).option("checkpointLocation", checkpoint_dir)
                  .trigger(processingTime="100 milliseconds").start())
     try:
         while not done and query.isActive and time.monotonic() - started < timeout_s:

@@ -21,7 +21,7 @@ def _handler_module_imported(batches):
 
 def test_warm_up_leaves_nothing_running_and_its_workers_warm(spark, tmp_path: Path):
     checkpoint = tmp_path / "warm-up-checkpoint"
-    took = run_warm_up(spark, str(checkpoint))
+    took = run_warm_up(spark, WARM_UP_QUERY, str(checkpoint))
     assert took > 0
     assert not checkpoint.exists(), "the warm-up's checkpoint is deleted"
     assert WARM_UP_QUERY not in [q.name for q in spark.streams.active]
