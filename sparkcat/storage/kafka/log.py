@@ -33,9 +33,6 @@ from sparkcat.storage.log import Cursor, KeyedLog, LogRecord
 
 _CLIENT_LOG = logging.getLogger("sparkcat.storage.kafka.client")  # librdkafka's own messages
 _FENCED_CODES = frozenset({KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH})
-_TRANSIENT_CODES = frozenset({KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT})
-
-
 class KafkaLog(KeyedLog):
     """A KeyedLog on one Kafka topic; clients are created on first use, not in __init__.
 
@@ -297,11 +294,8 @@ class KafkaLog(KeyedLog):
                 if start >= high:
                     return []
                 partition.offset = max(start, low)
-                consumer.assign([partition])
-                try:
-                    return self._poll_to_end(consumer, start)
-                finally:
-                    consumer.unassign()
+                return multi.poll_to_ends(consumer, [partition], {0: start}, self.timeout_s, _to_record,
+                                          self._error).get(0, [])
 
     def read_since(self, cursor: Cursor) -> tuple[list[LogRecord], Cursor]:
         """Records after ``cursor`` (None: from the start) and the cursor after them.
@@ -362,26 +356,6 @@ class KafkaLog(KeyedLog):
     def _watermarks(self, consumer: Consumer, partition: int = 0) -> tuple[int, int]:
         """(low, high) watermark of a partition; waits while a topic created a moment ago has no leader yet."""
         return multi.watermarks(consumer, TopicPartition(self.topic, partition), self.timeout_s)
-
-    def _poll_to_end(self, consumer: Consumer, start: int) -> list[LogRecord]:
-        """Collect records at or after ``start`` until the end-of-partition event."""
-        records: list[LogRecord] = []
-        deadline = time.monotonic() + self.timeout_s
-        while True:
-            msg = consumer.poll(min(1.0, max(0.0, deadline - time.monotonic())))
-            if msg is None:
-                if time.monotonic() > deadline:
-                    raise self._error("reading", f"no progress for {self.timeout_s}s")
-                continue
-            err = msg.error()
-            if err is None:
-                if msg.offset() >= start:
-                    records.append(_to_record(msg))
-                deadline = time.monotonic() + self.timeout_s
-            elif err.code() == KafkaError._PARTITION_EOF:
-                return records
-            elif err.fatal() or err.code() not in _TRANSIENT_CODES:
-                raise self._error("reading", err)
 
     def close(self) -> None:
         """Close the consumer and drop the producer; the next call reopens."""

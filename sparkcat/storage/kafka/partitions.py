@@ -72,6 +72,22 @@ def read_partitions(consumer: Consumer, admin: AdminClient, topic: str, count: i
               if cursor.get(p, 0) < ends.get(p, 0)]
     if not assign:
         return [], cursor
+    per_partition = poll_to_ends(consumer, assign, cursor, timeout_s, to_record, error)
+    records: list[LogRecord] = []
+    after = dict(cursor)
+    for p in sorted(per_partition):
+        records += per_partition[p]
+        after[p] = per_partition[p][-1].offset + 1
+    return records, after
+
+
+def poll_to_ends(consumer: Consumer, assign: list[TopicPartition], start: dict[int, int], timeout_s: float,
+                 to_record: Callable[[Message], LogRecord],
+                 error: Callable[[str, KafkaError | str], StorageError]) -> dict[int, list[LogRecord]]:
+    """Fetch the ``assign``ed partitions, each until its end-of-partition event: {partition: records}.
+
+    Records before a partition's ``start`` offset are dropped; the consumer is unassigned afterwards.
+    """
     per_partition: dict[int, list[LogRecord]] = {}
     consumer.assign(assign)
     try:
@@ -85,7 +101,7 @@ def read_partitions(consumer: Consumer, admin: AdminClient, topic: str, count: i
                 continue
             err = msg.error()
             if err is None:
-                if msg.offset() >= cursor.get(msg.partition(), 0):
+                if msg.offset() >= start.get(msg.partition(), 0):
                     per_partition.setdefault(msg.partition(), []).append(to_record(msg))
                 deadline = time.monotonic() + timeout_s
             elif err.code() == KafkaError._PARTITION_EOF:
@@ -94,9 +110,4 @@ def read_partitions(consumer: Consumer, admin: AdminClient, topic: str, count: i
                 raise error("reading", err)
     finally:
         consumer.unassign()
-    records: list[LogRecord] = []
-    after = dict(cursor)
-    for p in sorted(per_partition):
-        records += per_partition[p]
-        after[p] = per_partition[p][-1].offset + 1
-    return records, after
+    return per_partition
