@@ -62,6 +62,11 @@ def mask_config(config: Mapping[str, Any], password_keys: Collection[str] = ()) 
             for k, v in config.items()}
 
 
+def keep_hidden_secrets(config: Mapping[str, str], current: Mapping[str, str]) -> dict[str, str]:
+    """A ``[hidden]`` value (a config read back from the API and sent again) keeps the stored secret."""
+    return {k: current[k] if v == HIDDEN and k in current else v for k, v in config.items()}
+
+
 def remember_secret(value: Any) -> None:
     """Scrub ``value`` from every later log record, trace and response text of this process."""
     if isinstance(value, str) and len(value.strip()) >= _MIN_SECRET and value != HIDDEN:

@@ -319,7 +319,7 @@ class Herder(OffsetsApi):
         """Create or update a connector; True when created. Invalid configs and names never reach the log."""
         check_connector_name(name)
         config = {**{k: str(v) for k, v in config.items()}, "name": name}
-        config = self._keep_hidden_secrets(name, config)
+        config = redact.keep_hidden_secrets(config, self.snapshot().connector_config(name) or {})
         validate_connector_config(config, self.reconciler.policy).raise_if_invalid(f"connector {name}")
 
         def write() -> bool:
@@ -331,11 +331,6 @@ class Herder(OffsetsApi):
             return not exists
 
         return self._submit(write)
-
-    def _keep_hidden_secrets(self, name: str, config: dict[str, str]) -> dict[str, str]:
-        """A ``[hidden]`` value (a config read back from the API and sent again) keeps the stored secret."""
-        current = self.snapshot().connector_config(name) or {}
-        return {k: current[k] if v == redact.HIDDEN and k in current else v for k, v in config.items()}
 
     def delete_connector(self, name: str) -> None:
         def write() -> None:
