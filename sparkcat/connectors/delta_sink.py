@@ -254,8 +254,7 @@ class DeltaSinkConnector(CopiesConfigToTasks, SinkConnector):
         return CONFIG_DEF
 
     def validate(self, config: Mapping[str, Any]) -> list[ConfigValue]:
-        """Connect's ``Connector.validate`` checks across keys, one ConfigValue per offending key."""
-        return [ConfigValue(k, config.get(k), errors=m) for k, m in config_problems(config).items()]
+        return ConfigValue.for_problems(config, config_problems(config))
 
     def check_config(self, config: dict[str, str]) -> None:
         DeltaSinkSettings.parse(config)

@@ -145,7 +145,7 @@ class JdbcSinkConnector(CopiesConfigToTasks, SinkConnector):
         return CONFIG_DEF
 
     def validate(self, config: Mapping[str, Any]) -> list[ConfigValue]:
-        return [ConfigValue(k, config.get(k), errors=m) for k, m in config_problems(config).items()]
+        return ConfigValue.for_problems(config, config_problems(config))
 
     def check_config(self, config: dict[str, str]) -> None:
         JdbcSinkSettings.parse(config)

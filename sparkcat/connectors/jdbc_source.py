@@ -171,7 +171,7 @@ class JdbcSourceConnector(SourceConnector):
         return CONFIG_DEF
 
     def validate(self, config: Mapping[str, Any]) -> list[ConfigValue]:
-        return [ConfigValue(k, config.get(k), errors=m) for k, m in config_problems(config).items()]
+        return ConfigValue.for_problems(config, config_problems(config))
 
     def start(self, config: dict[str, str]) -> None:
         parsed = _parse(config)

@@ -67,6 +67,11 @@ class ConfigValue:
     errors: list[str] = field(default_factory=list)
     visible: bool = True
 
+    @classmethod
+    def for_problems(cls, config: Mapping[str, Any], problems: Mapping[str, list[str]]) -> list[ConfigValue]:
+        """Cross-key problems ({key: messages}) as ``Connector.validate`` gives them: one per offending key."""
+        return [cls(k, config.get(k), errors=list(m)) for k, m in problems.items()]
+
 
 def _missing(name: str) -> str:
     return f'Missing required configuration "{name}" which has no default value.'
