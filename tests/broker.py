@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 KAFKA_JARS = REPO / ".jars" / "kafka"
 
 _LOG4J = """\
-rootLogger.level = warn
+rootLogger.level = {level}
 rootLogger.appenderRef.file.ref = file
 appender.file.type = File
 appender.file.name = file
@@ -32,6 +32,14 @@ appender.file.fileName = {log}
 appender.file.layout.type = PatternLayout
 appender.file.layout.pattern = %d %p %c{{1}}: %m%n
 """
+
+
+def log4j_properties(log: Path, level: str = "warn", loggers: dict[str, str] | None = None) -> str:
+    """A log4j2 properties file sending a JVM's log to ``log`` at ``level``; ``loggers``: {name: level}."""
+    text = _LOG4J.format(log=log, level=level)
+    for i, (name, logger_level) in enumerate((loggers or {}).items()):
+        text += f"logger.l{i}.name = {name}\nlogger.l{i}.level = {logger_level}\n"
+    return text
 
 
 def free_port() -> int:
@@ -127,7 +135,7 @@ class KafkaBroker:
         server = self.log_dir / f"server-{node}.properties"
         server.write_text("".join(f"{k}={v}\n" for k, v in self.properties(node).items()))
         log4j = self.log_dir / f"log4j2-{node}.properties"
-        log4j.write_text(_LOG4J.format(log=self.log_dir / f"kafka-{node}.log"))
+        log4j.write_text(log4j_properties(self.log_dir / f"kafka-{node}.log"))
         return server, log4j
 
     def _jvm(self, log4j: Path, *args: str) -> list[str]:

@@ -18,21 +18,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from tests.broker import REPO, free_port, java
+from tests.broker import REPO, free_port, java, log4j_properties
 
 CONNECT_JARS = REPO / ".jars" / "connect"
-
-_LOG4J = """\
-rootLogger.level = info
-rootLogger.appenderRef.file.ref = file
-appender.file.type = File
-appender.file.name = file
-appender.file.fileName = {log}
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = %d %p %c{{1}}: %m%n
-logger.reflections.name = org.reflections
-logger.reflections.level = error
-"""
 
 
 class ConnectWorker:
@@ -88,7 +76,7 @@ class ConnectWorker:
         worker = self.log_dir / f"worker-{self.name}.properties"
         worker.write_text("".join(f"{k}={v}\n" for k, v in self.properties().items()))
         log4j = self.log_dir / f"log4j2-connect-{self.name}.properties"
-        log4j.write_text(_LOG4J.format(log=self.log_path))
+        log4j.write_text(log4j_properties(self.log_path, "info", {"org.reflections": "error"}))
         cmd = [java(), "-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                f"-Dlog4j2.configurationFile={log4j}", "-cp", str(CONNECT_JARS / "*"),
                "org.apache.kafka.connect.cli.ConnectDistributed", str(worker)]
