@@ -31,7 +31,20 @@ def avro_values(bootstrap: str, registry_url: str, topic: str) -> list[dict]:
     return sorted(values, key=lambda v: v["position"])
 
 
-def test_avro_round_trip_through_the_registry(spark, broker, schema_registry, tmp_path, unique_name):
+def table_rows(postgres, database: str) -> list[dict]:
+    """The jdbc sink's table by position (empty until the sink created it)."""
+    import psycopg
+
+    with postgres.connect(database) as conn:
+        try:
+            cur = conn.execute("SELECT position, value, increment FROM avro_increments ORDER BY position")
+        except psycopg.errors.UndefinedTable:
+            return []
+        return [dict(zip(("position", "value", "increment"), r)) for r in cur.fetchall()]
+
+
+def test_avro_round_trip_through_the_registry(spark, broker, schema_registry, postgres, pg_database, tmp_path,
+                                              unique_name):
     prefix = f"{unique_name}-avro_"
     topic = prefix + "3"
     avro = {"value.converter": AVRO, "value.converter.schema.registry.url": schema_registry.url}
@@ -61,12 +74,18 @@ def test_avro_round_trip_through_the_registry(spark, broker, schema_registry, tm
             "connector.class": "file-sink", "file": str(routed), "topics": topic, "trigger.interval.ms": "300",
             **avro, "transforms": "route", "transforms.route.type": T + "RegexRouter",
             "transforms.route.regex": "(.*)_3", "transforms.route.replacement": "$1_copy"})
+        driver.herder.put_connector_config("table", {
+            "connector.class": "jdbc-sink", "topics": topic, **postgres.connection_config(pg_database),
+            "auto.create": "true", "table.name.format": "avro_increments", "trigger.interval.ms": "300", **avro})
         wait_until(lambda: len(file_lines(plain)) >= len(values) and len(file_lines(routed)) >= len(values),
-                   timeout_s=240, message=lambda: f"both sinks: {status_of(driver, 'plain')}, "
+                   timeout_s=240, message=lambda: f"both file sinks: {status_of(driver, 'plain')}, "
                                                   f"{status_of(driver, 'routed')}")
         for out in (plain, routed):
             lines = sorted((json.loads(line) for line in file_lines(out)), key=lambda v: v["position"])
             assert lines == values, out.name
+        wait_until(lambda: len(table_rows(postgres, pg_database)) >= len(values), timeout_s=240,
+                   message=lambda: f"the jdbc sink: {status_of(driver, 'table')}")
+        assert table_rows(postgres, pg_database) == values
         assert [t["state"] for t in status_of(driver, "plain")["tasks"]] == ["RUNNING"]
     finally:
         driver.stop()
