@@ -307,7 +307,8 @@ def convert_source_batch(batch: Any, value_type: Any, convs: tuple[Any, Any],
     return keys, values, skipped
 
 
-def _whole_columns(batch: Any, value_type: Any, convs: tuple[Any, Any]) -> tuple[list[Any], list[Any], list[int]] | None:
+def _whole_columns(batch: Any, value_type: Any,
+                   convs: tuple[Any, Any]) -> tuple[list[Any], list[Any], list[int]] | None:
     """The batch's keys and values converted column-wise, or None when a record failed (find it row by row)."""
     from sparkcat.spark.kafka_serialisation import column_bytes
     col, index = batch.column, batch.schema.get_field_index
