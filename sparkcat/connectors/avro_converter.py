@@ -1,9 +1,14 @@
 """Confluent's ``io.confluent.connect.avro.AvroConverter`` on the Converter interface.
 
-Not yet registered as a built-in (``runtime/validation.py`` still refuses the class name): the
-Spark side must first tell the converter each record's topic (``for_topic``), which the subject
-name of TopicNameStrategy and TopicRecordNameStrategy needs; ``Converter.to_bytes`` has no topic.
-Registry calls are cached per converter (one per schema and subject per task, none per record).
+A built-in converter (``converters.AVRO_CONVERTER``). ``Converter.to_bytes`` has no topic, so the
+Spark side names each record's topic first (``converters.at_topic`` calls ``for_topic``): the
+subject of TopicNameStrategy and TopicRecordNameStrategy depends on it. Registry calls are cached
+per converter (one per schema and subject per task, none per record).
+
+A value without a Spark type (a source connector's key: JSON text without a schema) is written
+with the Avro primitive of its Python value, as Connect's AvroData writes a schemaless
+primitive: ``str`` -> ``string``, ``int`` -> ``long``, ``float`` -> ``double``, ``bool`` ->
+``boolean``, ``bytes`` -> ``bytes``; a dict or list without a schema fails the record.
 """
 
 from __future__ import annotations
@@ -13,8 +18,13 @@ from typing import Any
 from pyspark.sql import types as T
 
 from sparkcat.api.converter import Converter
-from sparkcat.connectors.avro_data import AvroCodec, avro_schema, schema_id_of
+from sparkcat.connectors.avro_data import AvroCodec, AvroError, avro_schema, schema_id_of
 from sparkcat.connectors.schema_registry import RegistryClient, RegistrySettings, subject_name
+
+#: Python type -> the Spark type (one object each: codecs are cached per type object) of a schemaless value.
+_SCHEMALESS: tuple[tuple[type | tuple[type, ...], T.DataType], ...] = (
+    (bool, T.BooleanType()), (int, T.LongType()), (float, T.DoubleType()), (str, T.StringType()),
+    ((bytes, bytearray, memoryview), T.BinaryType()))
 
 
 class AvroConverter(Converter):
@@ -24,7 +34,7 @@ class AvroConverter(Converter):
         self.is_key = False
         self.topic = ""
         self._client: RegistryClient | None = None
-        self._schemas: dict[int, Any] = {}  # id(spark type) -> Avro schema
+        self._schemas: dict[int, tuple[T.DataType, Any]] = {}  # id(spark type) -> (the type, kept alive; Avro schema)
         self._codecs: dict[tuple[str, int], AvroCodec] = {}
 
     def configure(self, settings: dict[str, Any], is_key: bool) -> None:
@@ -40,7 +50,7 @@ class AvroConverter(Converter):
         if value is None:
             return None
         if spark_type is None:
-            raise TypeError("AvroConverter needs the Spark type of what it writes")
+            spark_type = self._schemaless_type(value)
         return self._codec(spark_type).encode(_datum(value, spark_type), self.topic)
 
     def from_bytes(self, data: bytes | None) -> Any:
@@ -54,14 +64,22 @@ class AvroConverter(Converter):
         return self._codecs[key].decode(payload, self.topic)
 
     def _codec(self, spark_type: T.DataType) -> AvroCodec:
-        schema = self._schemas.setdefault(id(spark_type), avro_schema(spark_type))
         key = (self.topic, id(spark_type))
         if key not in self._codecs:
+            schema = self._schemas.setdefault(id(spark_type), (spark_type, avro_schema(spark_type)))[1]
             client = self._registry()
             subject = subject_name(client.settings.strategy, self.topic, self.is_key, schema)
             schema_id, write_schema = client.id_for(subject, schema)
             self._codecs[key] = AvroCodec(schema_id, write_schema)
         return self._codecs[key]
+
+    def _schemaless_type(self, value: Any) -> T.DataType:
+        for kind, spark_type in _SCHEMALESS:
+            if isinstance(value, kind):
+                return spark_type
+        side = "key" if self.is_key else "value"
+        raise AvroError(f"AvroConverter: a {side} without a schema (topic {self.topic!r}) can be written only as "
+                        f"a string, number, boolean or bytes, not a {type(value).__name__}")
 
     def _registry(self) -> RegistryClient:
         if self._client is None:

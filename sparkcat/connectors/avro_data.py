@@ -8,16 +8,19 @@ string-keyed maps are Avro arrays and maps, other maps arrays of ``MapEntry`` re
 (nullable) part is the union ``["null", T]`` with default null.
 
 The wire format is magic byte 0, the schema id as 4 bytes big-endian, then Avro binary.
+
+fastavro (the ``avro`` extra: ``pip install 'sparkcat[avro]'``) is imported when a codec is
+built, so sparkcat imports and validates without it; ``fastavro_missing`` tells validation.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import struct
 from dataclasses import dataclass, field
 from typing import Any
 
-import fastavro
 from pyspark.sql import types as T
 
 from sparkcat.errors import ConfigError, SparkcatError
@@ -40,6 +43,23 @@ _PRIMITIVES: dict[type, Any] = {
 
 class AvroError(SparkcatError):
     """A record that cannot be written or read as Avro (names the topic)."""
+
+
+FASTAVRO_MISSING = ("io.confluent.connect.avro.AvroConverter needs the Python package fastavro, which is not "
+                    "installed; install it with pip install 'sparkcat[avro]' (or pip install fastavro)")
+
+
+def fastavro_missing() -> bool:
+    """Whether fastavro cannot be imported here (checked without importing it)."""
+    return importlib.util.find_spec("fastavro") is None
+
+
+def _fastavro() -> Any:
+    try:
+        import fastavro
+    except ImportError as exc:
+        raise ConfigError(FASTAVRO_MISSING) from exc
+    return fastavro
 
 
 @dataclass
@@ -111,15 +131,17 @@ class AvroCodec:
     schema_id: int
     schema: Any
     _parsed: Any = field(init=False, repr=False)
+    _avro: Any = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._parsed = fastavro.parse_schema(self.schema)
+        self._avro = _fastavro()
+        self._parsed = self._avro.parse_schema(self.schema)
 
     def encode(self, datum: Any, topic: str) -> bytes:
         buf = io.BytesIO()
         buf.write(struct.pack(">bI", MAGIC, self.schema_id))
         try:
-            fastavro.schemaless_writer(buf, self._parsed, datum)
+            self._avro.schemaless_writer(buf, self._parsed, datum)
         except (ValueError, TypeError, KeyError) as exc:
             raise AvroError(f"AvroConverter: a record for topic {topic!r} does not fit schema id "
                             f"{self.schema_id}: {exc}") from exc
@@ -127,7 +149,7 @@ class AvroCodec:
 
     def decode(self, payload: bytes, topic: str) -> Any:
         try:
-            return fastavro.schemaless_reader(io.BytesIO(payload[5:]), self._parsed, self._parsed)
+            return self._avro.schemaless_reader(io.BytesIO(payload[5:]), self._parsed, self._parsed)
         except (ValueError, TypeError, EOFError, IndexError) as exc:
             raise AvroError(f"AvroConverter: a record of topic {topic!r} is not Avro of schema id "
                             f"{self.schema_id}: {exc}") from exc

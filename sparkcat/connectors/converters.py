@@ -12,6 +12,9 @@ class name, a short alias or a ``module:Class`` path:
 - ``org.apache.kafka.connect.storage.StringConverter`` (``string``): UTF-8 text
   (``encoding`` setting as in Connect).
 - ``org.apache.kafka.connect.converters.ByteArrayConverter`` (``bytearray``): bytes as they are.
+- ``io.confluent.connect.avro.AvroConverter`` (``avro``): Avro in Confluent's wire format, schemas
+  in a Schema Registry (``sparkcat.connectors.avro_converter``; needs fastavro, the ``avro`` extra).
+  Its subject depends on the record's topic: callers name it with ``at_topic`` before converting.
 
 ``to_bytes`` runs on executors for every record, so the schema JSON of a Spark type
 is computed once per type object and payloads are only walked when the type holds
@@ -30,14 +33,17 @@ from pyspark.sql import types as T
 
 from sparkcat.api.converter import Converter
 from sparkcat.api.records import record_text
+from sparkcat.connectors.avro_converter import AvroConverter
 
 __all__ = ["Converter", "JsonConverter", "StringConverter", "ByteArrayConverter", "converter_for",
            "SimpleHeaderConverter", "HEADER_CONVERTERS", "SIMPLE_HEADER_CONVERTER",
-           "connect_schema", "JSON_CONVERTER", "STRING_CONVERTER", "BYTE_ARRAY_CONVERTER"]
+           "connect_schema", "JSON_CONVERTER", "STRING_CONVERTER", "BYTE_ARRAY_CONVERTER", "AVRO_CONVERTER",
+           "AvroConverter", "is_avro_converter", "topic_aware", "at_topic"]
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
 BYTE_ARRAY_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
+AVRO_CONVERTER = "io.confluent.connect.avro.AvroConverter"
 
 _EPOCH_DATE = dt.date(1970, 1, 1)
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
@@ -295,12 +301,30 @@ _ALIASES: dict[str, type[Converter]] = {
     STRING_CONVERTER: StringConverter, "StringConverter": StringConverter, "string": StringConverter,
     BYTE_ARRAY_CONVERTER: ByteArrayConverter, "ByteArrayConverter": ByteArrayConverter,
     "bytearray": ByteArrayConverter, "bytes": ByteArrayConverter,
+    AVRO_CONVERTER: AvroConverter, "AvroConverter": AvroConverter, "avro": AvroConverter,
 }
 
 
 def is_builtin_converter(name: str) -> bool:
     """True for the Java names and aliases of the converters sparkcat ships (nothing is imported)."""
     return name in _ALIASES or name.lower() in _ALIASES
+
+
+def is_avro_converter(name: str) -> bool:
+    """True for the names of Confluent's AvroConverter (nothing is imported)."""
+    return _ALIASES.get(name, _ALIASES.get(name.lower())) is AvroConverter
+
+
+def topic_aware(converter: Any) -> bool:
+    """Whether the converter's bytes depend on the record's topic (it has ``for_topic``, as AvroConverter)."""
+    return callable(getattr(converter, "for_topic", None))
+
+
+def at_topic(converter: Any, topic: str) -> Any:
+    """``converter``, told the topic of the record it converts next when it cares (``for_topic``)."""
+    if topic_aware(converter):
+        converter.for_topic(topic)
+    return converter
 
 
 def _converter_class(name: str) -> type[Converter]:

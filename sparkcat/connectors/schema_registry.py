@@ -41,19 +41,44 @@ class RegistrySettings:
 
     @classmethod
     def parse(cls, config: dict[str, Any], is_key: bool) -> RegistrySettings:
-        unknown = sorted(k for k in config if k not in _KNOWN and k != "schemas.enable")
-        if unknown:
-            raise ConfigError(f"AvroConverter: settings not implemented by sparkcat: {unknown}")
-        url = str(config.get("schema.registry.url") or "").split(",")[0].strip()
-        if not url:
-            raise ConfigError("AvroConverter needs schema.registry.url")
-        strategy = str(config.get(f"{'key' if is_key else 'value'}.subject.name.strategy",
-                                  _STRATEGY_PKG + "TopicNameStrategy")).rsplit(".", 1)[-1]
-        if strategy not in STRATEGIES:
-            raise ConfigError(f"AvroConverter: unknown subject name strategy {strategy!r}; "
-                              f"use one of {[_STRATEGY_PKG + s for s in STRATEGIES]}")
-        return cls(url.rstrip("/"), strategy, _bool(config, "auto.register.schemas", True),
+        """The settings, or a ConfigError naming every bad one (``settings_problems``)."""
+        problems = settings_problems(config, is_key)
+        if problems:
+            raise ConfigError("; ".join(f"{k}: {' '.join(m)}" for k, m in problems.items()), problems)
+        url = str(config.get("schema.registry.url")).split(",")[0].strip()
+        return cls(url.rstrip("/"), _strategy(config, is_key), _bool(config, "auto.register.schemas", True),
                    _bool(config, "use.latest.version", False), _user_info(config))
+
+
+def settings_problems(config: dict[str, Any], is_key: bool) -> dict[str, list[str]]:
+    """What is wrong with one AvroConverter's settings, per setting (prefix removed); empty when fine."""
+    out: dict[str, list[str]] = {}
+    for key in sorted(k for k in config if k not in _KNOWN and k != "schemas.enable"):
+        out[key] = [f"AvroConverter setting {key!r} is not implemented by sparkcat; remove it (implemented: "
+                    f"{', '.join(sorted(_KNOWN))})"]
+    if not str(config.get("schema.registry.url") or "").split(",")[0].strip():
+        out["schema.registry.url"] = ["AvroConverter needs schema.registry.url, the Schema Registry's URL "
+                                      "(e.g. http://localhost:8081)"]
+    checks = (("subject.name.strategy", lambda: _strategy(config, is_key)),
+              ("auto.register.schemas", lambda: _bool(config, "auto.register.schemas", True)),
+              ("use.latest.version", lambda: _bool(config, "use.latest.version", False)),
+              ("basic.auth.credentials.source", lambda: _user_info(config)))
+    for key, check in checks:
+        try:
+            check()
+        except ConfigError as exc:
+            name = f"{'key' if is_key else 'value'}.{key}" if key == "subject.name.strategy" else key
+            out.setdefault(name, []).append(exc.message)
+    return out
+
+
+def _strategy(config: dict[str, Any], is_key: bool) -> str:
+    strategy = str(config.get(f"{'key' if is_key else 'value'}.subject.name.strategy",
+                              _STRATEGY_PKG + "TopicNameStrategy")).rsplit(".", 1)[-1]
+    if strategy not in STRATEGIES:
+        raise ConfigError(f"AvroConverter: unknown subject name strategy {strategy!r}; "
+                          f"use one of {[_STRATEGY_PKG + s for s in STRATEGIES]}")
+    return strategy
 
 
 def _bool(config: dict[str, Any], key: str, default: bool) -> bool:

@@ -16,6 +16,7 @@ from sparkcat.errors import ConfigError, NotFoundError
 from sparkcat.policy.config_providers import has_placeholder
 from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.runtime import exactly_once
+from sparkcat.runtime.avro_config import avro_converter_errors
 from sparkcat.runtime.config_infos import validate_response
 from sparkcat.runtime.connector_config import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
 from sparkcat.runtime.error_config import error_handling_errors
@@ -135,11 +136,9 @@ def _unsupported(config: Mapping[str, object]) -> list[ConfigValue]:
     return out
 
 
-#: Connect converters users paste in that sparkcat does not implement yet, with the reason.
-REFUSED_CONVERTERS = {
-    "io.confluent.connect.avro.AvroConverter": "io.confluent.connect.avro.AvroConverter is not supported by "
-    "sparkcat yet (Avro with a schema registry); use org.apache.kafka.connect.json.JsonConverter",
-}
+#: Connect converters users paste in that sparkcat does not implement yet, with the reason (none at present:
+#: ``io.confluent.connect.avro.AvroConverter`` is built in, its settings checked by ``avro_config``).
+REFUSED_CONVERTERS: dict[str, str] = {}
 
 
 def _converter_errors(config: Mapping[str, object], packages: Sequence[str]) -> list[ConfigValue]:
@@ -156,7 +155,7 @@ def _converter_errors(config: Mapping[str, object], packages: Sequence[str]) -> 
             out.append(ConfigValue(key, name, errors=[
                 f"{name} is neither a built-in converter nor in the worker's plugin.packages "
                 f"({', '.join(packages)}); it was not loaded"]))
-    return out
+    return out + avro_converter_errors(config)
 
 
 def _frame_writer(cls: type[Connector]) -> str | None:

@@ -277,8 +277,39 @@ def convert_source_batch(batch: Any, value_type: Any, convs: tuple[Any, Any],
     Whole columns first (``kafka_serialisation.column_bytes``, vectorised); only if that raises is
     the batch converted again row by row, key then value as in Connect, to find the records that
     fail: each goes to ``errors`` (which raises with ``errors.tolerance=none``). The keys and
-    values returned leave the skipped rows out.
+    values returned leave the skipped rows out. A converter whose bytes depend on the record's
+    topic (AvroConverter: its subject) goes row by row at once, told each row's topic.
     """
+    from sparkcat.connectors.converters import at_topic, topic_aware
+    key_conv, value_conv = convs
+    if not (topic_aware(key_conv) or topic_aware(value_conv)):
+        converted = _whole_columns(batch, value_type, convs)
+        if converted is not None:
+            return converted
+    col, index = batch.column, batch.schema.get_field_index
+    cols = {n: col(index(n)).to_pylist() for n in ("_task", "_partition", "_offset", "topic", "timestamp_ms")}
+    raw_values = col(index("value")).to_pylist(maps_as_pydicts="lossy")
+    keys: list[Any] = []
+    values = []
+    skipped: list[int] = []
+    for i, (key, value) in enumerate(zip(keys_of(col(index("key")).to_pylist()), raw_values)):
+        stage, conv, topic = KEY_CONVERTER, key_conv, cols["topic"][i]
+        try:
+            key_bytes = None if key is None else at_topic(key_conv, topic).to_bytes(key, None)
+            stage, conv = VALUE_CONVERTER, value_conv
+            value_bytes = at_topic(value_conv, topic).to_bytes(value, value_type)
+        except Exception as e:
+            errors.failed(cols["_task"][i], stage, conv, e, source_row(cols, i, key, value))
+            skipped.append(i)
+            continue
+        keys.append(key_bytes)
+        values.append(value_bytes)
+    return keys, values, skipped
+
+
+def _whole_columns(batch: Any, value_type: Any,
+                   convs: tuple[Any, Any]) -> tuple[list[Any], list[Any], list[int]] | None:
+    """The batch's keys and values converted column-wise, or None when a record failed (find it row by row)."""
     from sparkcat.spark.kafka_serialisation import column_bytes
     col, index = batch.column, batch.schema.get_field_index
     key_conv, value_conv = convs
@@ -287,24 +318,7 @@ def convert_source_batch(batch: Any, value_type: Any, convs: tuple[Any, Any],
         return column_bytes(col(index("key")), None, key_conv, json_keys=True), values, []
     except Exception:
         log.debug("A batch of connector source rows failed conversion; converting it row by row", exc_info=True)
-    cols = {n: col(index(n)).to_pylist() for n in ("_task", "_partition", "_offset", "topic", "timestamp_ms")}
-    raw_values = col(index("value")).to_pylist(maps_as_pydicts="lossy")
-    keys: list[Any] = []
-    values = []
-    skipped: list[int] = []
-    for i, (key, value) in enumerate(zip(keys_of(col(index("key")).to_pylist()), raw_values)):
-        stage, conv = KEY_CONVERTER, key_conv
-        try:
-            key_bytes = None if key is None else key_conv.to_bytes(key, None)
-            stage, conv = VALUE_CONVERTER, value_conv
-            value_bytes = value_conv.to_bytes(value, value_type)
-        except Exception as e:
-            errors.failed(cols["_task"][i], stage, conv, e, source_row(cols, i, key, value))
-            skipped.append(i)
-            continue
-        keys.append(key_bytes)
-        values.append(value_bytes)
-    return keys, values, skipped
+        return None
 
 
 def without_rows(values: Any, skipped: list[int]) -> Any:

@@ -19,7 +19,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 
 from sparkcat.api.records import SinkRecord
-from sparkcat.connectors.converters import converter_for
+from sparkcat.connectors.converters import at_topic, converter_for
 from sparkcat.policy.input_policy import prepare
 from sparkcat.spark.batch_results import Tallies
 from sparkcat.spark.error_handling import KEY_CONVERTER, VALUE_CONVERTER, ConsumedRecord, RecordErrors
@@ -59,14 +59,18 @@ class _Row:
         current = cols[self.side.name][i]
         bad = cols.get(self.side.bad)
         if bad is not None and bad[i]:
-            decoded = self.converter.from_bytes(cols[self.side.raw][i])
+            decoded = self._decode(cols, i, cols[self.side.raw][i])
             if decoded is not None:
                 raise ValueError(f"The record's {self.side.name} does not fit the type the other records of its "
                                  f"batch gave it, so the transforms could not apply to it: {decoded!r:.200}")
             return None
         if not self.side.decoded and isinstance(current, (bytes, bytearray)):
-            return self.converter.from_bytes(current)
+            return self._decode(cols, i, current)
         return current
+
+    def _decode(self, cols: dict[str, list[Any]], i: int, data: bytes) -> Any:
+        """The converter's ``from_bytes``, told the topic the record was read from (AvroConverter's subject)."""
+        return at_topic(self.converter, cols[ORIGINAL["topic"]][i]).from_bytes(data)
 
 
 def _consumed(cols: dict[str, list[Any]], headers: list[Any], i: int) -> ConsumedRecord:

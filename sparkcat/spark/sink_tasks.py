@@ -40,7 +40,7 @@ from sparkcat.spark.batch_results import (
     result_batch,
 )
 from sparkcat.api.task_context import SinkTaskContext
-from sparkcat.connectors.converters import converter_for
+from sparkcat.connectors.converters import at_topic, converter_for
 from sparkcat.spark.error_handling import KEY_CONVERTER, VALUE_CONVERTER, ConsumedRecord, RecordErrors, record_errors
 from sparkcat.spark.kafka_input import Assignment, route, sink_position, subscribed_partitions, tp_key
 from sparkcat.spark.source_to_kafka import producer_config
@@ -228,9 +228,9 @@ def _kafka_records(config: dict[str, str], raw: bool, errors: RecordErrors) -> R
             if key_conv is not None:
                 stage, conv = KEY_CONVERTER, key_conv
                 try:
-                    key = key_conv.from_bytes(key)
+                    key = at_topic(key_conv, topics[i]).from_bytes(key)
                     stage, conv = VALUE_CONVERTER, value_conv
-                    value = value_conv.from_bytes(value)
+                    value = at_topic(value_conv, topics[i]).from_bytes(value)
                 except Exception as e:
                     errors.failed(task, stage, conv, e, _consumed(cols, headers, i))
                     continue

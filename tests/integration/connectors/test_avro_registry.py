@@ -3,6 +3,8 @@ Confluent-compatible API), read back by a third-party reader: confluent-kafka's 
 
 from __future__ import annotations
 
+import json
+
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
@@ -65,3 +67,22 @@ def test_avro_converter_writes_per_topic_subject_and_reads_back(schema_registry,
     fresh = AvroConverter()
     fresh.configure({"schema.registry.url": schema_registry.url}, is_key=False)
     assert [fresh.from_bytes(p) for p in payloads] == expected
+
+
+def test_a_schemaless_source_key_is_written_as_its_avro_primitive(schema_registry, unique_name) -> None:
+    import pytest
+
+    from sparkcat.connectors.avro_data import AvroError
+    from sparkcat.connectors.converters import at_topic, converter_for
+
+    topic = f"avro-key-{unique_name}"
+    conv = converter_for({"key.converter": "io.confluent.connect.avro.AvroConverter",
+                          "key.converter.schema.registry.url": schema_registry.url}, is_key=True)
+    topics = {"k1": f"{topic}-text", 42: f"{topic}-number"}  # one subject each: a registry may check compatibility
+    payloads = {k: at_topic(conv, t).to_bytes(k, None) for k, t in topics.items()}
+    reader = AvroDeserializer(SchemaRegistryClient({"url": schema_registry.url}))
+    assert [reader(p, SerializationContext(topics[k], MessageField.KEY)) for k, p in payloads.items()] == ["k1", 42]
+    schemas = [schema_registry.get(f"/subjects/{t}-key/versions/latest")["schema"] for t in topics.values()]
+    assert [json.loads(s) for s in schemas] == ["string", "long"]
+    with pytest.raises(AvroError, match="key without a schema .* not a dict"):
+        conv.to_bytes({"id": 1}, None)

@@ -137,10 +137,10 @@ def test_sinks_that_write_whole_batches_refuse_transforms_naming_the_key(config)
     assert "remove 'transforms'" in errors["transforms"][0]
 
 
-def test_avro_converter_is_refused_with_its_reason():
-    config = {**INCREMENT, "value.converter": "io.confluent.connect.avro.AvroConverter",
-              "value.converter.schema.registry.url": "http://localhost:8081"}
-    errors = validate_connector_config(config).errors
-    assert errors == {"value.converter": [
-        "io.confluent.connect.avro.AvroConverter is not supported by sparkcat yet (Avro with a schema registry); "
-        "use org.apache.kafka.connect.json.JsonConverter"]}
+def test_avro_converter_is_built_in_and_needs_its_registry_url():
+    avro = {**INCREMENT, "value.converter": "io.confluent.connect.avro.AvroConverter"}
+    assert validate_connector_config({**avro, "value.converter.schema.registry.url": "http://localhost:8081"}
+                                     ).errors == {}
+    errors = validate_connector_config(avro).errors
+    assert list(errors) == ["value.converter.schema.registry.url"]
+    assert "needs value.converter.schema.registry.url" in errors["value.converter.schema.registry.url"][0]

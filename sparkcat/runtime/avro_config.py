@@ -1,0 +1,37 @@
+"""Validation of ``io.confluent.connect.avro.AvroConverter`` settings, per key, before anything runs.
+
+Connect hands a converter the connector's ``key.converter.*`` / ``value.converter.*`` keys with
+the prefix removed (a plain ``schema.registry.url`` is not a converter setting there, and is not
+one here either), so every message names the prefixed key the user wrote: a missing
+``value.converter.schema.registry.url``, a setting sparkcat does not implement
+(``value.converter.normalize.schemas``), a bad subject name strategy or boolean. Without fastavro
+(the ``avro`` extra) the converter key itself is refused, naming the package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from sparkcat.api.config import ConfigValue
+
+__all__ = ["avro_converter_errors"]
+
+
+def avro_converter_errors(config: Mapping[str, object]) -> list[ConfigValue]:
+    """Errors of the key and value AvroConverter settings in ``config`` (none when neither side uses it)."""
+    from sparkcat.connectors.avro_data import FASTAVRO_MISSING, fastavro_missing
+    from sparkcat.connectors.converters import is_avro_converter
+    from sparkcat.connectors.schema_registry import settings_problems
+
+    out = []
+    for prefix, is_key in (("key.converter", True), ("value.converter", False)):
+        name = str(config.get(prefix) or "").strip()
+        if not name or not is_avro_converter(name):
+            continue
+        if fastavro_missing():
+            out.append(ConfigValue(prefix, name, errors=[FASTAVRO_MISSING]))
+        settings = {k[len(prefix) + 1:]: v for k, v in config.items() if k.startswith(prefix + ".")}
+        for key, messages in settings_problems(settings, is_key).items():
+            full = f"{prefix}.{key}"
+            out.append(ConfigValue(full, config.get(full), errors=[m.replace(key, full, 1) for m in messages]))
+    return out
