@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["produce_all", "Deliveries", "lz4_available", "cached_producer", "drop_producer"]
+__all__ = ["produce_all", "Deliveries", "lz4_available", "cached_producer", "drop_producer", "LeaderLease",
+           "commit_under_lease"]
 
 log = logging.getLogger(__name__)
 
@@ -156,3 +158,28 @@ def fence_transactional_ids(conf: dict[str, str], ids: Sequence[str], logger: lo
     with ThreadPoolExecutor(max(1, min(8, len(ids)))) as pool:
         for producer in pool.map(lambda i: transactional_producer(conf, i, logger, timeout_s), ids):
             producer.flush(0)
+
+
+@dataclass(frozen=True)
+class LeaderLease:
+    """Proof that the driver which planned a micro-batch still leads, which Kafka checks as the batch commits.
+
+    ``group_metadata`` is the leader's ``consumer_group_metadata()`` in the cluster's leader group (its
+    member id and generation: plain bytes, so it travels to executors). A transaction that carries it
+    (``commit_under_lease``) commits an offset to that group for the config topic, and the group
+    coordinator refuses the commit (``UNKNOWN_MEMBER_ID``, ``ILLEGAL_GENERATION``) once the driver's
+    session expired and another driver leads: a driver resumed after a pause can fence the new leader's
+    producer but cannot commit a batch it planned before (KIP-447's fencing by group generation).
+    """
+
+    group_metadata: bytes
+    topic: str              # the config topic, whose partition 0 the leader holds (offset 0 is what is committed)
+
+
+def commit_under_lease(producer: Any, lease: LeaderLease | None, timeout_s: float) -> None:
+    """Commit the producer's open transaction; with a lease, only if the leader group still says this driver leads."""
+    if lease is not None:
+        from confluent_kafka import TopicPartition
+        producer.send_offsets_to_transaction([TopicPartition(lease.topic, 0, 0)],
+                                             lease.group_metadata, timeout_s)
+    producer.commit_transaction(timeout_s)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from sparkcat.errors import StorageError
+from sparkcat.kafka.producers import LeaderLease
 from sparkcat.runtime.supervision import Outage
 from sparkcat.storage.log import KeyedLog
 
@@ -57,6 +58,8 @@ class Leadership(Protocol):
 
     def step_down(self, reason: str) -> None: ...
 
+    def lease(self) -> LeaderLease | None: ...
+
 
 class SoleLeader:
     """One driver on its own stores (local stores, unit tests): always the leader, writes through the stores."""
@@ -75,6 +78,9 @@ class SoleLeader:
 
     def step_down(self, reason: str) -> None:
         log.error("This driver was fenced (%s) but has no group to step down in", reason)
+
+    def lease(self) -> LeaderLease | None:
+        return None  # no group: nothing else can lead
 
 
 @dataclass(frozen=True)
@@ -109,6 +115,7 @@ class GroupMembership:
         self._admin: Any = None
         self._lock = threading.Lock()
         self._assigned = False           # partition 0 is ours (rebalance callbacks)
+        self._lease: LeaderLease | None = None  # what this driver's exactly-once commits prove leadership with
         self._last_contact = 0.0         # monotonic time of the last answer from the coordinator
         self._leader_url: str | None = None
         self._rejoin = threading.Event()  # step_down asked the membership thread to leave and join again
@@ -159,11 +166,19 @@ class GroupMembership:
 
     # -- group state -----------------------------------------------------------------
 
-    def _on_assign(self, _consumer: Any, partitions: list) -> None:
-        """The assignment of a completed rebalance (eager: every member gets one, empty or not)."""
+    def _on_assign(self, consumer: Any, partitions: list) -> None:
+        """The assignment of a completed rebalance (eager: every member gets one, empty or not).
+
+        The partition is assigned paused: membership never reads the config topic (the config stream does).
+        """
+        consumer.assign(partitions)
+        if partitions:
+            consumer.pause(partitions)
         holds = self._holds_partition_0(partitions)
+        metadata = consumer.consumer_group_metadata() if holds else None  # this generation's member id
         with self._lock:
             changed, self._assigned = holds != self._assigned, holds
+            self._lease = LeaderLease(metadata, self.settings.config_topic) if holds else None
             if holds:
                 self._last_contact, self._leader_url = time.monotonic(), self.settings.url
         if changed:
@@ -171,12 +186,20 @@ class GroupMembership:
                      self.settings.url, "holds" if holds else "no longer holds", "leader" if holds else "standby")
             self.on_change()
 
-    def _on_lost(self, _consumer: Any, partitions: list) -> None:
-        """The session expired: partition 0 may be another member's already."""
+    def _on_lost(self, consumer: Any, partitions: list) -> None:
+        """The session expired (a pause, a network cut): partition 0 may be another member's already.
+
+        librdkafka would rejoin at once under the same ``client.id``, whose old join time sorts first, and so
+        take partition 0 back from the driver that leads now (issue 24). Leaving the subscription here stops
+        that rejoin; the membership thread then joins as a new member, the youngest, and stands by.
+        """
+        consumer.unsubscribe()
+        self._rejoin.set()
         with self._lock:
-            changed, self._assigned = self._assigned, False
+            changed, self._assigned, self._lease = self._assigned, False, None
         if changed:
-            log.info("Group %s: this driver (%s) lost its assignment: standby", self.settings.group, self.settings.url)
+            log.info("Group %s: this driver (%s) lost its session: standby; rejoining as a new member",
+                     self.settings.group, self.settings.url)
             self.on_change()
 
     def _holds_partition_0(self, partitions: list) -> bool:
@@ -203,6 +226,10 @@ class GroupMembership:
             return
         self.outage.recovered()
         with self._lock:
+            lapsed = self._assigned and time.monotonic() - self._last_contact >= s.grace_s
+        if lapsed and not self._still_holding(timeout):
+            return  # after a pause or a cut longer than the grace period, only the coordinator's word counts
+        with self._lock:
             self._last_contact = time.monotonic()
             assigned = self._assigned
             if assigned:
@@ -210,13 +237,37 @@ class GroupMembership:
         if not assigned:
             self._leader_url = self._described_holder(timeout) or self._leader_url
 
-    def _described_holder(self, timeout: float) -> str | None:
-        """The ``client.id`` (REST URL) of the member the coordinator reports holding partition 0."""
+    def _still_holding(self, timeout: float) -> bool:
+        """After contact lapsed: whether the coordinator still has this member holding partition 0.
+
+        The answer to the offsets request only proves the coordinator is reachable; a session that expired
+        meanwhile shows here, before librdkafka notices it, and this driver then rejoins as a standby.
+        """
+        description = self._describe(timeout)
+        if description is None:
+            return False  # asked again at the next heartbeat; no leadership meanwhile
+        me = self._consumer.memberid()
+        if any(m.member_id == me and m.assignment and self._holds_partition_0(m.assignment.topic_partitions)
+               for m in description.members):
+            return True
+        log.info("Group %s: this driver's (%s) session expired while it was out of contact", self.settings.group,
+                 self.settings.url)
+        self._on_lost(self._consumer, [])
+        return False
+
+    def _describe(self, timeout: float) -> Any:
+        """The coordinator's description of the group, or None when it does not answer."""
         try:
             future = self._admin.describe_consumer_groups([self.settings.group], request_timeout=timeout)
-            description = future[self.settings.group].result(timeout=timeout + 1)
+            return future[self.settings.group].result(timeout=timeout + 1)
         except Exception as e:  # noqa: BLE001 - asked again at the next heartbeat
             log.debug("Describing group %s failed: %s", self.settings.group, e)
+            return None
+
+    def _described_holder(self, timeout: float) -> str | None:
+        """The ``client.id`` (REST URL) of the member the coordinator reports holding partition 0."""
+        description = self._describe(timeout)
+        if description is None:
             return None
         holder = next((m.client_id for m in description.members
                        if m.assignment and self._holds_partition_0(m.assignment.topic_partitions)), None)
@@ -233,6 +284,11 @@ class GroupMembership:
         with self._lock:
             return self._leader_url
 
+    def lease(self) -> LeaderLease | None:
+        """This generation's proof of leadership for exactly-once commits (None unless partition 0 is ours)."""
+        with self._lock:
+            return self._lease
+
     def config_writer(self) -> KeyedLog:
         """A transactional writer of the config log; creating it fences every older writer (a deposed leader)."""
         from sparkcat.storage.kafka.log import KafkaLog
@@ -247,7 +303,7 @@ class GroupMembership:
         """Fenced by a newer writer: give partition 0 up by leaving and joining the group again."""
         log.warning("Group %s: stepping down (%s); rejoining as a standby", self.settings.group, reason)
         with self._lock:
-            self._assigned = False
+            self._assigned, self._lease = False, None
         self._rejoin.set()  # done by the membership thread: the consumer is used from one thread only
 
     def _join(self) -> None:
