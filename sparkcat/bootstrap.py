@@ -62,7 +62,7 @@ class Driver:
         leadership = self._leadership()
         self.stores = self._given_stores or open_stores(self.worker)
         reporter = new_status_reporter(self.stores, self.driver_id)
-        runner = QueryRunner(self.spark, lambda plan, result: self.reconciler.on_batch(plan, result))
+        runner = QueryRunner(self.spark, lambda plan, result: self.reconciler.on_batch(plan, result), leadership)
         self.reconciler = Reconciler(self.stores, reporter, runner, self.worker)
         self.herder = Herder(self.stores, self.reconciler, self.driver_id, leadership)
         if self.membership is not None:

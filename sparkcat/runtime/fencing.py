@@ -1,4 +1,5 @@
-"""Zombie fencing before an exactly-once source query starts, and Connect's ``tasks-fencing-NAME`` record.
+"""Zombie fencing before an exactly-once query starts (a source, or a sink with ``exactly.once.support=required``),
+and Connect's ``tasks-fencing-NAME`` record.
 
 Connect's leader fences the transactional ids of a connector's earlier task generation before
 any task of a new one starts (``DistributedHerder.fenceZombieSourceTasks``), then writes

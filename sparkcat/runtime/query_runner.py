@@ -3,6 +3,9 @@
 Each query's batch handler runs under the query's gate. A graceful stop takes the
 gate (so the batch in flight finishes and its offsets are recorded), marks the query
 as stopping, and only then stops it; a batch that starts afterwards refuses to write.
+The gate also refuses a batch while this driver does not lead (a driver resumed after a
+pause, before its herder has stopped its queries), and hands exactly-once writers the
+leadership's ``LeaderLease``, which their commits carry.
 """
 
 from __future__ import annotations
@@ -13,8 +16,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from sparkcat.runtime import resume
+from sparkcat.runtime.membership import Leadership, SoleLeader
 from sparkcat.spark.plan import BatchResult, QueryPlan
 from sparkcat.spark.pools import CONNECTORS_POOL, in_pool
+from sparkcat.storage.offsets import OffsetStore
 
 log = logging.getLogger(__name__)
 
@@ -51,9 +57,11 @@ class QueryRunner:
     starts and stops queries off the herder thread), each for a different query.
     """
 
-    def __init__(self, spark, on_batch: Callable[[QueryPlan, BatchResult], None]):
+    def __init__(self, spark, on_batch: Callable[[QueryPlan, BatchResult], None],
+                 leadership: Leadership | None = None):
         self.spark = spark
         self.on_batch = on_batch
+        self.leadership: Leadership = leadership or SoleLeader()
         self._registered = False
         self._register_lock = threading.Lock()
 
@@ -70,10 +78,13 @@ class QueryRunner:
             with running.gate:
                 if running.stopping:
                     raise QueryStopping(f"query of {plan.connector} is stopping; batch left for replay")
+                if not self.leadership.is_leader():
+                    running.stopping = True  # ended by us, not failed: nothing is reported FAILED
+                    raise QueryStopping(f"this driver does not lead now; batch of {plan.connector} left for replay")
                 run_batch()
 
         with in_pool(self.spark, CONNECTORS_POOL):  # behind the herder's config-log batches
-            running.query = queries.start_query(self.spark, plan, self.on_batch, gate)
+            running.query = queries.start_query(self.spark, plan, self.on_batch, gate, self.leadership.lease)
         return running
 
     def stop(self, running: RunningQuery, timeout_s: float = 60.0) -> None:
@@ -97,6 +108,10 @@ class QueryRunner:
             except Exception as e:  # a query that failed meanwhile raises here; it is stopped either way
                 log.debug("stopping query %s: %s", running.plan.connector, e)
 
+
+    def align_checkpoint(self, offsets: OffsetStore, plan: QueryPlan) -> bool:
+        """Drop ``plan``'s checkpoint when the cluster committed past it (``runtime/resume.py``); True when dropped."""
+        return resume.align_checkpoint(self.spark, offsets, plan)
 
     def delete_checkpoint(self, path: str) -> None:
         """Delete a query's checkpoint on whichever Hadoop file system holds it (``spark/hadoop_fs.py``).

@@ -26,6 +26,7 @@ from sparkcat.runtime import active_topics, sink_groups
 from sparkcat.runtime.query_moves import QueryMoves
 from sparkcat.runtime.query_runner import QueryRunner
 from sparkcat.runtime.reconfiguration import Reconfigurations, with_task_class
+from sparkcat.runtime.sink_guarantees import exactly_once_required
 from sparkcat.runtime.recovery import RetryPolicy, auto_restart, report_restarting, restart
 from sparkcat.runtime.status_reporter import StatusReporter, format_trace
 from sparkcat.runtime.validation import embedded_sink_config, secret_keys, validate_connector_config
@@ -226,10 +227,26 @@ class Reconciler:
         self.reporter.connector(rt.name, State.RUNNING)
         live = [t for t in task_ids if t not in rt.failed_tasks]
         if live:
-            prepare = fencing.zombie_fencing(self.stores.config, plan, state) if plan.exactly_once else None
-            self._moves.start(rt, plan, lambda: self._report_started(rt, plan, task_ids, len(live)), prepare)
+            self._moves.start(rt, plan, lambda: self._report_started(rt, plan, task_ids, len(live)),
+                              self._prepare(state, plan))
         else:
             self._report_tasks(rt, task_ids)
+
+    def _prepare(self, state: ClusterConfigState, plan: QueryPlan) -> Callable[[], None]:
+        """What runs on the starter thread before ``plan``'s query starts: fence the earlier tasks of an exactly-once
+        source or sink (so none commits more, and no transaction of theirs holds back reads of the offsets topic),
+        then resume from the cluster's committed positions if they are past this driver's checkpoint
+        (``runtime/resume.py``: leadership came back from another driver)."""
+        transactional = plan.exactly_once or (plan.connector_type == "sink"
+                                              and exactly_once_required(plan.connector_config))
+        fence = fencing.zombie_fencing(self.stores.config, plan, state) if transactional else None
+
+        def prepare() -> None:
+            if fence is not None:
+                fence()
+            self.runner.align_checkpoint(self.stores.offsets, plan)
+
+        return prepare
 
     def _report_started(self, rt: ConnectorRuntime, plan: QueryPlan, task_ids: list[int], live: int) -> None:
         log.info("Connector %s: query %r started with %d task(s) (checkpoint %s)",

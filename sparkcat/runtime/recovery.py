@@ -45,6 +45,11 @@ OUTAGE_MARKERS = (
     "org.apache.kafka.common.errors.NotEnoughReplicasException",
     "org.apache.kafka.common.errors.CoordinatorNotAvailableException",
     "StorageError:",
+    # An exactly-once producer fenced by another instance of its task (a driver resumed from a pause runs one
+    # batch before it notices it does not lead), or a lease refused because leadership moved: the batch is
+    # replayed by whichever driver leads, and its replay rule keeps it exactly once.
+    "_FENCED", "PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH", "ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID",
+    "org.apache.kafka.common.errors.ProducerFencedException",
 )
 #: A connector's own transient error (``sparkcat.errors.RetriableError``, or Connect's name for it).
 RETRIABLE_MARKERS = ("RetriableError:", "RetriableException:")

@@ -42,7 +42,7 @@ from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, SinkBatchIds, T
 from sparkcat.connectors.converters import ByteArrayConverter, StringConverter, converter_for
 from sparkcat.spark.kafka_input import Assignment, sink_position, subscribed_partitions, tag_tasks, tp_key
 from sparkcat.spark.kill_points import hold
-from sparkcat.spark.plan import BatchResult, QueryPlan
+from sparkcat.spark.plan import BatchResult, LeaseSource, QueryPlan, no_lease
 from sparkcat.transforms import KEEP
 
 __all__ = ["delta_handler", "TXN_APP_ID_CONF", "TXN_VERSION_CONF", "AUTO_MERGE_CONF"]
@@ -304,10 +304,11 @@ def write_batch(spark: SparkSession, rows: DataFrame, shape: Shape, settings: De
             _append(data, settings)
 
 
-def delta_handler(plan: QueryPlan) -> Handler:
+def delta_handler(plan: QueryPlan, lease: LeaseSource = no_lease) -> Handler:
     """The foreachBatch handler of a Delta sink (a sink connector, or a source's ``sink.*`` sink).
 
-    Raises ConfigError, naming the key, for settings it cannot honour, before any batch runs.
+    Raises ConfigError, naming the key, for settings it cannot honour, before any batch runs. ``lease`` is not
+    used: Delta's transaction versions, not a Kafka transaction, make its commits idempotent.
     """
     settings = DeltaSinkSettings.parse(_sink_config(plan))
     key_type = _struct_of(settings.key_schema, KEY_SCHEMA)

@@ -16,7 +16,7 @@ from typing import Any
 
 from sparkcat.errors import ConfigError, StorageError
 
-__all__ = ["scheme", "child_path", "local_root", "exists", "mkdirs", "delete", "list_names"]
+__all__ = ["scheme", "child_path", "local_root", "exists", "mkdirs", "delete", "list_names", "read_text"]
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +85,18 @@ def list_names(spark: Any, path: str) -> list[str]:
     if not fs.exists(jpath):
         return []
     return sorted(str(status.getPath().getName()) for status in fs.listStatus(jpath))
+
+
+def read_text(spark: Any, path: str) -> str | None:
+    """The whole content of the file ``path`` as UTF-8 text; None when it does not exist (small files only)."""
+    fs, jpath = _fs(spark, path)
+    if not fs.exists(jpath):
+        return None
+    stream = fs.open(jpath)
+    try:
+        return str(spark.sparkContext._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
+    finally:
+        stream.close()
 
 
 def delete(spark: Any, path: str) -> bool:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from sparkcat.plugins import load_class
 from sparkcat.spark.batch_results import Handler
 from sparkcat.spark.error_handling import ensure_dead_letter_queue
-from sparkcat.spark.plan import QueryPlan
+from sparkcat.spark.plan import LeaseSource, QueryPlan, no_lease
 from sparkcat.spark.sink_tasks import from_kafka_to_sink_task, to_sink_task
 from sparkcat.spark.source_to_kafka import to_kafka
 from sparkcat.spark.source_txn import to_kafka_exactly_once
@@ -39,18 +39,19 @@ def frame_writer(plan: QueryPlan) -> Callable[[QueryPlan], Handler] | None:
     return load_class(path) if path else None
 
 
-def handler_for(plan: QueryPlan) -> Handler:
+def handler_for(plan: QueryPlan, lease: LeaseSource = no_lease) -> Handler:
     """The handler a plan needs: a sink's DataFrame writer, Kafka sink connector, ``sink.*`` sink, or Kafka.
 
+    ``lease`` gives exactly-once writers the driver's proof of leadership at each batch (``LeaderLease``).
     A connector with a dead letter queue gets its topic first (``error_handling``), as Connect
     creates it when a task starts: a topic that cannot be created fails the connector's query now.
     """
     ensure_dead_letter_queue(plan)
     writer = frame_writer(plan)
     if writer is not None:
-        return writer(plan)
+        return writer(plan, lease=lease)
     if plan.connector_type == "sink":
         return from_kafka_to_sink_task(plan)
     if plan.sink_class:
         return to_sink_task(plan)
-    return to_kafka_exactly_once(plan) if plan.exactly_once else to_kafka(plan)
+    return to_kafka_exactly_once(plan, lease) if plan.exactly_once else to_kafka(plan)

@@ -37,6 +37,8 @@ from sparkcat.errors import ConfigError, ConnectorError
 from sparkcat.kafka.partitioner import keyed_partition, partition_count
 from sparkcat.kafka.producers import (
     TRANSACTION_TIMEOUT_MS,
+    LeaderLease,
+    commit_under_lease,
     fence_transactional_ids,
     task_transactional_id,
     transactional_producer,
@@ -150,6 +152,7 @@ class EosCopy:
     counts: dict[str, int]           # source topic -> target partition count (0: unknown)
     batch_id: int
     floors: dict[str, int] | None    # committed positions when this batch may repeat an earlier one
+    lease: LeaderLease | None = None  # the planning driver's proof of leadership, checked at commit
 
 
 # ---------------------------------------------------------------- executors
@@ -260,7 +263,7 @@ def copy_partition(spec: EosCopy, batches: Iterator[Any]) -> Iterator[Any]:
         offsets = _produce_positions(producer, spec, ends)
         hold(spec.connector, "copy-before-commit", spec.batch_id, task)
         committing = time.monotonic()
-        producer.commit_transaction(TXN_TIMEOUT_S)
+        commit_under_lease(producer, spec.lease, TXN_TIMEOUT_S)
         txn_s += time.monotonic() - committing
         hold(spec.connector, "copy-after-commit", spec.batch_id, task)
     except Exception as e:

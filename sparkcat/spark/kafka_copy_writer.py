@@ -74,8 +74,10 @@ from sparkcat.spark.kafka_input import (
     subscribed_partitions,
     worker_admin,
 )
+from sparkcat.kafka.producers import LeaderLease
 from sparkcat.spark.kill_points import hold
-from sparkcat.spark.plan import BatchResult, QueryPlan, TaskBatchResult, task_failure_message
+from sparkcat.spark.leases import write_under_lease
+from sparkcat.spark.plan import BatchResult, LeaseSource, QueryPlan, TaskBatchResult, no_lease, task_failure_message
 
 __all__ = ["kafka_copy_handler", "writer_options", "copy_frame", "CopyTargets", "TIMESTAMP_HEADER", "INTERCEPTOR"]
 
@@ -278,8 +280,8 @@ def _owners(assignment: Assignment, ranges: Sequence[_Range], topics: Sequence[s
             for r in ranges if topics is None or r.topic in topics]
 
 
-def kafka_copy_handler(plan: QueryPlan) -> Callable[[DataFrame, int], BatchResult]:
-    """The foreachBatch handler of a kafka copy sink connector (see the module doc).
+def kafka_copy_handler(plan: QueryPlan, lease: LeaseSource = no_lease) -> Callable[[DataFrame, int], BatchResult]:
+    """The foreachBatch handler of a kafka copy sink connector (see the module doc); ``lease``: exactly-once's.
 
     Raises ConfigError at once for a config the writer cannot run (refused producer settings,
     no cluster to write to, or a source connector naming this sink in ``sink.*``).
@@ -293,7 +295,7 @@ def kafka_copy_handler(plan: QueryPlan) -> Callable[[DataFrame, int], BatchResul
     servers = options["kafka.bootstrap.servers"]
     fmt = str(parsed[TARGET_TOPIC_FORMAT_CONFIG])
     if exactly_once_required(config):
-        return _eos_copy_handler(plan, config, options)
+        return _eos_copy_handler(plan, config, options, lease)
     live = plan.live_tasks
     targets: list[CopyTargets] = []  # built on the first batch: no network work while the query starts
 
@@ -346,8 +348,8 @@ def _prepare_targets(plan: QueryPlan, targets: CopyTargets, partitions: Sequence
     return counts
 
 
-def _eos_copy_handler(plan: QueryPlan, config: dict[str, str], options: dict[str, str]) -> Callable[
-        [DataFrame, int], BatchResult]:
+def _eos_copy_handler(plan: QueryPlan, config: dict[str, str], options: dict[str, str],
+                      lease: LeaseSource) -> Callable[[DataFrame, int], BatchResult]:
     """The handler with ``exactly.once.support=required`` (``kafka_copy_eos``): transactions per task and batch.
 
     The first batch of the query fences the connector's task ids and reads the committed positions, so
@@ -376,16 +378,21 @@ def _eos_copy_handler(plan: QueryPlan, config: dict[str, str], options: dict[str
         topics = sorted({t for t, _ in partitions})
         owned = lambda topic: sorted({assignment.owners[(t, p)] for t, p in partitions if t == topic})  # noqa: E731
         counts = _prepare_targets(plan, targets[0], partitions, topics, owned)
-        floors = None
-        if replayable:
-            try:
-                fence(conf, group, plan.connector, len(plan.task_configs))
-                floors = committed_floors(conf, plan.offsets_store, plan.connector)
-            except Exception as e:
-                raise _blamed(plan, live, e) from e
-        spec = EosCopy(plan.connector, group, conf, dict(plan.offsets_store), {t: targets[0].router(t) for t in topics},
-                       counts, batch_id, floors)
-        rows = route(batch_df, assignment).mapInArrow(lambda it: copy_partition(spec, it), EOS_RESULT_SCHEMA).collect()
+
+        def run(held: LeaderLease | None, replay: bool) -> list[Any]:
+            floors = None
+            if replay:
+                try:
+                    fence(conf, group, plan.connector, len(plan.task_configs))
+                    floors = committed_floors(conf, plan.offsets_store, plan.connector)
+                except Exception as e:
+                    raise _blamed(plan, live, e) from e
+            spec = EosCopy(plan.connector, group, conf, dict(plan.offsets_store),
+                           {t: targets[0].router(t) for t in topics}, counts, batch_id, floors, held)
+            return route(batch_df, assignment).mapInArrow(lambda it: copy_partition(spec, it),
+                                                          EOS_RESULT_SCHEMA).collect()
+
+        rows = write_under_lease(lease, run, bool(replayable), plan.connector, batch_id)
         replayable.clear()
         hold(plan.connector, "copy-batch-written", batch_id)
         result = batch_result(plan.connector, batch_id, rows, started)

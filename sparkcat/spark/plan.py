@@ -11,7 +11,10 @@ import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
+
+from sparkcat.kafka.producers import LeaderLease
 
 
 @dataclass
@@ -62,6 +65,15 @@ class QueryPlan:
     @classmethod
     def from_json(cls, text: str) -> QueryPlan:
         return cls(**json.loads(text))
+
+
+#: Where a query's batches get the driver's current ``LeaderLease`` (None: no group, this driver alone leads).
+LeaseSource = Callable[[], LeaderLease | None]
+
+
+def no_lease() -> LeaderLease | None:
+    """The lease source of a driver without a leader group."""
+    return None
 
 
 @dataclass

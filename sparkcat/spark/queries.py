@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
@@ -19,7 +20,7 @@ from pyspark.sql.streaming import StreamingQuery
 from sparkcat.spark import connector_source
 from sparkcat.spark.handlers import handler_for
 from sparkcat.spark.kafka_input import reader_options, subscribed_partitions, tp_key, worker_admin
-from sparkcat.spark.plan import BatchResult, QueryPlan
+from sparkcat.spark.plan import BatchResult, LeaseSource, QueryPlan, no_lease
 
 __all__ = ["KAFKA_FORMAT", "KAFKA_COLUMNS", "register_sources", "start_query", "read_stream",
            "sink_starting_offsets"]
@@ -44,36 +45,43 @@ def register_sources(spark: SparkSession) -> None:
     spark.dataSource.register(connector_source.ConnectorSource)
 
 
-def sink_starting_offsets(plan: QueryPlan) -> dict[str, int]:
-    """``{"topic:partition": next offset}`` from the offsets store, for a sink's fresh checkpoint."""
-    if not plan.offsets_store:
-        return {}
-    from sparkcat.storage.factory import open_offsets_store
-    store = open_offsets_store(plan.offsets_store)
-    try:
-        pairs = store.partitions(plan.connector)
-    finally:
-        store.close()
-    out = {}
-    for partition, offset in pairs:
-        topic, kp = partition.get("kafka_topic"), partition.get("kafka_partition")
-        if topic is not None and kp is not None and isinstance(offset, dict) and "kafka_offset" in offset:
-            out[tp_key(topic, kp)] = int(offset["kafka_offset"])
-    return out or group_starting_offsets(plan)
-
-
-def group_starting_offsets(plan: QueryPlan) -> dict[str, int]:
-    """The positions committed to the sink's consumer group (``connect-NAME``): a connector Connect ran before."""
+def sink_starting_offsets(plan: QueryPlan, store: Any = None) -> dict[str, int]:
+    """``{"topic:partition": next offset}`` for a sink's fresh checkpoint: per partition the larger of the offsets
+    store's position and the one committed to the sink's consumer group ``connect-NAME`` (which is ahead when a
+    Kafka Connect worker ran the connector since). ``store``: an open ``OffsetStore`` (else one is opened)."""
     from sparkcat.kafka.sink_groups import committed_positions, sink_group_id
+
+    out = {tp_key(p["kafka_topic"], p["kafka_partition"]): int(o["kafka_offset"])
+           for p, o in _stored_sink_pairs(plan, store)
+           if isinstance(o, dict) and "kafka_offset" in o and "kafka_topic" in p and "kafka_partition" in p}
     if not plan.bootstrap_servers:
-        return {}
+        return out
     group = sink_group_id(plan.connector, plan.connector_config)
-    found = {tp_key(t, p): o for t, p, o in committed_positions(worker_admin(plan.bootstrap_servers,
-                                                                             plan.kafka_config), group)}
-    if found:
-        log.info("Connector %s: no stored positions, starting from group %s's committed offsets (%d partition(s))",
-                 plan.connector, group, len(found))
-    return found
+    ahead = 0
+    for topic, partition, offset in committed_positions(worker_admin(plan.bootstrap_servers, plan.kafka_config), group):
+        key = tp_key(topic, partition)
+        if offset > out.get(key, -1):
+            out[key], ahead = offset, ahead + 1
+    if ahead:
+        log.info("Connector %s: group %s committed past the offsets store in %d partition(s); those start there",
+                 plan.connector, group, ahead)
+    return out
+
+
+def _stored_sink_pairs(plan: QueryPlan, store: Any) -> list[tuple[dict[str, Any], Any]]:
+    """The sink's ``(partition, offset)`` pairs in the offsets store, read once no transaction is open."""
+    if store is not None:
+        store.get(plan.connector, stable=True)  # an exactly-once copy's positions come in transactions
+        return store.partitions(plan.connector)
+    if not plan.offsets_store:
+        return []
+    from sparkcat.storage.factory import open_offsets_store
+    opened = open_offsets_store(plan.offsets_store)
+    try:
+        opened.get(plan.connector, stable=True)
+        return opened.partitions(plan.connector)
+    finally:
+        opened.close()
 
 
 def _kafka_stream(spark: SparkSession, plan: QueryPlan) -> DataFrame:
@@ -110,14 +118,15 @@ def transformed(rows: DataFrame, plan: QueryPlan) -> DataFrame:
 
 
 def start_query(spark: SparkSession, plan: QueryPlan, on_batch: OnBatch,
-                gate: BatchGate | None = None) -> StreamingQuery:
+                gate: BatchGate | None = None, lease: LeaseSource = no_lease) -> StreamingQuery:
     """Start the connector's query; ``on_batch`` gets each non-empty batch's result on the query thread.
 
     ``gate``, when given, is called with a thunk that runs the batch (writing and
     ``on_batch``); it may hold a lock around it, or raise instead of calling it to leave
-    the batch uncommitted for replay.
+    the batch uncommitted for replay. ``lease``: the driver's proof of leadership, which
+    exactly-once writers commit with (``kafka.producers.LeaderLease``).
     """
-    handler = handler_for(plan)
+    handler = handler_for(plan, lease)
     started: list[StreamingQuery] = []
 
     def run(batch_df: DataFrame, batch_id: int) -> None:

@@ -11,7 +11,9 @@ Each Spark partition is one connector task's share of the micro-batch. On its ex
    value), the task's new source offsets;
 4. if the stored offsets already equal the batch's end, that transaction had committed before
    the replay: this one is aborted and the task reports the batch as skipped. Otherwise (it
-   aborted, or never ran) the batch is written again.
+   aborted, or never ran) the batch is written again;
+5. the commit carries the driver's ``LeaderLease``: the group coordinator refuses it when the
+   driver that planned the batch no longer leads (``kafka.producers.commit_under_lease``).
 
 The driver then stores no offsets for the batch (``Reconciler.on_batch``): they are in the
 transaction. ``kill_points.hold`` (tests only) parks the process at a kill point.
@@ -31,12 +33,13 @@ from pyspark.sql.types import DataType
 
 from sparkcat.connectors.converters import converter_for
 from sparkcat.kafka.partitioner import keyed_partition
-from sparkcat.kafka.producers import Deliveries, task_transactional_id, transactional_producer
+from sparkcat.kafka.producers import Deliveries, LeaderLease, commit_under_lease, task_transactional_id, transactional_producer
 from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, Tallies, batch_result, raise_task_error, result_batch
 from sparkcat.spark.error_handling import record_errors
 from sparkcat.spark.kill_points import hold
+from sparkcat.spark.leases import write_under_lease
 from sparkcat.spark.kafka_serialisation import value_type_of
-from sparkcat.spark.plan import BatchResult, QueryPlan
+from sparkcat.spark.plan import BatchResult, LeaseSource, QueryPlan, no_lease
 from sparkcat.spark.source_to_kafka import produce_arrow_rows, producer_config
 from sparkcat.storage import json_codec
 from sparkcat.storage.offsets import record_key
@@ -80,7 +83,7 @@ class _TaskTransaction:
         self.producer.begin_transaction()
 
     def finish(self, offsets: dict[str, tuple[str, str]], deliveries: Deliveries, replay: bool,
-               batch_id: int) -> tuple[bool, float]:
+               batch_id: int, lease: LeaderLease | None) -> tuple[bool, float]:
         """Commit records and offsets; abort instead when a replay finds them committed. (skipped, ms)."""
         p = self.producer
         if replay and _committed_before(self.plan, offsets):
@@ -93,7 +96,7 @@ class _TaskTransaction:
         p.flush(TIMEOUT_S)  # as the at-least-once path does: not part of the cost of exactly-once
         deliveries.raise_error()
         started = time.monotonic()
-        p.commit_transaction(TIMEOUT_S)
+        commit_under_lease(p, lease, TIMEOUT_S)
         hold(self.plan.connector, "after-commit", batch_id)
         return False, self.init_ms + (time.monotonic() - started) * 1000
 
@@ -106,7 +109,7 @@ class _TaskTransaction:
 
 
 def produce_task_batch(plan: QueryPlan, conf: dict[str, str], value_type: DataType, replay: bool, batch_id: int,
-                       batches: Iterator[Any]) -> Iterator[Any]:
+                       lease: LeaderLease | None, batches: Iterator[Any]) -> Iterator[Any]:
     """Executor: one task's rows and offsets in one transaction; yields its result row (``EOS_RESULT_SCHEMA``)."""
     from pyspark import TaskContext
     batches = (b for b in batches if b.num_rows)
@@ -127,7 +130,7 @@ def produce_task_batch(plan: QueryPlan, conf: dict[str, str], value_type: DataTy
         errors.flush()
         if set(tallies) != {task}:
             raise RuntimeError(f"one Spark partition holds tasks {sorted(tallies)}; exactly-once needs one")
-        skipped, ms = txn.finish(tallies[task].offsets, deliveries, replay, batch_id)
+        skipped, ms = txn.finish(tallies[task].offsets, deliveries, replay, batch_id, lease)
     except Exception as e:
         if txn is not None:
             txn.abort()
@@ -141,22 +144,28 @@ def produce_task_batch(plan: QueryPlan, conf: dict[str, str], value_type: DataTy
                                      names=[*base.schema.names, "skipped", "transaction_ms"])
 
 
-def to_kafka_exactly_once(plan: QueryPlan) -> Handler:
-    """Handler writing each task's share of a batch and its offsets in one Kafka transaction."""
+def to_kafka_exactly_once(plan: QueryPlan, lease: LeaseSource = no_lease) -> Handler:
+    """Handler writing each task's share of a batch and its offsets in one Kafka transaction.
+
+    Each transaction commits under the driver's ``lease`` as the batch began: a driver that lost the
+    leadership meanwhile (paused past its session) cannot commit it, though it may fence the new leader's
+    producer, whose batch then fails transiently and is replayed.
+    """
     conf = producer_config(plan)
     fresh = [True]  # the query's first batch may be a replay of one the last run wrote
 
     def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
         started = time.monotonic()
         value_type = value_type_of(batch_df.schema["value"])  # named by SetSchemaMetadata
-        replay = fresh[0]
-        if replay:  # one line per query: where a (re)start's time goes before its first record
+        if fresh[0]:  # one line per query: where a (re)start's time goes before its first record
             log.info("Connector %s: first batch %d of this query begins", plan.connector, batch_id)
 
-        def write(batches: Iterator[Any]) -> Iterator[Any]:
-            return produce_task_batch(plan, conf, value_type, replay, batch_id, batches)
+        def run(held: LeaderLease | None, replay: bool) -> list[Any]:
+            def write(batches: Iterator[Any]) -> Iterator[Any]:
+                return produce_task_batch(plan, conf, value_type, replay, batch_id, held, batches)
+            return batch_df.mapInArrow(write, EOS_RESULT_SCHEMA).collect()
 
-        rows = batch_df.mapInArrow(write, EOS_RESULT_SCHEMA).collect()
+        rows = write_under_lease(lease, run, fresh[0], plan.connector, batch_id)
         fresh[0] = False
         result = batch_result(plan.connector, batch_id, rows, started)
         result.transaction_ms = max((r.transaction_ms for r in rows), default=None)

@@ -41,6 +41,9 @@ class FakeRunner:
     def delete_checkpoint(self, path: str) -> None:
         self.deleted_checkpoints.append(path)
 
+    def align_checkpoint(self, offsets, plan: QueryPlan) -> bool:
+        return False  # no Spark, no checkpoint
+
 
 def setup(tmp_path):
     runner = FakeRunner()

@@ -80,6 +80,9 @@ class SlowRunner:
         with self.lock:
             self.deleted.append(path)
 
+    def align_checkpoint(self, offsets, plan: QueryPlan) -> bool:
+        return False  # no Spark, no checkpoint
+
     def stop(self, query: SlowQuery) -> None:
         name = query.plan.connector
         with self.entered:
