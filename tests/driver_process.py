@@ -34,6 +34,16 @@ def session_pids(sid: int) -> list[int]:
     return [int(p) for p in out.split()]
 
 
+def signal_session(child: subprocess.Popen, sig: int) -> None:
+    """Send ``sig`` to every process of the child's session (SIGSTOP freezes the whole driver, as a long GC
+    pause or a stalled VM would; SIGCONT resumes it)."""
+    for pid in session_pids(child.pid):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
 def kill_session(child: subprocess.Popen) -> None:
     """SIGKILL every process in the child's session at once, then check that none is left."""
     for pid in session_pids(child.pid):

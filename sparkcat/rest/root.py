@@ -27,6 +27,7 @@ def router(ctx: RestContext) -> APIRouter:
         if hasattr(herder, "is_leader"):  # sparkcat's fields: which driver leads the cluster
             info["sparkcat_role"] = "leader" if herder.is_leader else "standby"
             info["sparkcat_leader_url"] = herder.leader_url
+            info["sparkcat_running_connectors"] = herder.running_connectors()
         return info
 
     @api.get("/health", summary="200 once the driver has read the config log; 503 while starting, or while the "

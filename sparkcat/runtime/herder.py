@@ -307,6 +307,11 @@ class Herder(OffsetsApi):
         self._require(name)
         return self.stores.status.topics(name)
 
+    def running_connectors(self) -> list[str]:
+        """The connectors whose streaming query runs on this driver now (none on a standby)."""
+        return sorted(name for name, rt in list(self.reconciler.runtimes.items())
+                      if rt.query is not None and rt.query.is_active())
+
     def connector_progress(self) -> list[tuple[str, Progress]]:
         """(name, copy of its progress) of every connector this driver runs, by name."""
         runtimes = sorted(list(self.reconciler.runtimes.items()))

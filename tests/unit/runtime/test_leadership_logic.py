@@ -123,4 +123,5 @@ def test_a_standby_answers_409_to_a_write_already_forwarded_and_reads_itself(dri
     assert nobody.status_code == 409 and "no driver leads" in nobody.json()["message"]
     assert client.get("/connectors").json() == []  # a read: answered by the standby itself
     info = client.get("/").json()
-    assert (info["sparkcat_role"], info["sparkcat_leader_url"]) == ("standby", None)
+    assert (info["sparkcat_role"], info["sparkcat_leader_url"], info["sparkcat_running_connectors"]) == (
+        "standby", None, [])
