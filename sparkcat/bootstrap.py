@@ -66,6 +66,9 @@ class Driver:
         self.reconciler = Reconciler(self.stores, reporter, runner, self.worker)
         self.herder = Herder(self.stores, self.reconciler, self.driver_id, leadership)
         if self.membership is not None:
+            herder = self.herder
+            # promoted or demoted: the herder acts at once, and the JVM writers' lease follows
+            self.membership.on_change = lambda: (herder.wake(), runner.publish_lease())
             self.membership.start()
         self.herder.start()
         self.config_stream = ConfigStream(self.spark, self.worker, self.herder)

@@ -29,6 +29,7 @@ from sparkcat.api.connector import (
     task_config_copies,
 )
 from sparkcat.api.converter import Converter
+from sparkcat.api.native import NativeWrite, NativeWriteContext, TriggerMode
 from sparkcat.api.records import SinkRecord, SourceRecord
 from sparkcat.api.task_context import SinkTaskContext
 from sparkcat.api.util import group_partitions, partition_key
@@ -40,5 +41,6 @@ __all__ = [
     "Range", "Type", "ValidList", "ValidString", "Width", "Connector", "CopiesConfigToTasks", "ExactlyOnceSupport",
     "SinkConnector",
     "SinkTask", "SourceConnector", "SourceTask", "Task", "task_config_copies", "Converter", "SinkRecord",
-    "SourceRecord", "SinkTaskContext", "group_partitions", "partition_key", "RetriableError",
+    "SourceRecord", "SinkTaskContext", "group_partitions", "partition_key", "RetriableError", "NativeWrite",
+    "NativeWriteContext", "TriggerMode",
 ]

@@ -15,6 +15,7 @@ from enum import Enum
 from typing import Any, ClassVar
 
 from sparkcat.api.config import ConfigDef, ConfigValue
+from sparkcat.api.native import NativeWrite, NativeWriteContext
 from sparkcat.api.records import SinkRecord, SourceRecord
 from sparkcat.api.task_context import SinkTaskContext
 
@@ -329,6 +330,17 @@ class SinkConnector(Connector):
         Returns whether it did anything; the default keeps nothing and returns False.
         """
         return False
+
+    def native_write(self, context: NativeWriteContext) -> NativeWrite | None:
+        """How Spark writes this connector's records itself (``sparkcat.api.native``), or None (the default):
+        its tasks' ``put`` gets them instead. Called on the driver, on the started connector, when its
+        query starts."""
+        return None
+
+    @classmethod
+    def writes_natively(cls) -> bool:
+        """Whether the connector class overrides ``native_write`` (its records may never reach Python)."""
+        return cls.native_write is not SinkConnector.native_write
 
 
 def task_config_copies(config: Mapping[str, str], max_tasks: int, id_key: str | None = "task.id",

@@ -25,14 +25,27 @@ Options
   (serializers, ``transactional.id``, librdkafka-only names such as ``message.timeout.ms``) are
   refused when the connector starts, naming the key.
 
+- ``trigger.mode`` (STRING, ``processingtime`` or ``realtime``, default ``processingtime``): Spark's
+  trigger. ``realtime`` runs the at-least-once copy in Spark's real-time mode (``Trigger.RealTime``,
+  Spark 4.1+): long-running batches of ``trigger.realtime.batch.duration.ms`` (default 5000) during
+  which each record is copied as it arrives; it needs a core per subscribed partition for the whole
+  batch (refused otherwise) and is refused with ``exactly.once.support=required``.
+- ``async.progress.tracking.enabled`` (BOOLEAN, default true): Spark's asynchronous progress tracking
+  for the at-least-once copy (micro-batches do not wait for the checkpoint's offset and commit logs;
+  they are written every ``async.progress.tracking.checkpoint.interval.ms``, default 1000). A restart
+  may then replay what was copied since the last checkpoint write; sparkcat starts from the offsets
+  store instead when it is ahead (see README, Resuming), so the replay is at most the batches whose
+  progress had not reached the store. Refused with ``exactly.once.support=required``.
+
 How records are written
 -----------------------
-Records never pass through Python: the runtime reads the source topics with Spark's Kafka source
-and writes each micro-batch whole with Spark's Kafka writer (``KafkaSinkTask.frame_writer``,
-``sparkcat.spark.kafka_copy_writer``), on the executors, in the JVM. Spark's writer has no
-timestamp column, so the timestamp travels in a reserved header that sparkcat's producer
-interceptor (``org.sparkcat.kafka.HeaderTimestampInterceptor``, built from ``jvm/interceptor``)
-turns back into the record's timestamp.
+Records never pass through Python: the copy is a native sink (``KafkaSinkConnector.native_write``,
+``sparkcat.connectors.kafka_copy``): one streaming query from Spark's Kafka source to Spark's Kafka
+sink (at least once) or to sparkcat's exactly-once writer in the JVM (``jvm/writers``), on the
+executors. Its positions, task statuses and metrics come from the query's progress. Spark's Kafka
+sink has no timestamp column, so the timestamp travels in a reserved header that sparkcat's producer
+interceptor (``org.sparkcat.kafka.HeaderTimestampInterceptor``, built from ``jvm/writers``) turns back
+into the record's timestamp.
 
 Partitions
 ----------
@@ -50,13 +63,12 @@ records of the failed attempt a second time. Within a partition the order of the
 (idempotent producer). Record headers are copied too (order and repeated keys kept).
 
 ``exactly.once.support=required`` (a sparkcat extension for sinks): exactly once, for readers
-reading ``read_committed``. Each task's share of a micro-batch is one Kafka transaction of a
-confluent-kafka producer that also carries the task's positions in the offsets topic
-(``sparkcat.spark.kafka_copy_eos``), so the target must be the worker's cluster
-(``target.bootstrap.servers`` unset; ``exactly_once_support`` says UNSUPPORTED otherwise). The same
-records as the at-least-once path (key, value, headers, timestamp, partition; Java's murmur2
-partitioner for records whose partition the target lacks); ``producer.override.*`` keys must then
-also be librdkafka settings (most Java producer names are).
+reading ``read_committed``. Each task's share of a micro-batch is one Kafka transaction of a Java
+producer (``transactional.id`` ``{group.id}-{connector}-{task}``, Connect's pattern) in sparkcat's
+exactly-once writer, which also carries the task's positions in the offsets topic and the driver's
+leader lease, so the target must be the worker's cluster (``target.bootstrap.servers`` unset;
+``exactly_once_support`` says UNSUPPORTED otherwise). The same records as the at-least-once path.
+A replayed batch skips the records below the committed positions.
 """
 
 from __future__ import annotations
@@ -65,18 +77,23 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from sparkcat import __version__
-from sparkcat.api.config import ConfigDef, Custom, Importance, Type
+from sparkcat.api.config import ConfigDef, Custom, Importance, Range, Type, ValidString
 from sparkcat.api.connector import CopiesConfigToTasks, ExactlyOnceSupport, SinkConnector, SinkTask
+from sparkcat.api.native import NativeWrite, NativeWriteContext
 from sparkcat.api.records import SinkRecord
 from sparkcat.errors import ConfigError, ConnectorError
 
 __all__ = ["KafkaSinkConnector", "KafkaSinkTask", "CONFIG_DEF", "TopicRouter", "target_topic", "target_servers",
-           "producer_overrides", "COPY_PRODUCER_DEFAULTS", "METADATA_MAX_AGE_S"]
+           "producer_overrides", "COPY_PRODUCER_DEFAULTS", "METADATA_MAX_AGE_S", "exactly_once_required"]
 
 TARGET_TOPIC_FORMAT_CONFIG = "target.topic.format"
 TARGET_BOOTSTRAP_CONFIG = "target.bootstrap.servers"
 TARGET_TOPIC_CREATE_CONFIG = "target.topic.create"
 TARGET_REPLICATION_CONFIG = "target.topic.replication.factor"
+TRIGGER_MODE_CONFIG = "trigger.mode"
+REAL_TIME_BATCH_CONFIG = "trigger.realtime.batch.duration.ms"
+ASYNC_PROGRESS_CONFIG = "async.progress.tracking.enabled"
+ASYNC_PROGRESS_INTERVAL_CONFIG = "async.progress.tracking.checkpoint.interval.ms"
 TASK_ID_CONFIG = "task.id"
 TOPIC_PLACEHOLDER = "${topic}"
 DEFAULT_FORMAT = "${topic}.copy"
@@ -124,6 +141,18 @@ CONFIG_DEF: ConfigDef = (
             "Create a missing target topic with the partition count of its source topic.")
     .define(TARGET_REPLICATION_CONFIG, Type.SHORT, -1, None, Importance.LOW,
             "Replication factor of target topics this connector creates; -1 means the broker's default.")
+    .define(TRIGGER_MODE_CONFIG, Type.STRING, "processingtime", ValidString.in_ignore_case("processingtime", "realtime"),
+            Importance.MEDIUM, "Spark's trigger: 'processingtime' runs micro-batches every trigger.interval.ms; "
+            "'realtime' runs Spark's real-time mode (long batches that copy each record as it arrives; one core per "
+            "subscribed partition; at least once only).")
+    .define(REAL_TIME_BATCH_CONFIG, Type.LONG, 5000, Range.at_least(100), Importance.LOW,
+            "With trigger.mode=realtime: the duration of one real-time batch, after which positions are stored.")
+    .define(ASYNC_PROGRESS_CONFIG, Type.BOOLEAN, True, None, Importance.LOW,
+            "Spark's asynchronous progress tracking for the at-least-once copy: batches do not wait for checkpoint "
+            "writes; a restart may replay what was copied since the last one (the offsets store, when ahead, limits "
+            "that). Not with exactly.once.support=required.")
+    .define(ASYNC_PROGRESS_INTERVAL_CONFIG, Type.LONG, 1000, Range.at_least(0), Importance.LOW,
+            "With asynchronous progress tracking: how often the checkpoint's offset and commit logs are written.")
     .freeze()
 )
 """The connector's keys; task configs carry the same keys plus ``task.id``."""
@@ -240,11 +269,26 @@ LIBRDKAFKA_PRODUCER_KEYS: dict[str, str | None] = {
 # ---------------------------------------------------------------- connector and task
 
 
+def exactly_once_required(config: Mapping[str, object]) -> bool:
+    """Whether ``exactly.once.support`` is ``required`` (case-insensitive, as Connect reads it)."""
+    return str(config.get("exactly.once.support") or "requested").strip().lower() == "required"
+
+
 def _check_kafka_sink_config(config: dict[str, str]) -> None:
-    """Parse the keys, refuse converters the copy cannot honour and bad producer overrides."""
-    CONFIG_DEF.parse(config)
+    """Parse the keys, refuse converters the copy cannot honour, bad producer overrides, and an exactly-once copy
+    asked for what only the at-least-once one does."""
+    parsed = CONFIG_DEF.parse(config)
     _check_converters(config)
     producer_overrides(config)
+    if not exactly_once_required(config):
+        return
+    if str(parsed[TRIGGER_MODE_CONFIG]).lower() == "realtime":
+        raise ConfigError("trigger.mode=realtime runs Spark's own Kafka sink, which has no transactions; it cannot "
+                          "be combined with exactly.once.support=required", {TRIGGER_MODE_CONFIG: ["at least once only"]})
+    if str(config.get(ASYNC_PROGRESS_CONFIG) or "").strip().lower() == "true":
+        raise ConfigError("async.progress.tracking.enabled=true is Spark's Kafka sink's; the exactly-once copy "
+                          "commits each batch in transactions and tracks progress synchronously",
+                          {ASYNC_PROGRESS_CONFIG: ["at least once only"]})
 
 
 class KafkaSinkConnector(CopiesConfigToTasks, SinkConnector):
@@ -264,6 +308,11 @@ class KafkaSinkConnector(CopiesConfigToTasks, SinkConnector):
     def task_class(self) -> type[KafkaSinkTask]:
         return KafkaSinkTask
 
+    def native_write(self, context: NativeWriteContext) -> NativeWrite:
+        """Spark copies the records itself (``sparkcat.connectors.kafka_copy``); no task's ``put`` is called."""
+        from sparkcat.connectors.kafka_copy import native_copy  # pyspark: imported where the query starts
+        return native_copy(context.config, context)
+
     def exactly_once_support(self, config: Mapping[str, str]) -> ExactlyOnceSupport:
         """Supported when the copy writes to the worker's own cluster, where its positions live (the offsets
         topic): records and positions then go in one transaction. Not for another target cluster."""
@@ -273,12 +322,8 @@ class KafkaSinkConnector(CopiesConfigToTasks, SinkConnector):
 
 
 class KafkaSinkTask(SinkTask):
-    """The copy's task. Its records never reach Python: the runtime writes each micro-batch whole with
-    Spark's Kafka writer (``frame_writer``, see ``sparkcat.spark.kafka_copy_writer``), so ``put`` is
-    never called; the class names that writer, and carries the task's config and id as any task does."""
-
-    #: The runtime writes this connector's micro-batches with this handler factory, not through ``put``.
-    frame_writer = "sparkcat.spark.kafka_copy_writer:kafka_copy_handler"
+    """The copy's task. Its records never reach Python: Spark writes them (``KafkaSinkConnector.native_write``),
+    so ``put`` is never called; the task carries its config and id as any task does."""
 
     def version(self) -> str:
         return __version__
@@ -287,8 +332,8 @@ class KafkaSinkTask(SinkTask):
         _check_kafka_sink_config(config)
 
     def put(self, records: Iterable[SinkRecord]) -> None:
-        raise ConnectorError("the kafka sink's records are written by Spark's Kafka writer "
-                             f"({self.frame_writer}), never through put")
+        raise ConnectorError("the kafka sink's records are written by Spark (KafkaSinkConnector.native_write), "
+                             "never through put")
 
     def stop(self) -> None:
         pass

@@ -69,16 +69,21 @@ def _retrying(call: Callable[[], Any], timeout_s: float = TIMEOUT_S) -> Any:
             time.sleep(0.2)
 
 
-def committed_positions(admin: Any, group: str) -> list[tuple[str, int, int]]:
-    """(topic, partition, next offset) of every partition the group has committed; [] for no group."""
-    from confluent_kafka import ConsumerGroupTopicPartitions
+def committed_positions(consumer_conf: Mapping[str, str], group: str,
+                        partitions: Iterable[tuple[str, int]]) -> list[tuple[str, int, int]]:
+    """(topic, partition, next offset) of each of ``partitions`` the group has committed.
 
-    def ask() -> list:
-        futures = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)], request_timeout=TIMEOUT_S)
-        return [f.result(timeout=TIMEOUT_S + 5) for f in futures.values()]
-    out = []
-    for result in _retrying(ask):
-        for tp in result.topic_partitions or []:
-            if tp.error is None and tp.offset >= 0:
-                out.append((tp.topic, tp.partition, tp.offset))
-    return out
+    Asked through a consumer of the group that never joins it (``committed``), not the AdminClient's
+    ListConsumerGroupOffsets: librdkafka 2.x crashes the process (SIGSEGV in ``rd_kafka_cgrp_op``) when an
+    AdminClient's OffsetFetch response says the coordinator is still loading, as on a broker just started.
+    """
+    from confluent_kafka import Consumer, TopicPartition
+    wanted = [TopicPartition(t, p) for t, p in partitions]
+    if not wanted:
+        return []
+    consumer = Consumer({**consumer_conf, "group.id": group, "enable.auto.commit": False})
+    try:
+        got = _retrying(lambda: consumer.committed(wanted, timeout=TIMEOUT_S))
+    finally:
+        consumer.close()
+    return [(tp.topic, tp.partition, tp.offset) for tp in got if tp.error is None and tp.offset >= 0]

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 
 from sparkcat.api.config import ConfigValue
-from sparkcat.api.connector import Connector
+from sparkcat.api.connector import Connector, SinkConnector
 
 __all__ = ["error_handling_errors", "DLQ_TOPIC"]
 
@@ -64,6 +64,8 @@ def _unconverted_reason(cls: type[Connector], sink: bool, nested: bool,
         if any(str(k).startswith("sink.") for k in config):
             return "a source connector with sink.* keys hands its records to that sink without converting them"
         return None
+    if issubclass(cls, SinkConnector) and cls.writes_natively():
+        return f"{cls.__name__} writes whole micro-batches with Spark (native_write) and converts no record on its own"
     try:
         task_class = cls().task_class()
     except Exception:  # the task class is checked where it runs

@@ -59,8 +59,6 @@ class Herder(OffsetsApi):
         self._requests: queue.Queue[tuple[Callable[[], Any], Future]] = queue.Queue()
         self._wake = threading.Event()
         reconciler.wake = self._wake.set  # a query stopped on its own thread: reconcile without waiting a tick
-        if hasattr(self.leadership, "on_change"):  # promoted or demoted by the group: act without waiting a tick
-            self.leadership.on_change = self._wake.set
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
@@ -79,6 +77,10 @@ class Herder(OffsetsApi):
         self.reconciler.ignore_restarts_before(self._start_offset)
         self._thread = threading.Thread(target=self._run, name="sparkcat-herder", daemon=True)
         self._thread.start()
+
+    def wake(self) -> None:
+        """Run a pass now rather than at the next tick (e.g. the group promoted or demoted this driver)."""
+        self._wake.set()
 
     def wait_ready(self, timeout_s: float = 120.0) -> bool:
         """True once the config log was read up to where it stood at start."""

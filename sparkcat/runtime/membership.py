@@ -60,6 +60,8 @@ class Leadership(Protocol):
 
     def lease(self) -> LeaderLease | None: ...
 
+    def lease_key(self) -> str: ...
+
 
 class SoleLeader:
     """One driver on its own stores (local stores, unit tests): always the leader, writes through the stores."""
@@ -81,6 +83,9 @@ class SoleLeader:
 
     def lease(self) -> LeaderLease | None:
         return None  # no group: nothing else can lead
+
+    def lease_key(self) -> str:
+        return ""
 
 
 @dataclass(frozen=True)
@@ -123,7 +128,8 @@ class GroupMembership:
         self._thread: threading.Thread | None = None
         #: Down while the coordinator has not answered for the grace period (``/health`` answers 503 with it).
         self.outage = Outage("The group coordinator")
-        #: Called when partition 0 comes or goes (the herder wakes at once instead of at its next tick).
+        #: Called when partition 0 comes or goes, or its lease is renewed (the herder wakes at once instead of at its
+        #: next tick; the JVM writers get the new lease).
         self.on_change: Callable[[], None] = lambda: None
 
     # -- lifecycle -------------------------------------------------------------------
@@ -176,14 +182,16 @@ class GroupMembership:
             consumer.pause(partitions)
         holds = self._holds_partition_0(partitions)
         metadata = consumer.consumer_group_metadata() if holds else None  # this generation's member id
+        lease = LeaderLease(metadata, self.settings.config_topic) if holds else None
         with self._lock:
             changed, self._assigned = holds != self._assigned, holds
-            self._lease = LeaderLease(metadata, self.settings.config_topic) if holds else None
+            renewed, self._lease = lease != self._lease, lease
             if holds:
                 self._last_contact, self._leader_url = time.monotonic(), self.settings.url
         if changed:
             log.info("Group %s: this driver (%s) %s the config topic's partition 0: %s", self.settings.group,
                      self.settings.url, "holds" if holds else "no longer holds", "leader" if holds else "standby")
+        if changed or renewed:  # a rebalance that kept the leader gives it a new generation, hence a new lease
             self.on_change()
 
     def _on_lost(self, consumer: Any, partitions: list) -> None:
@@ -288,6 +296,10 @@ class GroupMembership:
         """This generation's proof of leadership for exactly-once commits (None unless partition 0 is ours)."""
         with self._lock:
             return self._lease
+
+    def lease_key(self) -> str:
+        """The key of this driver's lease among the JVM writers' leases: the leader group's name."""
+        return self.settings.group
 
     def config_writer(self) -> KeyedLog:
         """A transactional writer of the config log; creating it fences every older writer (a deposed leader)."""

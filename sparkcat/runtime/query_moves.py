@@ -75,7 +75,7 @@ class QueryMoves:
             if prepare is not None:
                 prepare()
             began = time.monotonic()
-            query = self.runner.start(plan)
+            query = self.runner.start(plan, rt.instance)
             log.info("Connector %s: query started in %.2f s", rt.name, time.monotonic() - began)
             return query
 

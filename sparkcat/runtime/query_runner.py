@@ -6,6 +6,10 @@ as stopping, and only then stops it; a batch that starts afterwards refuses to w
 The gate also refuses a batch while this driver does not lead (a driver resumed after a
 pause, before its herder has stopped its queries), and hands exactly-once writers the
 leadership's ``LeaderLease``, which their commits carry.
+
+A native sink's query (``sparkcat.api.native``) has no handler and so no gate: it is stopped
+once no trigger is active, and every batch it committed is reported from its progress before
+``stop`` returns. JVM writers get the lease from the driver JVM (``publish_lease``).
 """
 
 from __future__ import annotations
@@ -15,12 +19,17 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from sparkcat.runtime import resume
+from sparkcat.api.connector import Connector
 from sparkcat.runtime.membership import Leadership, SoleLeader
 from sparkcat.spark.plan import BatchResult, QueryPlan
 from sparkcat.spark.pools import CONNECTORS_POOL, in_pool
 from sparkcat.storage.offsets import OffsetStore
+
+if TYPE_CHECKING:
+    from sparkcat.spark.native_queries import NativeQueries
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +47,7 @@ class RunningQuery:
     gate: threading.Lock = field(default_factory=threading.Lock)
     stopping: bool = False
     started_at: float = field(default_factory=time.time)
+    native: bool = False  # Spark writes the records itself: no foreachBatch, batches reported from progress
 
     def is_active(self) -> bool:
         return bool(self.query is not None and self.query.isActive)
@@ -62,11 +72,21 @@ class QueryRunner:
         self.spark = spark
         self.on_batch = on_batch
         self.leadership: Leadership = leadership or SoleLeader()
+        self._native: NativeQueries | None = None
         self._registered = False
         self._register_lock = threading.Lock()
 
-    def start(self, plan: QueryPlan) -> RunningQuery:
+    def publish_lease(self) -> None:
+        """Give the driver JVM's exactly-once writers the current lease, or take it away (membership changed)."""
+        key = self.leadership.lease_key()
+        if key and self.spark is not None:
+            from sparkcat.spark.leases import publish
+            publish(self.spark, key, self.leadership.lease())
+
+    def start(self, plan: QueryPlan, connector: Connector | None = None) -> RunningQuery:
+        """Start ``plan``'s query: natively when its (started) ``connector`` answers ``native_write``."""
         from sparkcat.spark import queries
+        from sparkcat.spark.native_queries import NativeQueries
 
         with self._register_lock:
             if not self._registered:
@@ -84,7 +104,12 @@ class QueryRunner:
                 run_batch()
 
         with in_pool(self.spark, CONNECTORS_POOL):  # behind the herder's config-log batches
-            running.query = queries.start_query(self.spark, plan, self.on_batch, gate, self.leadership.lease)
+            if self._native is None:
+                self._native = NativeQueries(self.spark, self.on_batch)
+            running.query = self._native.start(plan, connector, self.leadership.lease_key())
+            running.native = running.query is not None
+            if not running.native:
+                running.query = queries.start_query(self.spark, plan, self.on_batch, gate, self.leadership.lease)
         return running
 
     def stop(self, running: RunningQuery, timeout_s: float = 60.0) -> None:
@@ -107,6 +132,8 @@ class QueryRunner:
                 running.query.stop()
             except Exception as e:  # a query that failed meanwhile raises here; it is stopped either way
                 log.debug("stopping query %s: %s", running.plan.connector, e)
+            if running.native and self._native is not None:
+                self._native.finished(running.query)
 
 
     def align_checkpoint(self, offsets: OffsetStore, plan: QueryPlan) -> bool:

@@ -85,10 +85,18 @@ class Reconciler:
             raise  # the cluster's stores, not this connector: the herder loop retries the pass (its outage)
         except Exception as e:  # one connector's trouble must not stop the others
             rt = self.runtimes.get(name)
-            if rt is not None and rt.retries.retry(name, format_trace(e), RetryPolicy.of(rt.config)):
+            trace = format_trace(e)
+            if rt is not None and rt.retries.retry(name, trace, RetryPolicy.of(rt.config)):
                 return  # e.g. Kafka unreachable while its query started: started again after backoff
+            tasks = failed_task_ids(name, trace) if rt is not None else []
+            if tasks:  # its tasks could not start (e.g. a native sink's query): they are FAILED until restarted
+                log.error("Connector %s: task(s) %s failed to start: %s", name, tasks, trace.splitlines()[0])
+                for t in tasks:
+                    rt.failed_tasks[t] = trace
+                    self.reporter.task(name, t, State.FAILED, trace=trace)
+                return
             log.exception("Reconciling connector %s failed", name)
-            self.reporter.connector(name, State.FAILED, format_trace(e))
+            self.reporter.connector(name, State.FAILED, trace)
 
     def _reconcile_one(self, state: ClusterConfigState, name: str) -> None:
         rt = self._runtime(state, name)
@@ -387,7 +395,7 @@ class Reconciler:
         """A batch was written by the sink: record offsets, executors and counters (query thread)."""
         rt = self.runtimes.get(plan.connector)
         offsets = [o for t in result.tasks.values() for o in t.offsets]
-        if offsets and not plan.exactly_once:  # exactly-once: written in each task's transaction
+        if offsets and not plan.exactly_once and not result.positions_stored:  # else in each task's transaction
             # Written before returning: the batch is not committed by Spark until then, and a
             # reader planning around a failed task reads these. Sink connectors' positions go
             # here too ({"kafka_topic","kafka_partition"} -> {"kafka_offset"}), so the offsets

@@ -49,7 +49,9 @@ OUTAGE_MARKERS = (
     # batch before it notices it does not lead), or a lease refused because leadership moved: the batch is
     # replayed by whichever driver leads, and its replay rule keeps it exactly once.
     "_FENCED", "PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH", "ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID",
-    "org.apache.kafka.common.errors.ProducerFencedException",
+    "org.apache.kafka.common.errors.ProducerFencedException", "org.apache.kafka.common.errors.InvalidProducerEpochException",
+    "consumer group metadata mismatch",  # the Java client's CommitFailedException for a refused lease
+    "sparkcat.LeaseUnavailable",          # the JVM exactly-once writer of a driver that does not lead now
 )
 #: A connector's own transient error (``sparkcat.errors.RetriableError``, or Connect's name for it).
 RETRIABLE_MARKERS = ("RetriableError:", "RetriableException:")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from sparkcat import plugins, redact
 from sparkcat.api.config import ConfigDef, ConfigValue, Type
-from sparkcat.api.connector import Connector
+from sparkcat.api.connector import Connector, SinkConnector
 from sparkcat.errors import ConfigError, NotFoundError
 from sparkcat.policy.config_providers import has_placeholder
 from sparkcat.policy.input_policy import InputPolicy
@@ -159,7 +159,9 @@ def _converter_errors(config: Mapping[str, object], packages: Sequence[str]) -> 
 
 
 def _frame_writer(cls: type[Connector]) -> str | None:
-    """The connector's name when its task class writes whole batches itself (Delta, the Kafka copy)."""
+    """The connector's name when Spark writes its whole batches (a native sink, or a task class's frame writer)."""
+    if issubclass(cls, SinkConnector) and cls.writes_natively():
+        return cls.__name__
     try:
         task_class = cls().task_class()
     except Exception:  # the task class is checked where it runs
@@ -319,4 +321,15 @@ def _embedded_sink_errors(config: Mapping[str, object], policy: InputPolicy) -> 
     if not out and result.connector_type != "sink":
         out.append(ConfigValue("sink.connector.class", sink["connector.class"], errors=[
             f"{sink['connector.class']} is not a sink connector"]))
+    elif not out and _reads_only_kafka(sink["connector.class"], policy):
+        out.append(ConfigValue("sink.connector.class", sink["connector.class"], errors=[
+            f"{sink['connector.class']} is written by Spark from Kafka topics (native_write) and cannot take a "
+            "source connector's records; a source connector writes to Kafka by default"]))
     return out
+
+
+def _reads_only_kafka(name: str, policy: InputPolicy) -> bool:
+    """A native sink whose task takes no records from a source (no frame writer for them): the kafka copy."""
+    cls = plugins.connector_class(name, policy.plugin_packages)
+    return issubclass(cls, SinkConnector) and cls.writes_natively() \
+        and not getattr(cls().task_class(), "frame_writer", None)

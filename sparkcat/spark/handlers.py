@@ -1,12 +1,14 @@
 """foreachBatch handlers: which one writes a connector's micro-batches (``handler_for``).
 
+(A native sink, e.g. the ``kafka`` copy, has no handler: Spark writes it, ``sparkcat.spark.native_queries``.)
+
 Each factory takes the ``QueryPlan`` and returns ``handler(batch_df, batch_id) -> BatchResult``
 (``batch_results``). The handler runs in the driver's main Python process (foreachBatch); the
 writing itself runs on executors through ``mapInArrow``, or, for a frame writer, through Spark's
 own writers.
 
-- a *frame writer*: a sink task class that names one in ``frame_writer`` (Delta, the Kafka copy)
-  writes the whole batch DataFrame itself;
+- a *frame writer*: a sink task class that names one in ``frame_writer`` (Delta merges, and Delta
+  behind a source's ``sink.*`` keys) writes the whole batch DataFrame itself;
 - ``from_kafka_to_sink_task`` (``sink_tasks``): a sink connector's Kafka records into its tasks;
 - ``to_sink_task`` (``sink_tasks``): a source connector's records into the sink its ``sink.*``
   keys name, skipping Kafka;

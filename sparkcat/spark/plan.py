@@ -99,6 +99,8 @@ class BatchResult:
     duration_s: float
     # Exactly-once batches: the slowest task's fresh producer (metadata + init_transactions) and commit, in ms.
     transaction_ms: float | None = None
+    # The writer committed the tasks' positions to the offsets store itself, with the records (transactions).
+    positions_stored: bool = False
 
     @property
     def records(self) -> int:

@@ -19,7 +19,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from sparkcat.spark import connector_source
 from sparkcat.spark.handlers import handler_for
-from sparkcat.spark.kafka_input import reader_options, subscribed_partitions, tp_key, worker_admin
+from sparkcat.spark.kafka_input import reader_options, subscribed_partitions, tp_key
 from sparkcat.spark.plan import BatchResult, LeaseSource, QueryPlan, no_lease
 
 __all__ = ["KAFKA_FORMAT", "KAFKA_COLUMNS", "register_sources", "start_query", "read_stream",
@@ -45,10 +45,12 @@ def register_sources(spark: SparkSession) -> None:
     spark.dataSource.register(connector_source.ConnectorSource)
 
 
-def sink_starting_offsets(plan: QueryPlan, store: Any = None) -> dict[str, int]:
+def sink_starting_offsets(plan: QueryPlan, store: Any = None,
+                          partitions: list[tuple[str, int]] | None = None) -> dict[str, int]:
     """``{"topic:partition": next offset}`` for a sink's fresh checkpoint: per partition the larger of the offsets
     store's position and the one committed to the sink's consumer group ``connect-NAME`` (which is ahead when a
-    Kafka Connect worker ran the connector since). ``store``: an open ``OffsetStore`` (else one is opened)."""
+    Kafka Connect worker ran the connector since). ``store``: an open ``OffsetStore`` (else one is opened);
+    ``partitions``: the subscribed ones, when known (else asked from the broker)."""
     from sparkcat.kafka.sink_groups import committed_positions, sink_group_id
 
     out = {tp_key(p["kafka_topic"], p["kafka_partition"]): int(o["kafka_offset"])
@@ -58,7 +60,11 @@ def sink_starting_offsets(plan: QueryPlan, store: Any = None) -> dict[str, int]:
         return out
     group = sink_group_id(plan.connector, plan.connector_config)
     ahead = 0
-    for topic, partition, offset in committed_positions(worker_admin(plan.bootstrap_servers, plan.kafka_config), group):
+    conf = {k.removeprefix("consumer."): str(v) for k, v in plan.kafka_config.items()
+            if not k.startswith(("producer.", "admin."))}
+    asked = subscribed_partitions(plan) if partitions is None else partitions
+    for topic, partition, offset in committed_positions({**conf, "bootstrap.servers": plan.bootstrap_servers},
+                                                        group, asked):
         key = tp_key(topic, partition)
         if offset > out.get(key, -1):
             out[key], ahead = offset, ahead + 1
@@ -86,8 +92,8 @@ def _stored_sink_pairs(plan: QueryPlan, store: Any) -> list[tuple[dict[str, Any]
 
 def _kafka_stream(spark: SparkSession, plan: QueryPlan) -> DataFrame:
     """Spark's Kafka source for a sink connector, positioned by the offsets store on a fresh checkpoint."""
-    stored = sink_starting_offsets(plan)
-    partitions = subscribed_partitions(plan) if stored else None
+    partitions = subscribed_partitions(plan)
+    stored = sink_starting_offsets(plan, partitions=partitions)
     df = spark.readStream.format(KAFKA_FORMAT).options(**reader_options(plan, stored, partitions)).load()
     return df.select("topic", "partition", "offset", F.unix_millis("timestamp").alias("timestamp"),
                      "key", "value", "headers")

@@ -86,12 +86,32 @@ def test_target_servers_default_to_the_worker_and_one_is_needed():
         target_servers({}, "")
 
 
-def test_the_task_names_its_frame_writer_and_never_takes_records_through_put():
+def test_the_copy_is_a_native_sink_and_its_task_never_takes_records_through_put():
+    from sparkcat.api.connector import SinkConnector
     from sparkcat.api.records import SinkRecord
-    from sparkcat.plugins import load_class
 
-    assert callable(load_class(KafkaSinkTask.frame_writer))
+    assert KafkaSinkConnector.native_write is not SinkConnector.native_write
     task = KafkaSinkTask()
     task.start({"name": "c", "topics": "a"})
-    with pytest.raises(ConnectorError, match="Spark's Kafka writer"):
+    with pytest.raises(ConnectorError, match="never through put"):
         task.put([SinkRecord("t", 0, 0, value=b"x")])
+
+
+@pytest.mark.parametrize("key,value,named", [("trigger.mode", "realtime", "trigger.mode"),
+                                             ("async.progress.tracking.enabled", "true",
+                                              "async.progress.tracking.enabled")])
+def test_an_exactly_once_copy_refuses_what_only_spark_kafka_sink_does(key, value, named):
+    config = {"name": "c", "connector.class": "kafka", "topics": "a", "exactly.once.support": "required", key: value}
+    with pytest.raises(ConfigError) as refused:
+        KafkaSinkConnector().start(config)
+    assert named in refused.value.errors
+    at_least_once = {**config, "exactly.once.support": "requested"}
+    KafkaSinkConnector().start(at_least_once)
+    assert validate_connector_config(at_least_once).errors == {}
+    assert validate_connector_config({**at_least_once, "trigger.mode": "sometimes"}).errors.keys() == {"trigger.mode"}
+
+
+def test_a_source_naming_the_copy_in_sink_keys_is_refused_clearly():
+    errors = validate_connector_config({"name": "s", "connector.class": "increment", "sink.connector.class": "kafka",
+                                        "sink.topics": "a"}).errors
+    assert "writes to Kafka by default" in errors["sink.connector.class"][0]

@@ -30,7 +30,7 @@ class FakeRunner:
     stopped: list[QueryPlan] = field(default_factory=list)
     deleted_checkpoints: list[str] = field(default_factory=list)
 
-    def start(self, plan: QueryPlan) -> FakeQuery:
+    def start(self, plan: QueryPlan, connector=None) -> FakeQuery:
         self.started.append(plan)
         return FakeQuery(plan)
 

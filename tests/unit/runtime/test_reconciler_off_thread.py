@@ -55,7 +55,7 @@ class SlowRunner:
     def __post_init__(self) -> None:
         self.starts_open.set()
 
-    def start(self, plan: QueryPlan) -> SlowQuery:
+    def start(self, plan: QueryPlan, connector=None) -> SlowQuery:
         with self.entered:
             self.starting_now += 1
             self.most_starting = max(self.most_starting, self.starting_now)

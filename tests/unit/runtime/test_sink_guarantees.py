@@ -9,7 +9,6 @@ from sparkcat.errors import ConfigError
 from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.runtime.sink_guarantees import NO_PREFLIGHT, UNSUPPORTED, sink_exactly_once_errors
 from sparkcat.runtime.validation import validate_connector_config
-from sparkcat.spark.kafka_copy_eos import eos_producer_conf
 
 
 def errors(config: dict) -> list[str]:
@@ -67,14 +66,3 @@ def test_a_sink_without_the_hook_or_whose_hook_fails_refuses_required():
     assert sink_exactly_once_errors(_Silent, {"exactly.once.support": "requested"}) == []
 
 
-def test_transactional_producer_settings_come_from_the_copy_writer_options():
-    conf = eos_producer_conf({"kafka.bootstrap.servers": "b:1", "kafka.acks": "all", "kafka.linger.ms": "100",
-                              "kafka.interceptor.classes": "org.sparkcat.X", "kafka.delivery.timeout.ms": "120000"},
-                             "org.sparkcat.X")
-    assert conf["bootstrap.servers"] == "b:1" and "interceptor.classes" not in conf
-    assert conf["partitioner"] == "murmur2_random"  # keyed records land where Java's partitioner puts them
-    assert int(conf["transaction.timeout.ms"]) >= 120000 and conf["enable.idempotence"] == "true"
-    with pytest.raises(ConfigError, match="buffer.memory"):
-        eos_producer_conf({"kafka.bootstrap.servers": "b:1", "kafka.buffer.memory": "1"}, "org.sparkcat.X")
-    with pytest.raises(ConfigError, match="com.acme.Audit"):
-        eos_producer_conf({"kafka.interceptor.classes": "com.acme.Audit,org.sparkcat.X"}, "org.sparkcat.X")
