@@ -82,7 +82,8 @@ class NativeWrite:
     """What a native sink asks Spark to run.
 
     ``rows(records)`` turns the records into what the format takes (column expressions only, so the
-    query can run in real-time mode); ``path`` is given to ``start(path)`` (e.g. a Delta table's location).
+    query can run in real-time mode); ``path`` is given to ``start(path)`` (e.g. a Delta table's location),
+    ``table`` to ``toTable(table)`` (a catalog table) instead; ``partition_by`` to ``partitionBy``.
     ``transactional``: the format commits each task's positions in the offsets store itself, together with
     its records, and reports each task's records, positions and executor in the query progress's sink
     metrics (``sparkcat.lastBatch``); the runtime then stores no positions of its own.
@@ -95,6 +96,8 @@ class NativeWrite:
     options: Mapping[str, str]
     rows: Callable[[DataFrame], DataFrame]
     path: str | None = None
+    table: str | None = None
+    partition_by: tuple[str, ...] = ()
     transactional: bool = False
     trigger: TriggerMode = TriggerMode.PROCESSING_TIME
     real_time_batch_ms: int = 5000

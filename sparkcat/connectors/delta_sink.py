@@ -33,8 +33,9 @@ Options
 - ``value.schema`` (STRING, Spark DDL field list): the fields of JsonConverter values read from
   Kafka, which become columns. Required with JsonConverter values (Kafka-fed only).
 - ``txn.app.id`` (STRING, default: the connector's name): Delta's transaction app id for this
-  connector's commits. Two connectors writing one table need different ids (their names
-  already differ); set it only to keep the id when renaming a connector.
+  connector's merges (and appends behind a source's ``sink.*`` keys). Two connectors writing one
+  table need different ids (their names already differ); set it only to keep the id when renaming a
+  connector. Refused for a Kafka-fed append, which Delta's streaming sink writes under the query's id.
 
 Rows written
 ------------
@@ -47,9 +48,15 @@ JsonConverter is ``from_json`` with ``value.schema``/``key.schema`` (inside Conn
 are refused. Kafka rows also get ``kafka_topic``, ``kafka_partition``, ``kafka_offset`` and
 ``kafka_timestamp`` (TIMESTAMP) columns.
 
-Delivery guarantee
-------------------
-Exactly once per micro-batch: each commit carries Delta's transaction id (``txn.app.id``,
+How batches are written, and the delivery guarantee
+---------------------------------------------------
+A Kafka-fed **append** is a native sink (``native_write``): one streaming query from Spark's Kafka
+source to Delta's own streaming sink (``writeStream.format("delta")``), no Python per batch. Delta
+records each batch as its query id and batch id in the table's log and skips a replayed one: exactly
+once per checkpoint. Positions reach the offsets store from the query's progress, after the commit.
+
+A **merge**, and a Delta sink behind a source's ``sink.*`` keys, are written by a foreachBatch batch
+writer (``sparkcat.spark.delta_writer``): each commit carries Delta's transaction id (``txn.app.id``,
 version = the runtime's ``sink_batch_id``: checkpoint creation time in ms * 1000 + batch id), set
 through the session settings ``spark.databricks.delta.write.txnAppId``/``txnVersion``, which
 Delta honours for appends and MERGE alike. A batch replayed after a crash between the Delta
@@ -76,6 +83,7 @@ from typing import Any
 from sparkcat import __version__
 from sparkcat.api.config import ConfigDef, ConfigValue, Importance, Type, ValidString
 from sparkcat.api.connector import CopiesConfigToTasks, ExactlyOnceSupport, SinkConnector, SinkTask
+from sparkcat.api.native import NativeWrite, NativeWriteContext
 from sparkcat.api.records import SinkRecord
 from sparkcat.errors import ConfigError, ConnectorError
 
@@ -191,6 +199,9 @@ def config_problems(config: Mapping[str, Any]) -> dict[str, list[str]]:
     if _kafka_fed(config):
         for is_key in (True, False):
             problems.update(_converter_problems(config, is_key))
+        if _text(config.get(TXN_APP_ID)) and str(config.get(WRITE_MODE) or APPEND).strip().lower() == APPEND:
+            problems[TXN_APP_ID] = ["applies to write.mode=merge: a Kafka-fed append is written by Delta's streaming "
+                                    "sink, whose transaction id is the query's own (kept in its checkpoint)"]
     for key in (KEY_SCHEMA, VALUE_SCHEMA):
         if key not in problems:
             problems.update(_ddl_problems(config, key))
@@ -265,6 +276,19 @@ class DeltaSinkConnector(CopiesConfigToTasks, SinkConnector):
 
     def task_class(self) -> type[DeltaSinkTask]:
         return DeltaSinkTask
+
+    def native_write(self, context: NativeWriteContext) -> NativeWrite | None:
+        """Appends run as Delta's own streaming sink (exactly once by the query's id and batch id in the table's
+        log); merges keep the batch writer (``frame_writer``), which MERGE needs."""
+        settings = DeltaSinkSettings.parse(context.config)
+        if settings.merges:
+            return None
+        from sparkcat.connectors.delta_rows import kafka_rows  # pyspark: imported where the query starts
+        config = dict(context.config)
+        options = {"mergeSchema": "true"} if settings.schema_evolution else {}
+        return NativeWrite("delta", options, lambda records: kafka_rows(records, config, settings),
+                           path=settings.table_path, table=settings.table_name,
+                           partition_by=settings.partition_columns)
 
 
 class DeltaSinkTask(SinkTask):

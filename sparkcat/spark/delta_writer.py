@@ -1,5 +1,8 @@
 """foreachBatch handler of the Delta sink: one micro-batch, one idempotent Delta commit, made on the driver.
 
+Used for ``write.mode=merge`` and for a Delta sink named by a source connector's ``sink.*`` keys; a
+Kafka-fed append runs natively instead, as Delta's own streaming sink (``DeltaSinkConnector.native_write``).
+
 ``delta_handler(plan)`` checks the sink's settings (ConfigError before the query starts) and
 returns ``handler(batch_df, batch_id) -> BatchResult``. Per batch, on the driver:
 
@@ -34,12 +37,12 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import DataType, StructType
+from pyspark.sql.types import StructType
 
-from sparkcat.connectors.delta_sink import KEY_SCHEMA, VALUE_SCHEMA, DeltaSinkSettings
+from sparkcat.connectors.delta_rows import kafka_rows, key_columns, struct_of
+from sparkcat.connectors.delta_sink import KEY_SCHEMA, DeltaSinkSettings
 from sparkcat.errors import ConfigError, ConnectorError
 from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, SinkBatchIds, Tally, batch_result, result_batch
-from sparkcat.connectors.converters import ByteArrayConverter, StringConverter, converter_for
 from sparkcat.spark.kafka_input import Assignment, sink_position, subscribed_partitions, tag_tasks, tp_key
 from sparkcat.spark.kill_points import hold
 from sparkcat.spark.plan import BatchResult, LeaseSource, QueryPlan, no_lease
@@ -57,7 +60,6 @@ SNAPSHOT_PARTITIONS_CONF = "spark.databricks.delta.snapshotPartitions"
 TASK, SEQ = "__sparkcat_task", "__sparkcat_seq"
 PARTITION, OFFSET = "__sparkcat_partition", "__sparkcat_offset"
 KEPT = "__sparkcat_kept"  # false for a record a Filter transform dropped: counted for offsets, not written
-KAFKA_COLUMNS = ("kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp")
 
 
 @dataclass(frozen=True)
@@ -80,21 +82,6 @@ def _sink_config(plan: QueryPlan) -> dict[str, str]:
     if not plan.sink_task_configs:
         raise ConfigError(f"connector {plan.connector} names a delta sink but the plan has no sink task configs")
     return dict(plan.sink_task_configs[0])
-
-
-def _struct_of(ddl: str | None, key: str) -> StructType | None:
-    """A DDL field list (or ``STRUCT<...>``) as a StructType; ConfigError naming ``key`` otherwise."""
-    if ddl is None:
-        return None
-    try:
-        parsed = DataType.fromDDL(ddl)
-    except Exception as e:
-        raise ConfigError(f"{key}: {ddl!r} is not a Spark DDL field list ({str(e).splitlines()[0]})",
-                          {key: [f"not a Spark DDL field list: {ddl}"]}) from None
-    if not isinstance(parsed, StructType) or not parsed.fields:
-        raise ConfigError(f"{key}: {ddl!r} is not a field list such as 'id BIGINT, name STRING'",
-                          {key: [f"not a Spark DDL field list: {ddl}"]})
-    return parsed
 
 
 # ---------------------------------------------------------------- tallies (executors)
@@ -166,50 +153,18 @@ def _source_shape(settings: DeltaSinkSettings, key_type: StructType | None) -> S
     return Shape(rows, _tally_source_rows, key_columns, (TASK, PARTITION, OFFSET, SEQ, KEPT))
 
 
-def _decoded(name: str, converter: Any, struct: StructType | None) -> tuple[list[Any], tuple[str, ...]]:
-    """Spark expressions equivalent to a converter's ``from_bytes``: (columns, names of the struct fields).
-
-    ``name`` is the Kafka row's ``key`` or ``value`` (binary); JsonConverter values need ``struct``.
-    """
-    column = F.col(name)
-    if isinstance(converter, ByteArrayConverter):
-        return [column.alias(name)], ()
-    if isinstance(converter, StringConverter):
-        return [F.decode(column, converter.encoding).alias(name)], ()
-    text = F.decode(column, "UTF-8")
-    if struct is None:  # JsonConverter key without key.schema: its JSON text (the payload, if enveloped)
-        return [(F.get_json_object(text, "$.payload") if converter.schemas_enable else text).alias(name)], ()
-    if converter.schemas_enable:
-        parsed = F.from_json(text, StructType().add("payload", struct)).getField("payload")
-    else:
-        parsed = F.from_json(text, struct)
-    return [parsed.getField(f.name).alias(f.name) for f in struct.fields], tuple(f.name for f in struct.fields)
-
-
-def _kafka_shape(plan: QueryPlan, settings: DeltaSinkSettings, key_type: StructType | None,
-                 value_type: StructType | None) -> Shape:
-    """Kafka rows: decoded key and value (see the connector's docs) and ``kafka_*`` columns."""
+def _kafka_shape(plan: QueryPlan, settings: DeltaSinkSettings) -> Shape:
+    """Kafka rows: decoded key and value and ``kafka_*`` columns (``connectors/delta_rows.py``)."""
     config = _sink_config(plan)
-    key_conv, value_conv = converter_for(config, True), converter_for(config, False)
     live = plan.live_tasks or [0]
-    key_columns = tuple(f.name for f in key_type.fields) if key_type is not None else ("key",)
 
     def rows(batch_df: DataFrame) -> DataFrame:
         # the tasks own partitions as they do for every sink connector (kafka_input's assignment)
         batch_df = tag_tasks(batch_df, Assignment.of(subscribed_partitions(plan), live))
-        keys, _ = _decoded("key", key_conv, key_type)
-        values, value_fields = _decoded("value", value_conv, value_type)
-        values = [v for v, f in zip(values, value_fields or ("value",)) if f not in key_columns]
-        stamp = batch_df.schema["timestamp"].dataType.typeName()
-        timestamp = F.timestamp_millis(F.col("timestamp")) if stamp in ("long", "integer") else F.col("timestamp")
-        task = F.col("_task")
-        return batch_df.select(*keys, *values, F.col("topic").alias("kafka_topic"),
-                               F.col("partition").cast("int").alias("kafka_partition"),
-                               F.col("offset").cast("long").alias("kafka_offset"),
-                               timestamp.alias("kafka_timestamp"), task.alias(TASK),
-                               F.monotonically_increasing_id().alias(SEQ))
+        return kafka_rows(batch_df, config, settings, F.col("_task").alias(TASK),
+                          F.monotonically_increasing_id().alias(SEQ))
 
-    return Shape(rows, _tally_kafka_rows, key_columns, (TASK, SEQ))
+    return Shape(rows, _tally_kafka_rows, key_columns(settings), (TASK, SEQ))
 
 
 # ---------------------------------------------------------------- writing (driver)
@@ -311,12 +266,10 @@ def delta_handler(plan: QueryPlan, lease: LeaseSource = no_lease) -> Handler:
     used: Delta's transaction versions, not a Kafka transaction, make its commits idempotent.
     """
     settings = DeltaSinkSettings.parse(_sink_config(plan))
-    key_type = _struct_of(settings.key_schema, KEY_SCHEMA)
-    value_type = _struct_of(settings.value_schema, VALUE_SCHEMA)
     if plan.connector_type == "sink":
-        shape = _kafka_shape(plan, settings, key_type, value_type)
+        shape = _kafka_shape(plan, settings)
     else:
-        shape = _source_shape(settings, key_type)
+        shape = _source_shape(settings, struct_of(settings.key_schema, KEY_SCHEMA))
     app_id = settings.txn_app_id or plan.connector
     # raw batch ids restart at 0 with a new checkpoint: Delta would skip new batches
     versions = SinkBatchIds(plan.checkpoint_dir, required="the delta sink needs it for its transaction versions")

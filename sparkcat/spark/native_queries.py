@@ -66,7 +66,8 @@ class NativeQueries:
         starting = sink_starting_offsets(plan, partitions=partitions)
         records = self._records(plan, native, starting, partitions)
         records = route(records, assignment) if native.transactional else tag_tasks(records, assignment)
-        query = self._writer(plan, native, native.rows(records)).start(*([native.path] if native.path else []))
+        writer = self._writer(plan, native, native.rows(records))
+        query = writer.toTable(native.table) if native.table else writer.start(*([native.path] if native.path else []))
         began = {(t, p): starting.get(tp_key(t, p), 0) for t, p in partitions}
         self._progress().track(str(query.id), Tracked(plan, dict(assignment.owners), native.transactional, began))
         log.info("Connector %s runs natively: Spark writes format %s (%s trigger%s)", plan.connector, native.format,
@@ -100,6 +101,8 @@ class NativeQueries:
     def _writer(plan: QueryPlan, native: NativeWrite, rows: DataFrame) -> Any:
         writer = (rows.writeStream.format(native.format).options(**native.options).queryName(plan.query_name)
                   .option("checkpointLocation", plan.checkpoint_dir))
+        if native.partition_by:
+            writer = writer.partitionBy(*native.partition_by)
         if native.trigger is TriggerMode.REAL_TIME:
             return writer.outputMode("update").trigger(realTime=f"{native.real_time_batch_ms} milliseconds")
         if native.async_progress_ms is not None:
