@@ -145,8 +145,9 @@ CONFIG_DEF: ConfigDef = (
             Importance.MEDIUM, "Spark's trigger: 'processingtime' runs micro-batches every trigger.interval.ms; "
             "'realtime' runs Spark's real-time mode (long batches that copy each record as it arrives; one core per "
             "subscribed partition; at least once only).")
-    .define(REAL_TIME_BATCH_CONFIG, Type.LONG, 5000, Range.at_least(100), Importance.LOW,
-            "With trigger.mode=realtime: the duration of one real-time batch, after which positions are stored.")
+    .define(REAL_TIME_BATCH_CONFIG, Type.LONG, 5000, Range.at_least(5000), Importance.LOW,
+            "With trigger.mode=realtime: the duration of one real-time batch, after which positions are stored "
+            "(Spark's minimum, spark.sql.streaming.realTimeMode.minBatchDuration, is 5000).")
     .define(ASYNC_PROGRESS_CONFIG, Type.BOOLEAN, True, None, Importance.LOW,
             "Spark's asynchronous progress tracking for the at-least-once copy: batches do not wait for checkpoint "
             "writes; a restart may replay what was copied since the last one (the offsets store, when ahead, limits "

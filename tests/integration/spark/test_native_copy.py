@@ -139,3 +139,42 @@ def test_a_failed_write_fails_the_query_and_reports_nothing(spark, broker, tmp_p
         query.awaitTermination(120)
     native.finished(query)
     assert batches.results == []  # nothing reported, so nothing reaches the offsets store: replayed on restart
+
+
+def test_real_time_mode_copies_records_as_they_arrive_and_reports_each_long_batch(spark, broker, tmp_path,
+                                                                                 unique_name):
+    src = f"{unique_name}-rt"
+    create_topic(broker.bootstrap, src, partitions=2)
+    batches = Batches()
+    plan = copy_plan("rt", tmp_path / "ck", broker.bootstrap, 2, topics=src,
+                     **{"trigger.mode": "realtime", "trigger.realtime.batch.duration.ms": "5000"})
+    native = NativeQueries(spark, batches)
+    connector = KafkaSinkConnector()
+    connector.start(plan.connector_config)
+    query = native.start(plan, connector, lease_key="")
+    try:
+        p = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0})
+        for i in range(200):  # records arriving while the first real-time batch runs
+            p.produce(src, value=f"v{i}".encode(), partition=i % 2)
+            p.poll(0)
+            time.sleep(0.005)
+        assert p.flush(30) == 0
+        copied = read_all(broker.bootstrap, f"{src}.copy", 2, 200)
+        assert sorted(m.value() for m in copied) == sorted(f"v{i}".encode() for i in range(200))
+        wait_until(lambda: batches.records() >= 200, query)  # reported once its long batch ended
+    finally:
+        query.stop()
+        native.finished(query)
+    assert sum(r.records for r in batches.results) == 200
+
+
+def test_real_time_mode_needs_a_core_per_partition(spark, broker, tmp_path, unique_name):
+    src = f"{unique_name}-wide"
+    cores = spark.sparkContext.defaultParallelism
+    create_topic(broker.bootstrap, src, partitions=cores + 1)
+    plan = copy_plan("wide", tmp_path / "ck", broker.bootstrap, 1, topics=src, **{"trigger.mode": "realtime"})
+    connector = KafkaSinkConnector()
+    connector.start(plan.connector_config)
+    with pytest.raises(RuntimeError, match=f"trigger.mode=realtime needs a core per subscribed partition.*"
+                                           f"{cores + 1} partition"):
+        NativeQueries(spark, Batches()).start(plan, connector, lease_key="")
