@@ -3,7 +3,7 @@
 # Maven caches downloads in ~/.m2; .jars/NAME is rebuilt only when its pom changed, so later
 # runs start without Maven. For "spark", jars that pyspark already ships (same artifact, any
 # version) are left out, so the driver's classpath has one copy of each library, and sparkcat's
-# own JVM code (jvm/writers: the kafka copy's timestamp interceptor and exactly-once writer) is
+# own JVM code (jvm/sparkcat: the kafka copy's timestamp interceptor and exactly-once writer) is
 # compiled and unit-tested with Maven and added; its pom and sources are part of the stamp, so an
 # edit rebuilds it.
 
@@ -19,13 +19,13 @@ sparkcat_need_maven() {
 }
 
 # The files sparkcat's own JVM module is built from, in a stable order (part of the spark stamp).
-sparkcat_writers_sources() {
-  (cd "$sparkcat_root/jvm/writers" && find pom.xml src -type f | LC_ALL=C sort)
+sparkcat_jvm_sources() {
+  (cd "$sparkcat_root/jvm/sparkcat" && find pom.xml src -type f | LC_ALL=C sort)
 }
 
-# Compile and test jvm/writers into DIR (Maven; Spark and kafka-clients are provided by the driver's classpath).
-sparkcat_build_writers() {
-  local dir="$1" module="$sparkcat_root/jvm/writers"
+# Compile and test jvm/sparkcat into DIR (Maven; Spark and kafka-clients are provided by the driver's classpath).
+sparkcat_build_jvm() {
+  local dir="$1" module="$sparkcat_root/jvm/sparkcat"
   if ! command -v javac >/dev/null 2>&1; then
     echo "sparkcat: javac is needed to build $module; install a JDK (e.g. apt-get install openjdk-17-jdk-headless)" >&2
     return 1
@@ -34,7 +34,7 @@ sparkcat_build_writers() {
     echo "sparkcat: Maven could not build $module" >&2
     return 1
   fi
-  mv "$dir/build/sparkcat-spark-writers.jar" "$dir/" && rm -rf "$dir/build"
+  mv "$dir/build/sparkcat-jvm.jar" "$dir/" && rm -rf "$dir/build"
 }
 
 # Build jvm/registry (Apicurio Registry as a runnable Quarkus app, for the Avro tests) into DIR:
@@ -55,8 +55,8 @@ sparkcat_need_jars() {
   local want
   # setup.cfg is part of the stamp: it pins pyspark, whose own jars decide what is left out.
   if [ "$name" = spark ]; then
-    want="$( (cat "$pom" "$sparkcat_root/setup.cfg"; cd "$sparkcat_root/jvm/writers" \
-             && sparkcat_writers_sources | while read -r f; do echo "$f"; cat "$f"; done) \
+    want="$( (cat "$pom" "$sparkcat_root/setup.cfg"; cd "$sparkcat_root/jvm/sparkcat" \
+             && sparkcat_jvm_sources | while read -r f; do echo "$f"; cat "$f"; done) \
            | sha256sum | cut -c1-16)"
   elif [ "$name" = registry ]; then
     want="$( (cd "$sparkcat_root/jvm/registry" && find pom.xml src -type f | LC_ALL=C sort \
@@ -83,7 +83,7 @@ sparkcat_need_jars() {
         artifact="$(basename "$jar" | sed -E 's/-[0-9][^-]*(-[^-]+)?\.jar$//')"
         if compgen -G "$shipped/$artifact-[0-9]*.jar" >/dev/null; then rm -f "$jar"; fi
       done
-      if ! sparkcat_build_writers "$dir.tmp"; then rm -rf "$dir.tmp"; return 1; fi
+      if ! sparkcat_build_jvm "$dir.tmp"; then rm -rf "$dir.tmp"; return 1; fi
     fi
     echo "$want" > "$dir.tmp/.stamp"
     rm -rf "$dir" && mv "$dir.tmp" "$dir"

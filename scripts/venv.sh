@@ -5,14 +5,14 @@
 sparkcat_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 sparkcat_extras="${1:-rest}"
 
-# A JDK, not only a JRE: Spark needs java, and scripts/jars.sh compiles sparkcat's JVM writers (jvm/writers) with javac.
+# A JDK, not only a JRE: Spark needs java, and scripts/jars.sh compiles sparkcat's JVM writers (jvm/sparkcat) with javac.
 sparkcat_need_java() {
   if command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1; then return 0; fi
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "sparkcat: installing a Java 17 JDK (Spark needs a JVM, sparkcat's JVM writers javac)" >&2
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
   else
-    echo "sparkcat: Spark needs Java 17 or newer on PATH, and javac to build sparkcat's JVM writers (jvm/writers);" \
+    echo "sparkcat: Spark needs Java 17 or newer on PATH, and javac to build sparkcat's JVM writers (jvm/sparkcat);" \
          "install a JDK (e.g. apt-get install openjdk-17-jdk-headless)" >&2
     return 1
   fi

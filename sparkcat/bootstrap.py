@@ -62,7 +62,8 @@ class Driver:
         leadership = self._leadership()
         self.stores = self._given_stores or open_stores(self.worker)
         reporter = new_status_reporter(self.stores, self.driver_id)
-        runner = QueryRunner(self.spark, lambda plan, result: self.reconciler.on_batch(plan, result), leadership)
+        runner = QueryRunner(self.spark, lambda plan, result: self.reconciler.on_batch(plan, result), leadership,
+                             self.stores.offsets)
         self.reconciler = Reconciler(self.stores, reporter, runner, self.worker)
         self.herder = Herder(self.stores, self.reconciler, self.driver_id, leadership)
         if self.membership is not None:
@@ -71,7 +72,7 @@ class Driver:
             self.membership.on_change = lambda: (herder.wake(), runner.publish_lease())
             self.membership.start()
         self.herder.start()
-        self.config_stream = ConfigStream(self.spark, self.worker, self.herder)
+        self.config_stream = ConfigStream(self.worker, self.herder)
         self.config_stream.start()
         self.herder.watches.append(self.config_stream.check)  # restarted with backoff whenever it ends
         log.info("Driver %s started (stores: %s)", self.driver_id,

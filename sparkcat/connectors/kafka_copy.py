@@ -7,10 +7,10 @@ partition counts), then describes one of two writes:
 - **at least once** (``exactly.once.support=requested``): Spark's own Kafka sink (``format("kafka")``). Its
   rows have no timestamp column, so the record's timestamp travels in the reserved header
   ``TIMESTAMP_HEADER``, which sparkcat's producer interceptor (``org.sparkcat.kafka.HeaderTimestampInterceptor``,
-  ``jvm/writers``) turns back into the timestamp. Spark's asynchronous progress tracking is on by default,
+  ``jvm/sparkcat``) turns back into the timestamp. Spark's asynchronous progress tracking is on by default,
   and ``trigger.mode=realtime`` runs the copy in Spark's real-time mode.
 - **exactly once** (``exactly.once.support=required``): sparkcat's JVM writer (``format("sparkcat-kafka-eos")``,
-  ``jvm/writers``): each task's share of a batch in one Kafka transaction with the task's positions in the
+  ``jvm/sparkcat``): each task's share of a batch in one Kafka transaction with the task's positions in the
   offsets topic, committed under the driver's lease (see ``TransactionalDataWriter``).
 
 Either way a record keeps its key, value, headers, timestamp and, when the target has it, its partition
@@ -56,9 +56,9 @@ log = logging.getLogger(__name__)
 
 #: The reserved header carrying a record's timestamp (8 bytes, big-endian epoch ms) to the interceptor.
 TIMESTAMP_HEADER = "sparkcat.timestamp"
-#: sparkcat's producer interceptor (``jvm/writers``, in ``.jars/spark``).
+#: sparkcat's producer interceptor (``jvm/sparkcat``, in ``.jars/spark``).
 INTERCEPTOR = "org.sparkcat.kafka.HeaderTimestampInterceptor"
-#: sparkcat's exactly-once Kafka writer (``jvm/writers``: ``org.sparkcat.kafka.eos.TransactionalKafkaSink``).
+#: sparkcat's exactly-once Kafka writer (``jvm/sparkcat``: ``org.sparkcat.kafka.eos.TransactionalKafkaSink``).
 EOS_FORMAT = "sparkcat-kafka-eos"
 METADATA_TIMEOUT_S = 30.0
 #: Settings of the Python (librdkafka) clients in the worker's kafka.* that the Java producer does not know.

@@ -41,10 +41,10 @@ How records are written
 -----------------------
 Records never pass through Python: the copy is a native sink (``KafkaSinkConnector.native_write``,
 ``sparkcat.connectors.kafka_copy``): one streaming query from Spark's Kafka source to Spark's Kafka
-sink (at least once) or to sparkcat's exactly-once writer in the JVM (``jvm/writers``), on the
+sink (at least once) or to sparkcat's exactly-once writer in the JVM (``jvm/sparkcat``), on the
 executors. Its positions, task statuses and metrics come from the query's progress. Spark's Kafka
 sink has no timestamp column, so the timestamp travels in a reserved header that sparkcat's producer
-interceptor (``org.sparkcat.kafka.HeaderTimestampInterceptor``, built from ``jvm/writers``) turns back
+interceptor (``org.sparkcat.kafka.HeaderTimestampInterceptor``, built from ``jvm/sparkcat``) turns back
 into the record's timestamp.
 
 Partitions

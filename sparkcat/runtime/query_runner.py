@@ -68,9 +68,11 @@ class QueryRunner:
     """
 
     def __init__(self, spark, on_batch: Callable[[QueryPlan, BatchResult], None],
-                 leadership: Leadership | None = None):
+                 leadership: Leadership | None = None, offsets: OffsetStore | None = None):
+        """``offsets``: the driver's offsets store, which source connectors' planners read (else each opens one)."""
         self.spark = spark
         self.on_batch = on_batch
+        self.offsets = offsets
         self.leadership: Leadership = leadership or SoleLeader()
         self._native: NativeQueries | None = None
         self._registered = False
@@ -109,7 +111,8 @@ class QueryRunner:
             running.query = self._native.start(plan, connector, self.leadership.lease_key())
             running.native = running.query is not None
             if not running.native:
-                running.query = queries.start_query(self.spark, plan, self.on_batch, gate, self.leadership.lease)
+                running.query = queries.start_query(self.spark, plan, self.on_batch, gate, self.leadership.lease,
+                                                    self.offsets)
         return running
 
     def stop(self, running: RunningQuery, timeout_s: float = 60.0) -> None:

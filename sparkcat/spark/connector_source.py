@@ -1,18 +1,15 @@
-"""The ``sparkcat-connector`` data source: a source connector's tasks as the partitions of one stream.
+"""A source connector's tasks as the partitions of one stream: its planning and its reading.
 
-Option ``plan`` is ``QueryPlan.to_json()``. Offsets are ``{"offsets": {partition_key:
-source offset or null}}`` over every source partition of every task, so they do not
-depend on which task owns a partition (``tasks.max`` may change under the same
-checkpoint).
+Offsets are ``{"offsets": {partition_key: source offset or null}}`` over every source partition of
+every task, so they do not depend on which task owns a partition (``tasks.max`` may change under the
+same checkpoint).
 
-Where things run (verified on pyspark 4.3):
+Where things run:
 
-- ``ConnectorStreamReader`` planning methods (``initialOffset``, ``latestOffset``,
-  ``partitions``) run in one long-lived Python process per query on the driver, not
-  in the herder's process. Driver-side task instances (``partitions``,
-  ``latest_offsets``, ``advance``) are cached there for the life of the query.
-- ``read`` runs on executors in a *different* reader instance: everything it needs
-  travels inside the pickled ``TaskRanges`` partition.
+- ``ConnectorStreamReader`` plans (``initialOffset``, ``latestOffset``, ``partitions``) in the driver's
+  own Python process, called by sparkcat's JVM stream through py4j (``planned_source``). Driver-side
+  task instances (``partitions``, ``latest_offsets``, ``advance``) are cached for the life of the query.
+- ``read_task_ranges`` runs on executors: everything it needs travels inside the pickled ``TaskRanges``.
 - After a restart with the same checkpoint an uncommitted batch is replayed through
   ``partitions(start, end)`` without ``initialOffset``, so the ranges are computed
   from ``start``/``end`` and the current plan only.
@@ -31,7 +28,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import InputPartition
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
 from pyspark.sql.types import DataType, StructType
 
@@ -44,12 +41,11 @@ from sparkcat.storage.offsets import partition_key
 from sparkcat.connectors.converters import SimpleHeaderConverter
 from sparkcat.transforms import HEADERS_DDL
 
-__all__ = ["FORMAT", "ConnectorSource", "ConnectorStreamReader", "TaskRanges", "row_schema_ddl",
-           "value_type_ddl", "read_task_ranges"]
+__all__ = ["ConnectorStreamReader", "TaskRanges", "row_schema_ddl", "value_type_ddl", "read_task_ranges",
+           "task_value_schema"]
 
 log = logging.getLogger(__name__)
 
-FORMAT = "sparkcat-connector"
 OFFSETS = "offsets"
 ROWS_PER_ARROW_BATCH = 10_000
 _MISSING = object()
@@ -170,16 +166,18 @@ class _DriverTasks:
         self._tasks.clear()
 
 
-class ConnectorStreamReader(DataSourceStreamReader):
-    """Plans a connector's micro-batches on the driver; ``read`` runs its tasks on executors."""
+class ConnectorStreamReader:
+    """Plans a connector's micro-batches on the driver (``read_task_ranges`` runs its tasks on executors)."""
 
-    def __init__(self, plan: QueryPlan, schema: StructType) -> None:
+    def __init__(self, plan: QueryPlan, schema: StructType, store: Any = None) -> None:
+        """``store``: the driver's open offsets store (else one is opened from the plan, and closed at ``stop``)."""
         self.plan = plan
         self.schema = schema
         self.value_ddl = schema["value"].dataType.simpleString()
         self.excluded = set(plan.excluded_tasks)
         self.tasks = _DriverTasks(plan)
-        self._store = None
+        self._store = store
+        self._own_store = store is None
         self._latest: dict[str, Any] | None = None
 
     # ---- offsets store
@@ -270,21 +268,13 @@ class ConnectorStreamReader(DataSourceStreamReader):
                                       self.plan.connector, self.value_ddl, self.schema))
         return out
 
-    def read(self, partition: InputPartition) -> Iterator[Any]:
-        return read_task_ranges(partition)  # type: ignore[arg-type]
-
     def commit(self, end: dict) -> None:
-        """Nothing: the herder writes offsets from each BatchResult.
-
-        ``commit(end)`` lags one batch (it runs when the *next* batch is planned) and in
-        this separate driver-side Python process, which cannot hold the offsets store's
-        writer lock; the foreachBatch handler on the herder's side knows each batch's
-        offsets as soon as its records are written.
-        """
+        """Nothing: the herder writes offsets from each BatchResult (``commit(end)`` lags one batch: it runs
+        when the *next* batch is planned), as soon as the batch's records are written."""
 
     def stop(self) -> None:
         self.tasks.stop()
-        if self._store is not None:
+        if self._store is not None and self._own_store:
             self._store.close()
             self._store = None
 
@@ -344,25 +334,3 @@ def read_task_ranges(part: TaskRanges) -> Iterator[Any]:
     finally:
         if task is not None:
             _stop_quietly(task, part.connector, part.task)
-
-
-# ---------------------------------------------------------------- the data source
-
-
-class ConnectorSource(DataSource):
-    """``spark.readStream.format("sparkcat-connector").option("plan", plan.to_json())``."""
-
-    @classmethod
-    def name(cls) -> str:
-        return FORMAT
-
-    @property
-    def plan(self) -> QueryPlan:
-        return QueryPlan.from_json(self.options["plan"])
-
-    def schema(self) -> str:
-        """Row schema with the value type a driver-side task declares."""
-        return row_schema_ddl(task_value_schema(self.plan))
-
-    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        return ConnectorStreamReader(self.plan, schema)

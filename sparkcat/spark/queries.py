@@ -1,6 +1,6 @@
 """Builds and starts the streaming query of one connector from its ``QueryPlan``.
 
-Source connectors read through the ``sparkcat-connector`` data source; sink
+Source connectors read through ``planned_source`` (a JVM stream planned in the driver's Python); sink
 connectors through Spark's own Kafka source (``format("kafka")``, options from
 ``kafka_input.reader_options``). Either way the query writes with
 ``foreachBatch``, whose function runs in the driver's main Python process (one thread
@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
-from sparkcat.spark import connector_source
+from sparkcat.spark import planned_source
 from sparkcat.spark.handlers import handler_for
 from sparkcat.spark.kafka_input import reader_options, subscribed_partitions, tp_key
 from sparkcat.spark.plan import BatchResult, LeaseSource, QueryPlan, no_lease
@@ -41,8 +41,10 @@ BatchGate = Callable[[Callable[[], None]], None]
 
 
 def register_sources(spark: SparkSession) -> None:
-    """Register sparkcat's Python data source (source connectors) with the session."""
-    spark.dataSource.register(connector_source.ConnectorSource)
+    """Ready the session for source connectors' streams: py4j's callback server, through which the JVM calls
+    their planners (``planned_source``)."""
+    from pyspark.java_gateway import ensure_callback_server_started
+    ensure_callback_server_started(spark.sparkContext._gateway)
 
 
 def sink_starting_offsets(plan: QueryPlan, store: Any = None,
@@ -99,11 +101,11 @@ def _kafka_stream(spark: SparkSession, plan: QueryPlan) -> DataFrame:
                      "key", "value", "headers")
 
 
-def read_stream(spark: SparkSession, plan: QueryPlan) -> DataFrame:
+def read_stream(spark: SparkSession, plan: QueryPlan, store: Any = None) -> DataFrame:
     """The streaming DataFrame of a plan: connector source, or Kafka for sink connectors."""
     if plan.connector_type == "sink":
         return _kafka_stream(spark, plan)
-    rows = spark.readStream.format(connector_source.FORMAT).option("plan", plan.to_json()).load()
+    rows = planned_source.source_stream(spark, plan, store)
     return transformed(rows, plan)
 
 
@@ -124,7 +126,7 @@ def transformed(rows: DataFrame, plan: QueryPlan) -> DataFrame:
 
 
 def start_query(spark: SparkSession, plan: QueryPlan, on_batch: OnBatch,
-                gate: BatchGate | None = None, lease: LeaseSource = no_lease) -> StreamingQuery:
+                gate: BatchGate | None = None, lease: LeaseSource = no_lease, store: Any = None) -> StreamingQuery:
     """Start the connector's query; ``on_batch`` gets each non-empty batch's result on the query thread.
 
     ``gate``, when given, is called with a thunk that runs the batch (writing and
@@ -151,7 +153,7 @@ def start_query(spark: SparkSession, plan: QueryPlan, on_batch: OnBatch,
                 raise InterruptedError(STOP_INTERRUPTION.format(name=plan.query_name, batch=batch_id)) from None
             raise
 
-    query = (read_stream(spark, plan).writeStream
+    query = (read_stream(spark, plan, store).writeStream
              .foreachBatch(foreach_batch)
              .queryName(plan.query_name)
              .option("checkpointLocation", plan.checkpoint_dir)
