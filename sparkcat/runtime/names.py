@@ -21,7 +21,8 @@ from sparkcat.errors import ConfigError
 #: Longest name accepted: it is a URL path segment, a Kafka record key and a Spark query name.
 MAX_NAME_LENGTH = 1000
 
-#: The Spark query that reads the config log; its checkpoint is ``_`` + this name.
+#: The config log follower's name (it was a Spark query of this name): never a connector's, so logs and the
+#: Spark UI of older checkpoints never mix it up with one.
 CONFIG_STREAM = "sparkcat-config-log"
 
 #: Spark query names must be unique, and connector queries are named after their connector.

