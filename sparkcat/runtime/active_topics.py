@@ -28,7 +28,7 @@ def record_sink_topics(status: StatusStore, result: BatchResult) -> None:
                 used.setdefault(topic, task.task)
     if not used:
         return
-    known = set(status.topics(result.connector))
+    known = set(status.known_topics(result.connector))
     now = int(time.time() * 1000)
     for topic, task in sorted(used.items()):
         if topic not in known:

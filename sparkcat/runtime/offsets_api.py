@@ -102,6 +102,8 @@ class OffsetsApi:
         """The consumer group connect-NAME follows an alter or reset, as in Connect (KIP-875)."""
         worker = self.reconciler.worker
         if worker.uses_kafka:
+            config = state.connector_config(name) or {}
+            self.reconciler.group_mirror.discard(sink_groups.sink_group_id(name, config))  # no late batch commit
             sink_groups.replace(worker.bootstrap_servers, worker.kafka, name,
                                 state.connector_config(name) or {}, self.stores.offsets.partitions(name))
 

@@ -51,6 +51,7 @@ class Reconciler:
         self._moves_task_writes: dict[str, int] = {}
         self._moves = QueryMoves(runner, self._guarded)
         self.reconfigurations = Reconfigurations()
+        self.group_mirror = sink_groups.GroupMirror()  # sinks' positions to their connect-NAME groups
 
     @property
     def wake(self) -> Callable[[], None]:
@@ -356,6 +357,7 @@ class Reconciler:
         """Driver shutdown: ``release_all``, and no query starts after it."""
         self.release_all()
         self._moves.shutdown()
+        self.group_mirror.close()
 
     def release_all(self) -> None:
         """All queries stop at once, each after its batch; statuses say nobody runs them now; every connector
@@ -402,7 +404,7 @@ class Reconciler:
             # API and a fresh checkpoint both see them after a driver restart.
             self.stores.offsets.put(plan.connector, offsets)
         if offsets and plan.connector_type == "sink":
-            sink_groups.mirror(plan, offsets)
+            self.group_mirror.submit(plan, offsets)
             active_topics.record_sink_topics(self.stores.status, result)
         if rt is not None:
             rt.retries.succeeded(plan.connector)

@@ -2,11 +2,17 @@
 
 A status write carries the generation of the assignment it came from; a newer
 generation always wins, so a late write from an old query cannot hide a newer state.
+
+Writes apply their own records to the in-memory view, and a write reads what others wrote at most
+once per ``REFRESH_S``: reading a five-partition status topic back costs a fetch per partition, and
+a driver starting 100 connectors writes hundreds of statuses. Readers keep the newest generation
+whatever arrives late, so a write that missed another's newer record a moment ago hides nothing.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 
 from sparkcat.model.status import State, Status, TopicStatus
 from sparkcat.storage import json_codec
@@ -17,6 +23,8 @@ log = logging.getLogger(__name__)
 CONNECTOR_PREFIX = "status-connector-"
 TASK_PREFIX = "status-task-"
 TOPIC_PREFIX = "status-topic-"
+#: A write reads what others wrote when its last read is older than this.
+REFRESH_S = 1.0
 
 
 class StatusStore(LogView):
@@ -27,6 +35,15 @@ class StatusStore(LogView):
         self._connectors: dict[str, Status] = {}
         self._tasks: dict[tuple[str, int], Status] = {}
         self._topics: dict[tuple[str, str], TopicStatus] = {}
+        self._read_at: float | None = None  # monotonic time of the last refresh
+
+    def _refresh(self) -> None:
+        super()._refresh()
+        self._read_at = time.monotonic()
+
+    def _refresh_if_stale(self) -> None:
+        if self._read_at is None or time.monotonic() - self._read_at >= REFRESH_S:
+            self._refresh()
 
     def _apply(self, key: str, raw: bytes | None) -> None:
         try:
@@ -73,21 +90,32 @@ class StatusStore(LogView):
             return self._put(status)
 
     def _put(self, status: Status) -> bool:
-        self.refresh()
+        self._refresh_if_stale()
         table = self._connectors if status.task is None else self._tasks
         current = table.get(status.connector if status.task is None else (status.connector, status.task))
         if current is not None and current.generation > status.generation:
             log.debug("Not writing %s: generation %d is older than %d", status.key, status.generation,
                       current.generation)
             return False
-        self.backend.append([(status.key, json_codec.dumps(status.to_json()))])
-        self.refresh()
+        raw = json_codec.dumps(status.to_json())
+        self.backend.append([(status.key, raw)])
+        self._apply(status.key, raw)  # read back in log order by the next refresh: the newest generation wins
         return True
 
     def put_topic(self, topic: TopicStatus) -> None:
         value = {"topic": {"name": topic.topic, "connector": topic.connector, "task": topic.task,
                            "discoverTimestamp": topic.discover_timestamp}}
-        self.backend.append([(f"{TOPIC_PREFIX}{topic.topic}:connector-{topic.connector}", json_codec.dumps(value))])
+        key, raw = f"{TOPIC_PREFIX}{topic.topic}:connector-{topic.connector}", json_codec.dumps(value)
+        with self._lock:
+            self.backend.append([(key, raw)])
+            self._apply(key, raw)
+
+    def known_topics(self, connector: str) -> list[str]:
+        """The topics this view knows the connector used, read from the log at most once per ``REFRESH_S``
+        (each committed batch of a sink asks, ``runtime/active_topics``)."""
+        with self._lock:
+            self._refresh_if_stale()
+            return sorted(t for (c, t) in self._topics if c == connector)
 
     def delete_topics(self, connector: str) -> None:
         """Forget the topics a connector used (``PUT /connectors/NAME/topics/reset``)."""
