@@ -1,11 +1,9 @@
-"""Spark fair-scheduler pools: the herder's config-log stream ahead of connector batches.
+"""Spark's fair scheduler for the connectors' queries.
 
-With Spark's default FIFO scheduler every micro-batch job queues behind all jobs submitted
-before it: with 50 connectors on two cores a config-log batch (the herder reading back a
-request it just wrote) waited for ~50 connector batches, several seconds per request. In FAIR
-mode the config-log query runs in ``CONTROL_POOL``, whose ``minShare`` gives its tasks the next
-free slot, and every connector's query in ``CONNECTORS_POOL``, first come first served (FIFO)
-as before.
+Every connector's query runs in ``CONNECTORS_POOL``, which schedules its task sets FAIR:
+the one with the fewest running tasks gets the next free slot, so a connector whose batch has many
+slow tasks (a sink whose ``put`` sleeps) does not hold every slot while the others' batches wait,
+as it did first come first served.
 
 Not one pool per connector (Spark's usual recipe for sharing between streaming queries): with
 more pools than task slots, FAIR breaks ties between idle pools by pool name, and connectors
@@ -21,21 +19,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CONTROL_POOL", "CONNECTORS_POOL", "scheduler_conf", "in_pool"]
+__all__ = ["CONNECTORS_POOL", "scheduler_conf", "in_pool"]
 
-CONTROL_POOL = "sparkcat-control"
 CONNECTORS_POOL = "sparkcat-connectors"  # every connector's query (not one pool each, see above)
 POOL_PROPERTY = "spark.scheduler.pool"
 ALLOCATIONS = f"""<?xml version="1.0"?>
 <!-- Written by sparkcat (sparkcat/spark/pools.py). -->
 <allocations>
-  <pool name="{CONTROL_POOL}">
-    <schedulingMode>FIFO</schedulingMode>
-    <weight>10</weight>
-    <minShare>1</minShare>
-  </pool>
   <pool name="{CONNECTORS_POOL}">
-    <schedulingMode>FIFO</schedulingMode>
+    <schedulingMode>FAIR</schedulingMode>
     <weight>1</weight>
     <minShare>0</minShare>
   </pool>

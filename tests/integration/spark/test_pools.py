@@ -1,4 +1,4 @@
-"""Fair-scheduler pools: the herder's stream runs ahead of connector batches (sparkcat/spark/pools.py)."""
+"""The connectors' fair-scheduler pool: one connector's slow batch does not hold every slot (sparkcat/spark/pools.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from sparkcat.spark.pools import CONNECTORS_POOL, CONTROL_POOL, POOL_PROPERTY, in_pool
+from sparkcat.spark.pools import CONNECTORS_POOL, POOL_PROPERTY, in_pool
 
 pytestmark = pytest.mark.integration
 
@@ -27,25 +27,25 @@ def _wait_for_running_tasks(sc, n: int, timeout_s: float = 60) -> None:
     raise AssertionError(f"fewer than {n} tasks running after {timeout_s}s")
 
 
-def test_a_control_job_overtakes_queued_connector_tasks(spark):
-    """Both slots busy with a connector job and more of its tasks queued: the herder's job gets the next slot."""
+def test_a_short_batch_overtakes_the_queued_tasks_of_another_connectors_slow_batch(spark):
+    """Both slots busy with one connector's batch and more of its tasks queued: another connector's one-task batch
+    gets the next free slot (first come first served would run it after the last slow task started)."""
     sc = spark.sparkContext
     finished: dict[str, float] = {}
 
-    def run(pool: str, tasks: int, seconds: float) -> None:
-        with in_pool(spark, pool):
+    def run(name: str, tasks: int, seconds: float) -> None:
+        with in_pool(spark, CONNECTORS_POOL):
             sc.parallelize(range(tasks), tasks).foreach(lambda _: time.sleep(seconds))
-        finished[pool] = time.monotonic()
+        finished[name] = time.monotonic()
 
-    connectors = threading.Thread(target=run, args=(CONNECTORS_POOL, 8, 1.0))  # local[2]: about 4 s
-    connectors.start()
+    slow = threading.Thread(target=run, args=("slow", 8, 1.0))  # local[2]: about 4 s
+    slow.start()
     try:
         _wait_for_running_tasks(sc, 2)
-        run(CONTROL_POOL, 1, 0.0)
+        run("short", 1, 0.0)
     finally:
-        connectors.join(120)
-    # FIFO would run the control task only after the last connector task started (the end of that job)
-    assert finished[CONNECTORS_POOL] - finished[CONTROL_POOL] > 1.0
+        slow.join(120)
+    assert finished["slow"] - finished["short"] > 1.0
 
 
 def test_a_query_started_in_a_pool_runs_its_batches_there(spark, tmp_path):
