@@ -3,10 +3,10 @@
 Measured (bench/failover.py, a loaded 2-core machine): of a failover's seconds after partition 0
 was assigned, most went to the first query's Python side: the executors' Python workers importing
 pyarrow, confluent-kafka and sparkcat's handler modules (a first ``mapInArrow`` with those imports
-took 3.4 s, the next 0.3 s), the data source's planning worker, and the JVM classes of a Python
-data source's micro-batch. A standby runs a ``sparkcat-connector`` stream of the built-in
-``increment`` source (no offsets store, no Kafka) with a ``foreachBatch`` that maps its first
-batch through a function importing those modules and collects nothing, then stops the query.
+took 3.4 s, the next 0.3 s) and the JVM classes of a source's micro-batch. A standby runs a stream of
+the built-in ``increment`` source (``planned_source``; no offsets store, no Kafka) with a
+``foreachBatch`` that maps its first batch through a function importing those modules and collects
+nothing, then stops the query.
 Spark keeps idle Python workers for reuse, but only for a minute (measured: a first ``mapInArrow``
 after 75 s idle took 2.9 s again), so ``KeepWarm`` runs one tiny job through them every
 ``KEEP_WARM_S`` while the driver stands by (JVM classes, once loaded, stay).
@@ -46,13 +46,17 @@ def warm_up_plan(name: str, checkpoint_dir: str) -> QueryPlan:
 
 
 def _import_handler_modules(batches: Any) -> Any:
-    """Executor: import what the connector handlers' Python workers import, read the batch, yield nothing."""
+    """Executor: import what the connector handlers' Python workers import, read the batch, yield nothing.
+
+    It lingers a moment, so concurrent tasks hold different workers and a wave reaches as many as it has tasks.
+    """
     import sparkcat.spark.connector_source  # noqa: F401 - imported for its side effect: a warm worker
     import sparkcat.spark.sink_tasks  # noqa: F401
     import sparkcat.spark.source_to_kafka  # noqa: F401
     import sparkcat.spark.source_txn  # noqa: F401
     for _ in batches:
         pass
+    time.sleep(0.05)
     return iter(())
 
 
@@ -89,12 +93,13 @@ def run_warm_up(spark: Any, name: str, checkpoint_dir: str, timeout_s: float = 1
 
 
 def touch_workers(spark: Any) -> None:
-    """One job of one Spark task per idle Python worker (up to ``MAX_WARM_WORKERS``), each importing the handlers.
+    """One job of ``MAX_WARM_WORKERS`` Spark tasks, each importing the handlers in the Python worker it gets.
 
-    Spark hands idle workers out first come first served, so as many concurrent tasks as there are
-    idle workers reach every one of them (and keep each from its idle timeout).
+    Spark hands idle workers out oldest first, and a task holds its worker a moment, so the job's waves of
+    concurrent tasks reach every idle worker up to that many (and keep each from its idle timeout): a source
+    connector's batch uses two per task (its reading, then its handler).
     """
-    n = max(2, min(spark.sparkContext.defaultParallelism, MAX_WARM_WORKERS))
+    n = max(2, MAX_WARM_WORKERS)
     with in_pool(spark, CONNECTORS_POOL):
         spark.range(0, n, 1, n).mapInArrow(_import_handler_modules, "n INT").collect()
 
