@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from sparkcat.runtime.connector_runtime import ConnectorRuntime
 from sparkcat.runtime.query_runner import QueryRunner, RunningQuery
-from sparkcat.spark.plan import QueryPlan
+from sparkcat.spark.plan import QueryPlan, failed_task_ids, task_failure_message
 
 log = logging.getLogger("sparkcat.herder")
 
@@ -28,6 +28,17 @@ log = logging.getLogger("sparkcat.herder")
 # (noisy): 12 starts took 6.2 s one at a time and 3.0 s four at a time, each start
 # slower (0.4-1.5 s instead of 0.2-0.9 s) but more of them done per second.
 STARTS_AT_ONCE = 4
+
+
+def start_failure(plan: QueryPlan, error: Exception) -> Exception:
+    """A query that could not start: its tasks could not start, so each is named (they are FAILED, and stay so
+    until a restart or a new config, as a Connect task whose start failed), unless the error names some already.
+    A transient error (Kafka unreachable) keeps its text, which the reconciler retries with backoff."""
+    text = str(error)
+    if failed_task_ids(plan.connector, text) or not plan.live_tasks:
+        return error
+    lines = [task_failure_message(plan.connector, t, error) for t in plan.live_tasks]
+    return RuntimeError("\n".join(lines))
 
 
 @dataclass
@@ -133,7 +144,9 @@ class QueryMoves:
         took = time.monotonic() - pending.began
         if pending.starting:
             rt.query = None if pending.error else pending.query
-        if pending.error is not None:  # as before: the connector is FAILED and a later pass tries again
+        if pending.error is not None and pending.starting:
+            raise start_failure(pending.query.plan, pending.error)
+        if pending.error is not None:
             raise pending.error
         if not pending.starting:
             if rt.query is pending.query:

@@ -30,14 +30,20 @@ def test_driver_runs_a_chain_refuses_a_bad_one_and_fails_one_that_cannot_apply(s
         wait_until(lambda: len(file_lines(out)) >= 5, message="masked records")
         assert all(json.loads(line)["value"] == 0 for line in file_lines(out))
 
-        herder.put_connector_config("unfit", {**base, "sink.file": str(tmp_path / "unfit.jsonl"), "transforms": "x",
-                                              "transforms.x.type": T + "ExtractField$Value",
-                                              "transforms.x.field": "nope"})
-        # The FAILED status read is the one checked: a failed query start is retried on a later pass,
-        # which reports the connector RUNNING again while it tries (Reconciler._running).
-        failed = wait_until(lambda: (c := status_of(driver, "unfit")["connector"])["state"] == "FAILED" and c,
-                            message="unfit FAILED")
+        unfit = {**base, "sink.file": str(tmp_path / "unfit.jsonl"), "transforms": "x",
+                 "transforms.x.type": T + "ExtractField$Value", "transforms.x.field": "nope"}
+        herder.put_connector_config("unfit", unfit)
+        failed = wait_until(lambda: (t := status_of(driver, "unfit")["tasks"]) and t[0]["state"] == "FAILED" and t[0],
+                            message="unfit's task FAILED")
         assert "nope is not a valid field name" in failed.get("trace", "")
+        # It stays FAILED, as a Connect task whose start failed, while the other connector goes on (not retried
+        # every pass): many passes later, its status is the same and it wrote nothing.
+        seen = len(file_lines(out))
+        wait_until(lambda: len(file_lines(out)) >= seen + 10, message="the other connector going on")
+        status = status_of(driver, "unfit")
+        assert [t["state"] for t in status["tasks"]] == ["FAILED"] and status["connector"]["state"] == "RUNNING"
         assert file_lines(tmp_path / "unfit.jsonl") == []
+        herder.put_connector_config("unfit", {**unfit, "transforms.x.field": "value"})  # a fixed config runs
+        wait_until(lambda: len(file_lines(tmp_path / "unfit.jsonl")) >= 5, message="the fixed connector's records")
     finally:
         driver.stop()

@@ -299,18 +299,21 @@ def test_connector_deleted_while_its_query_starts_is_stopped_once_started(tmp_pa
     assert "a" not in reconciler.runtimes and status(stores, "a") == (None, [])
 
 
-def test_failed_start_fails_the_connector_and_a_later_pass_tries_again(tmp_path):
+def test_a_query_that_cannot_start_fails_its_tasks_until_they_are_restarted(tmp_path):
     stores, runner, reconciler = setup(tmp_path)
     runner.fail_start = "a"
     stores.config.put_connector_config("a", INC)
     for _ in range(2):  # task configs written; query started
         reconciler.reconcile(stores.config.snapshot())
         reconciler.finish_pending(wait=True)
-    c = stores.status.get("a")
-    assert c.state.value == "FAILED" and "starting a failed" in c.trace
+    assert status(stores, "a") == ("RUNNING", ["FAILED", "FAILED"])  # Connect: the tasks failed to start
+    assert "starting a failed" in stores.status.tasks("a")[0].trace
     assert reconciler.runtimes["a"].query is None
+    settle(stores, reconciler)  # later passes leave it FAILED, without trying again
+    assert status(stores, "a") == ("RUNNING", ["FAILED", "FAILED"]) and runner.started == []
+    stores.config.request_restart("a", include_tasks=True, only_failed=True)
     settle(stores, reconciler)
-    assert status(stores, "a") == ("RUNNING", ["RUNNING", "RUNNING"])
+    assert status(stores, "a") == ("RUNNING", ["RUNNING", "RUNNING"]) and len(runner.started) == 1
 
 
 def test_shutdown_stops_a_query_whose_start_was_in_flight(tmp_path):
