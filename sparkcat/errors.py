@@ -64,6 +64,11 @@ class StorageError(SparkcatError):
     http_status = 500
 
 
+class StorageUnavailable(StorageError):
+    """A store could not be reached in time (transport errors, timeouts, a coordinator or leader moving): retried
+    with backoff. Every other StorageError (authorization, a locked or corrupt local log) fails with its reason."""
+
+
 class FencedError(StorageError):
     """This driver is no longer the leader: a newer one took over the config log."""
 

@@ -44,7 +44,7 @@ OUTAGE_MARKERS = (
     "org.apache.kafka.common.errors.LeaderNotAvailableException",
     "org.apache.kafka.common.errors.NotEnoughReplicasException",
     "org.apache.kafka.common.errors.CoordinatorNotAvailableException",
-    "StorageError:",
+    "StorageUnavailable:",  # sparkcat's own stores (a permanent StorageError fails the task with its reason)
     # An exactly-once producer fenced by another instance of its task (a driver resumed from a pause runs one
     # batch before it notices it does not lead), or a lease refused because leadership moved: the batch is
     # replayed by whichever driver leads, and its replay rule keeps it exactly once.

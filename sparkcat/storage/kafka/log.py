@@ -25,7 +25,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from sparkcat.errors import FencedError, StorageError
+from sparkcat.errors import FencedError, StorageError, StorageUnavailable
 from sparkcat.kafka.partitioner import partition_for
 from sparkcat.kafka.producers import produce_all
 from sparkcat.storage.kafka import partitions as multi
@@ -33,6 +33,23 @@ from sparkcat.storage.log import Cursor, KeyedLog, LogRecord
 
 _CLIENT_LOG = logging.getLogger("sparkcat.storage.kafka.client")  # librdkafka's own messages
 _FENCED_CODES = frozenset({KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH})
+#: Errors of reaching the cluster, not of what was asked: the store is unavailable for now.
+UNAVAILABLE_CODES = frozenset({
+    KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT, KafkaError._MSG_TIMED_OUT,
+    KafkaError._WAIT_COORD, KafkaError._RESOLVE, KafkaError.REQUEST_TIMED_OUT, KafkaError.NETWORK_EXCEPTION,
+    KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_NOT_AVAILABLE, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+    KafkaError.LEADER_NOT_AVAILABLE, KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.NOT_ENOUGH_REPLICAS,
+    KafkaError.NOT_ENOUGH_REPLICAS_AFTER_APPEND, KafkaError.UNKNOWN_LEADER_EPOCH, KafkaError.FENCED_LEADER_EPOCH,
+    KafkaError._UNKNOWN_PARTITION, KafkaError.CONCURRENT_TRANSACTIONS})
+
+
+def unavailable(err: KafkaError) -> bool:
+    """Whether ``err`` says the cluster could not be reached or answer in time (retriable), not a refusal.
+
+    >>> unavailable(KafkaError(KafkaError._TRANSPORT)), unavailable(KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED))
+    (True, False)
+    """
+    return err.code() in UNAVAILABLE_CODES
 class KafkaLog(KeyedLog):
     """A KeyedLog on one Kafka topic; clients are created on first use, not in __init__.
 
@@ -84,11 +101,16 @@ class KafkaLog(KeyedLog):
     # -- errors -------------------------------------------------------------------------
 
     def _error(self, action: str, err: KafkaError | str) -> StorageError:
-        """A StorageError (FencedError when fenced) naming the topic, servers and cause."""
+        """A StorageError naming the topic, servers and cause: FencedError when fenced, StorageUnavailable for
+        a transport error or a timeout (retried with backoff), a plain StorageError for anything else (an
+        authorization failure, a bad setting), which is reported with its reason instead of retried forever.
+        A text (not a KafkaError) is one of this class's own timeouts."""
         text = err.str() if isinstance(err, KafkaError) else str(err)
         message = f"Kafka log {self.topic!r} at {self.bootstrap_servers}: {action} failed: {text}"
         if isinstance(err, KafkaError) and err.code() in _FENCED_CODES:
             return FencedError(message + " (a newer writer with the same transactional id took over)")
+        if not isinstance(err, KafkaError) or unavailable(err):
+            return StorageUnavailable(message)
         return StorageError(message)
 
     @contextmanager

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from sparkcat.runtime.recovery import AutoRestart, AutoRestartPolicy, Retries, RetryPolicy
+from sparkcat.runtime.recovery import AutoRestart, AutoRestartPolicy, Retries, RetryPolicy, transient_cause
 from sparkcat.spark.plan import task_failure_message
 from tests.unit.runtime.reconciler_helpers import INC, settle, status
 from tests.unit.runtime.test_reconciler import setup
@@ -105,3 +105,11 @@ def test_strimzi_schedule_max_restarts_and_reset():
 def _retriable(message: str) -> Exception:
     from sparkcat.errors import RetriableError
     return RetriableError(message)
+
+
+def test_an_unavailable_store_is_transient_and_a_refusing_one_is_not():
+    assert transient_cause("sparkcat task failed: c-0: StorageUnavailable: Kafka log 'o' at b:1: append failed: "
+                           "Local: All broker connections are down") is not None
+    assert transient_cause("sparkcat task failed: c-0: StorageError: Kafka log 'o' at b:1: append failed: "
+                           "Broker: Topic authorization failed") is None
+    assert transient_cause("StorageError: /state/stores/configs.log is locked by another sparkcat driver") is None
