@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
+from tests.kafka_helpers import wait_until
 from tests.spark_fixture import REPO
 
 
@@ -56,3 +59,21 @@ def kill_session(child: subprocess.Popen) -> None:
     while session_pids(child.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert session_pids(child.pid) == [], "processes of the killed driver's session are still alive"
+
+
+def kill_while(child: subprocess.Popen, log: Path, moving: Callable[[], bool], rng: random.Random,
+               timeout_s: float = 300, max_delay_s: float = 1.5) -> float:
+    """SIGKILL the child's session at a random moment while ``moving()`` says its data is flowing.
+
+    No hook in the product says where a batch is: the kill lands wherever the driver happens to be,
+    ``0..max_delay_s`` after the data was last seen to move. Returns the delay chosen (for the message).
+    """
+    try:
+        wait_until(lambda: moving() or child.poll() is not None, timeout_s=timeout_s,
+                   message="the driver's data to move")
+        assert child.poll() is None, log.read_text()[-3000:]
+        delay = rng.uniform(0, max_delay_s)
+        time.sleep(delay)
+        return delay
+    finally:
+        kill_session(child)

@@ -44,7 +44,6 @@ from sparkcat.connectors.delta_sink import KEY_SCHEMA, DeltaSinkSettings
 from sparkcat.errors import ConfigError, ConnectorError
 from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, SinkBatchIds, Tally, batch_result, result_batch
 from sparkcat.spark.kafka_input import Assignment, sink_position, subscribed_partitions, tag_tasks, tp_key
-from sparkcat.spark.kill_points import hold
 from sparkcat.spark.plan import BatchResult, LeaseSource, QueryPlan, no_lease
 from sparkcat.transforms import KEEP
 
@@ -282,9 +281,7 @@ def delta_handler(plan: QueryPlan, lease: LeaseSource = no_lease) -> Handler:
         try:
             results = rows.mapInArrow(shape.tally, RESULT_SCHEMA).collect()
             if results:
-                hold(plan.connector, "delta-before-commit", batch_id)  # test-only kill points
                 write_batch(spark, rows, shape, settings, app_id, version)
-                hold(plan.connector, "delta-after-commit", batch_id)
         finally:
             rows.unpersist()
         log.debug("Connector %s: batch %d written to Delta %s as version %d of %s", plan.connector, batch_id,

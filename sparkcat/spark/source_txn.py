@@ -16,7 +16,7 @@ Each Spark partition is one connector task's share of the micro-batch. On its ex
    driver that planned the batch no longer leads (``kafka.producers.commit_under_lease``).
 
 The driver then stores no offsets for the batch (``Reconciler.on_batch``): they are in the
-transaction. ``kill_points.hold`` (tests only) parks the process at a kill point.
+transaction.
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ from sparkcat.kafka.partitioner import keyed_partition
 from sparkcat.kafka.producers import Deliveries, LeaderLease, commit_under_lease, task_transactional_id, transactional_producer
 from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, Tallies, batch_result, raise_task_error, result_batch
 from sparkcat.spark.error_handling import record_errors
-from sparkcat.spark.kill_points import hold
 from sparkcat.spark.leases import write_under_lease
 from sparkcat.spark.kafka_serialisation import value_type_of
 from sparkcat.spark.plan import BatchResult, LeaseSource, QueryPlan, no_lease
@@ -97,7 +96,6 @@ class _TaskTransaction:
         deliveries.raise_error()
         started = time.monotonic()
         commit_under_lease(p, lease, TIMEOUT_S)
-        hold(self.plan.connector, "after-commit", batch_id)
         return False, self.init_ms + (time.monotonic() - started) * 1000
 
     def abort(self) -> None:
@@ -126,7 +124,6 @@ def produce_task_batch(plan: QueryPlan, conf: dict[str, str], value_type: DataTy
         errors = record_errors(plan, conf, txn.producer)  # dead letters commit or abort with the batch
         for batch in chain([first], batches):
             produce_arrow_rows(txn.producer, batch, convs, value_type, deliveries, tallies, errors=errors)
-            hold(plan.connector, "mid-produce", batch_id)
         errors.flush()
         if set(tallies) != {task}:
             raise RuntimeError(f"one Spark partition holds tasks {sorted(tallies)}; exactly-once needs one")
@@ -173,7 +170,6 @@ def to_kafka_exactly_once(plan: QueryPlan, lease: LeaseSource = no_lease) -> Han
         if skipped:
             log.info("Connector %s: batch %d was replayed; task(s) %s had committed it already and skipped it",
                      plan.connector, batch_id, skipped)
-        hold(plan.connector, "before-spark-commit", batch_id)
         return result
 
     return handler

@@ -176,11 +176,18 @@ def test_source_record_with_tolerance_none_fails_the_task_naming_source_partitio
     assert f'where source record is {{sourcePartition={{"filename":{path}}}, sourceOffset={{"position":8}}' in trace
 
 
-def test_a_dlq_topic_that_cannot_be_created_fails_the_connector_as_connect_does(run):
-    def failed_trace() -> str | None:  # a later reconcile pass tries again, so catch it while FAILED
-        status = run.driver.herder.connector_status("dlq-rf3")["connector"]
-        return status.get("trace") if status["state"] == "FAILED" else None
+def test_a_dlq_topic_that_cannot_be_created_fails_the_tasks_as_connect_does(run):
+    # Connect builds the reporter when it starts a task: the task fails with the reason, the connector runs.
+    def failed_traces() -> list[str] | None:
+        status = run.driver.herder.connector_status("dlq-rf3")
+        tasks = status["tasks"]
+        if tasks and all(t["state"] == "FAILED" for t in tasks):
+            assert status["connector"]["state"] == "RUNNING"
+            return [t["trace"] for t in tasks]
+        return None
 
-    trace = wait_until(failed_trace, message="dlq-rf3 FAILED")
+    traces = wait_until(failed_traces, message="dlq-rf3's tasks FAILED")
+    assert len(set(traces)) == 1
+    trace = traces[0]
     assert f"Could not initialize dead letter queue with topic={run.topic('rf3-dlq')}" in trace
     assert "replication factor" in trace.lower()
