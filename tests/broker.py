@@ -75,7 +75,8 @@ class KafkaBroker:
     """
 
     def __init__(self, log_dir: Path | None = None, start_timeout_s: float = 60.0,
-                 settings: dict[str, str] | None = None, nodes: int = 1) -> None:
+                 settings: dict[str, str] | None = None, nodes: int = 1,
+                 extra_listener: tuple[str, int, int] | None = None) -> None:
         self.ports = [free_port() for _ in range(nodes)]
         self.controller_ports = [free_port() for _ in range(nodes)]
         self.port = self.ports[0]
@@ -84,6 +85,8 @@ class KafkaBroker:
         self.log_path = self.log_dir / "kafka-1.log"
         self.start_timeout_s = start_timeout_s
         self.settings = settings or {}
+        # (name, port, advertised port) of a second listener, e.g. behind tests.tcp_proxy (one node only)
+        self.extra_listener = extra_listener
         self.cluster_id = ""
         self._procs: list[subprocess.Popen[bytes]] = []
 
@@ -116,7 +119,7 @@ class KafkaBroker:
             "transaction.state.log.min.isr": "1",
             "transaction.state.log.num.partitions": "4",
             "group.initial.rebalance.delay.ms": "0",
-            # sparkcat's failover tests run drivers with session.timeout.ms=3000 (README "Several drivers")
+            # sparkcat's failover tests run drivers with session.timeout.ms=3000 (docs/running.md "Several drivers")
             "group.min.session.timeout.ms": "2000",
             "share.coordinator.state.topic.replication.factor": replicas,
             "auto.create.topics.enable": "true",
@@ -125,6 +128,12 @@ class KafkaBroker:
             # default) would delete them at the first retention check, 30 s after the start.
             "log.retention.ms": "-1",
         }
+        if self.extra_listener is not None:
+            name, extra, advertised = self.extra_listener
+            props["listeners"] += f",{name}://127.0.0.1:{extra}"
+            props["advertised.listeners"] += f",{name}://127.0.0.1:{advertised}"
+            props["listener.security.protocol.map"] += f",{name}:PLAINTEXT"
+            props["inter.broker.listener.name"] = "PLAINTEXT"
         if self.nodes > 1:  # a node starved of CPU on a loaded 2-core machine must not be fenced (default 9 s)
             props["broker.session.timeout.ms"] = "30000"
         props.update(self.settings)

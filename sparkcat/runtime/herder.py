@@ -214,7 +214,7 @@ class Herder(OffsetsApi):
         self._leading = False
         log.warning("Driver %s is a standby now: %s; stopping its connectors", self.driver_id, reason)
         self.stores.config.use_writer(None)
-        self.reconciler.release_all()
+        self.reconciler.release_all(graceful=False)  # nothing of ours can commit now: cancel, do not wait
 
     def _fenced(self, error: FencedError) -> None:
         """A newer leader fenced our config writer: step down in the group and stop leading."""

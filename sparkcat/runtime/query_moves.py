@@ -92,7 +92,7 @@ class QueryMoves:
 
         self._starter.submit(self._run_off_thread, pending, start)
 
-    def stop(self, rt: ConnectorRuntime, then: Callable[[], None] | None = None) -> bool:
+    def stop(self, rt: ConnectorRuntime, then: Callable[[], None] | None = None, graceful: bool = True) -> bool:
         """Stop ``rt``'s query on a thread of its own; ``then`` runs on the herder thread once it stopped.
 
         True when there was no query (``then`` has run already). Otherwise False: the
@@ -100,7 +100,8 @@ class QueryMoves:
         ``finish`` on a later pass clears ``rt.query`` and runs ``then``. Until then
         ``rt.query`` stays set, so nobody takes the connector for halted. A connector
         with a start or stop in flight is reconciled once that is done, so nothing is
-        done here then (only ``Reconciler.restart_task`` can get here so).
+        done here then (only ``Reconciler.restart_task`` can get here so). ``graceful=False``: the
+        batch in flight is cancelled, not awaited (``QueryRunner.stop``).
         """
         if rt.name in self.pending:
             return False
@@ -109,9 +110,10 @@ class QueryMoves:
                 then()
             return True
         pending = self.pending[rt.name] = Pending(rt, rt.query, then=[then] if then else [])
-        threading.Thread(target=self._run_off_thread, args=(pending, lambda: self.runner.stop(pending.query)),
+        threading.Thread(target=self._run_off_thread, args=(pending, lambda: self.runner.stop(pending.query, graceful=graceful)),
                          name=f"sparkcat-stop-{rt.name}", daemon=True).start()
-        log.info("Connector %s: stopping its query once the batch in flight is committed", rt.name)
+        log.info("Connector %s: stopping its query %s", rt.name,
+                 "once the batch in flight is committed" if graceful else "now, cancelling the batch in flight")
         return False
 
     def _run_off_thread(self, pending: Pending, action: Callable[[], RunningQuery | None]) -> None:

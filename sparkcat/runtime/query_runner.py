@@ -115,21 +115,26 @@ class QueryRunner:
                                                     self.offsets)
         return running
 
-    def stop(self, running: RunningQuery, timeout_s: float = 60.0) -> None:
+    def stop(self, running: RunningQuery, timeout_s: float = 60.0, graceful: bool = True) -> None:
         """Let the batch in flight finish and reach Spark's commit log, then stop the query.
 
         Spark writes ``commits/N`` after foreachBatch returns; stopping in between would
         replay batch N after a restart (duplicates in Kafka). So after closing the gate
         we wait until no trigger is active, or the next batch hit the closed gate and
-        ended the query.
+        ended the query. ``graceful=False`` (a driver that stopped leading) stops at once:
+        its batch in flight could not commit anyway (cut off from Kafka, or its lease is
+        fenced), and waiting would keep its tasks running next to the new leader's.
         """
-        acquired = running.gate.acquire(timeout=timeout_s)
-        try:
+        if graceful:
+            acquired = running.gate.acquire(timeout=timeout_s)
+            try:
+                running.stopping = True
+            finally:
+                if acquired:
+                    running.gate.release()
+            _wait_for_idle(running.query, timeout_s)
+        else:
             running.stopping = True
-        finally:
-            if acquired:
-                running.gate.release()
-        _wait_for_idle(running.query, timeout_s)
         if running.query is not None:
             try:
                 running.query.stop()

@@ -345,9 +345,10 @@ class Reconciler:
 
     # ------------------------------------------------------------------ starting and stopping queries
 
-    def _stop_query(self, rt: ConnectorRuntime, then: Callable[[], None] | None = None) -> bool:
+    def _stop_query(self, rt: ConnectorRuntime, then: Callable[[], None] | None = None,
+                    graceful: bool = True) -> bool:
         """``QueryMoves.stop``: True when there was no query (``then`` has run), else False."""
-        return self._moves.stop(rt, then)
+        return self._moves.stop(rt, then, graceful)
 
     def finish_pending(self, wait: bool = False) -> None:
         """Run what waited for each query start or stop that is done (herder thread); ``wait``: for all."""
@@ -359,9 +360,10 @@ class Reconciler:
         self._moves.shutdown()
         self.group_mirror.close()
 
-    def release_all(self) -> None:
-        """All queries stop at once, each after its batch; statuses say nobody runs them now; every connector
-        is forgotten (this driver stops leading: started again from the config state if it leads again).
+    def release_all(self, graceful: bool = True) -> None:
+        """All queries stop at once, each after its batch (``graceful=False``: now); statuses say nobody runs
+        them now; every connector is forgotten (this driver stops leading: started again from the config state
+        if it leads again).
 
         Twice: a query whose start was in flight is stopped once it has started.
         """
@@ -369,7 +371,7 @@ class Reconciler:
             for rt in list(self.runtimes.values()):
                 if rt.query is not None and rt.name not in self._moves:
                     tasks = [t for t in range(len(rt.desired_task_configs or [])) if t not in rt.failed_tasks]
-                    self._stop_query(rt, then=lambda rt=rt, tasks=tasks: self._unassigned(rt, tasks))
+                    self._stop_query(rt, then=lambda rt=rt, tasks=tasks: self._unassigned(rt, tasks), graceful=graceful)
             self.finish_pending(wait=True)
         for rt in self.runtimes.values():
             rt.stop_instance()

@@ -28,15 +28,18 @@ class FakeQuery:
 class FakeRunner:
     started: list[QueryPlan] = field(default_factory=list)
     stopped: list[QueryPlan] = field(default_factory=list)
+    hard_stops: list[str] = field(default_factory=list)
     deleted_checkpoints: list[str] = field(default_factory=list)
 
     def start(self, plan: QueryPlan, connector=None) -> FakeQuery:
         self.started.append(plan)
         return FakeQuery(plan)
 
-    def stop(self, query: FakeQuery) -> None:
+    def stop(self, query: FakeQuery, graceful: bool = True) -> None:
         query.stopping, query.active = True, False
         self.stopped.append(query.plan)
+        if not graceful:
+            self.hard_stops.append(query.plan.connector)
 
     def delete_checkpoint(self, path: str) -> None:
         self.deleted_checkpoints.append(path)
@@ -77,6 +80,18 @@ def test_pause_stops_query_and_resume_restarts_it(tmp_path):
     settle(stores, reconciler)
     assert len(runner.started) == 2
     assert status(stores, "inc") == ("RUNNING", ["RUNNING", "RUNNING"])
+
+
+def test_losing_the_leadership_cancels_batches_in_flight_while_a_shutdown_lets_them_commit(tmp_path):
+    stores, runner, reconciler = setup(tmp_path)
+    stores.config.put_connector_config("inc", INC)
+    settle(stores, reconciler)
+    reconciler.release_all(graceful=False)  # the herder's demotion: nothing of ours could commit any more
+    assert runner.hard_stops == ["inc"] and "inc" not in reconciler.runtimes
+    assert status(stores, "inc") == ("UNASSIGNED", ["UNASSIGNED", "UNASSIGNED"])
+    settle(stores, reconciler)
+    reconciler.stop_all()  # a driver's shutdown: each batch in flight commits first
+    assert len(runner.stopped) == 2 and runner.hard_stops == ["inc"]
 
 
 def test_stop_empties_task_configs_and_task_statuses(tmp_path):

@@ -83,7 +83,7 @@ class SlowRunner:
     def align_checkpoint(self, offsets, plan: QueryPlan) -> bool:
         return False  # no Spark, no checkpoint
 
-    def stop(self, query: SlowQuery) -> None:
+    def stop(self, query: SlowQuery, graceful: bool = True) -> None:
         name = query.plan.connector
         with self.entered:
             self.stopping_now.add(name)

@@ -1,0 +1,133 @@
+"""Split brain on a real network cut: a leader cut off from Kafka stops leading before another driver leads.
+
+Two driver processes with state directories of their own share one Kafka. The leader reaches the broker
+only through a TCP proxy the test controls (``tests.tcp_proxy``: the broker advertises the proxy on a
+listener of its own, so every connection of that driver, its Spark JVM's included, goes through it); the
+standby connects directly. With an exactly-once ``increment`` source and an exactly-once ``kafka`` copy
+running, the proxy is cut (silence, not refusals: a partition, not a dead broker). The cut-off leader
+must stop leading (no new batch, its queries cancelled) before the coordinator can give partition 0 to
+the standby, and say why on ``/health``; the standby takes over. Sampled throughout, the two drivers
+never both say they lead. Both topics, read ``read_committed``, hold every position once.
+
+The network is not healed here: after a heal, librdkafka 2.16 in the old leader has been seen to abort
+the process (``rd_kafka_enq_once_del_source_return: Assertion `eonce->refcnt > 0' failed``) when a
+request that timed out during the cut is answered late; see the issue notes. A frozen leader that
+comes back (the same rejoin path without the late answers) is tested in ``test_leadership_return.py``.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+
+import httpx
+import pytest
+
+from tests.broker import KafkaBroker, free_port
+from tests.driver_process import kill_session, signal_session, start_driver_process
+from tests.integration.runtime.test_leadership import CONFIG, FAST_GROUP, assert_each_once, cluster_fields, positions
+from tests.integration.runtime.test_leadership_return import counts, grown, post, role, server_info
+from tests.kafka_helpers import wait_until
+from tests.tcp_proxy import TcpProxy
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+
+
+@pytest.fixture
+def cut_broker(tmp_path):
+    """A broker of this test's own with a second listener behind a TCP proxy: (broker, proxy)."""
+    behind = free_port()
+    proxy = TcpProxy(behind)
+    with KafkaBroker(log_dir=tmp_path / "kafka", extra_listener=("CUT", behind, proxy.port)) as broker:
+        proxy.start()
+        try:
+            yield broker, proxy
+        finally:
+            proxy.close()
+
+
+def health(url: str) -> tuple[int, str] | None:
+    try:
+        answer = httpx.get(url + "/health", timeout=5)
+        return answer.status_code, answer.json().get("message", "")
+    except httpx.HTTPError:
+        return None
+
+
+def running(url: str) -> list[str] | None:
+    info = server_info(url)
+    return None if info is None else info.get("sparkcat_running_connectors")
+
+
+class Overlap:
+    """Samples both drivers' roles; remembers any moment both said they lead."""
+
+    def __init__(self, urls: tuple[str, str]):
+        self.urls, self.both = urls, []
+
+    def sample(self) -> tuple[str | None, str | None]:
+        now = tuple((role(u) or (None,))[0] for u in self.urls)
+        if now == ("leader", "leader"):
+            self.both.append(time.strftime("%H:%M:%S"))
+        return now
+
+
+def test_a_leader_cut_off_from_kafka_stops_before_the_standby_leads_and_stands_by_after(cut_broker, tmp_path,
+                                                                                      unique_name):
+    broker, proxy = cut_broker
+    direct, behind = broker.bootstrap, f"127.0.0.1:{proxy.port}"
+    prefix = f"{unique_name}-seq_"
+    topics = (prefix + "1", prefix + "1.copy")
+    one = {**cluster_fields(behind, tmp_path, unique_name, "one"), **FAST_GROUP}
+    two = {**cluster_fields(direct, tmp_path, unique_name, "two"), **FAST_GROUP}
+    urls = tuple(f"http://127.0.0.1:{d['rest_port']}" for d in (one, two))
+    url_one, url_two = urls
+    logs = {name: tmp_path / f"{name}.log" for name in ("one", "two")}
+
+    def tail(name: str) -> str:
+        return logs[name].read_text()[-4000:]
+
+    first = start_driver_process(one, {}, logs["one"], {}, module="tests.ha_driver")
+    second = None
+    overlap = Overlap(urls)
+    try:
+        wait_until(lambda: (role(url_one) or ("",))[0] == "leader", timeout_s=180,
+                   message=lambda: "the first driver to lead: " + tail("one"))
+        post(url_one, "inc", {**CONFIG, "topic.prefix": prefix})
+        wait_until(lambda: positions(direct, topics[0]), message="the source's topic and first records")
+        post(url_one, "copy", {"connector.class": "kafka", "topics": topics[0], "tasks.max": "1",
+                               "batch.max.records": "200", "trigger.interval.ms": "200",
+                               "exactly.once.support": "required"})
+        second = start_driver_process(two, {}, logs["two"], {}, module="tests.ha_driver")
+        wait_until(lambda: (tmp_path / "two.started").exists() and role(url_two) == ("standby", url_one),
+                   timeout_s=180, message=lambda: "the second driver to stand by: " + tail("two"))
+        wait_until(lambda: grown(direct, topics, (0, 0)) and running(url_one) == ["copy", "inc"],
+                   message="records from the first leader")
+
+        proxy.cut()
+        at_cut = counts(direct, topics)
+
+        def cut_off_leader_stepped_down() -> bool:
+            state = health(url_one)
+            return overlap.sample()[0] == "standby" and state is not None and state[0] == 503 \
+                and "coordinator is not running" in state[1]
+
+        # Its queries are cancelled, but a batch blocked in a call to Kafka ends only when the client gives
+        # up or the network returns; it cannot commit meanwhile (no network, and its lease is fenced).
+        wait_until(cut_off_leader_stepped_down, timeout_s=60,
+                   message=lambda: f"the cut-off leader to step down and say why ({health(url_one)}): " + tail("one"))
+        wait_until(lambda: overlap.sample()[1] == "leader" and running(url_two) == ["copy", "inc"]
+                   and grown(direct, topics, at_cut), timeout_s=120,
+                   message=lambda: "the standby to lead and go on: " + tail("two"))
+
+        cut_counts = counts(direct, topics)
+        wait_until(lambda: overlap.sample() and grown(direct, topics, cut_counts), message="the new leader to go on")
+        assert health(url_one)[0] == 503, "the cut-off driver must stay unhealthy while it cannot reach Kafka"
+        assert overlap.both == [], f"both drivers said they led at once: {overlap.both}"
+        for topic in topics:
+            assert_each_once(positions(direct, topic))
+    finally:
+        for child in (first, second):
+            if child is not None and child.poll() is None:
+                signal_session(child, signal.SIGCONT)
+                kill_session(child)
