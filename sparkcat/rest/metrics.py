@@ -23,6 +23,10 @@ _CONNECTOR_METRICS = (
      "Micro-batches the connector's query committed since this driver started.", "batches"),
     ("sparkcat_connector_last_batch_duration_seconds", GaugeMetricFamily,
      "Duration of the connector's last committed micro-batch.", "last_batch_s"),
+    ("sparkcat_connector_last_batch_timestamp_seconds", GaugeMetricFamily,
+     "When the connector's last micro-batch was committed (epoch seconds; 0 before its first).", "last_batch_at"),
+    ("sparkcat_connector_batches_last_minute", GaugeMetricFamily,
+     "Micro-batches the connector committed in the last 60 seconds: its cadence.", "batches_last_minute"),
     ("sparkcat_connector_transaction_batches_total", CounterMetricFamily,
      "Exactly-once micro-batches (one Kafka transaction per task) the connector's query committed.",
      "transaction_batches"),
@@ -50,6 +54,14 @@ class ConnectorCollector:
             for connector, p in progress:
                 metric.add_metric([connector], getattr(p, attr, 0))
             yield metric
+        behind = GaugeMetricFamily("sparkcat_connector_offsets_behind_latest",
+                                   "How many offsets the connector's query is behind the end of the Kafka partition "
+                                   "it is furthest behind on (Spark's maxOffsetsBehindLatest, last batch).",
+                                   labels=["connector"])
+        for connector, p in progress:
+            if getattr(p, "offsets_behind_latest", None) is not None:
+                behind.add_metric([connector], p.offsets_behind_latest)
+        yield behind
         connector_state = GaugeMetricFamily("sparkcat_connector_state", "The connector's state (1 for its current state).",
                                             labels=["connector", "state", "worker_id"])
         task_state = GaugeMetricFamily("sparkcat_task_state", "The task's state (1 for its current state).",

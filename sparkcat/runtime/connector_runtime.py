@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+import logging
+import time
+from collections import deque
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sparkcat.api.connector import Connector
@@ -10,6 +14,8 @@ from sparkcat.runtime.query_runner import RunningQuery
 from sparkcat.runtime.recovery import AutoRestart, Retries
 from sparkcat.spark.kafka_input import tp_key
 from sparkcat.spark.plan import BatchResult
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -23,6 +29,10 @@ class Progress:
     batches: int = 0
     records: int = 0
     last_batch_s: float = 0.0
+    last_batch_at: float = 0.0          # epoch seconds when the last batch was committed (0: none yet)
+    batches_last_minute: int = 0        # set in snapshots, from ``_recent``
+    offsets_behind_latest: float | None = None  # set in snapshots: Spark's Kafka source, worst partition
+    _recent: deque = field(default_factory=lambda: deque(maxlen=10_000), repr=False)
     # exactly-once batches: how many, and the sum of each one's slowest task's producer init + commit
     transaction_batches: int = 0
     transaction_ms: float = 0.0
@@ -31,13 +41,38 @@ class Progress:
     def transaction_s(self) -> float:
         return self.transaction_ms / 1000
 
-    def add(self, result: BatchResult) -> None:
+    def add(self, result: BatchResult, now: float | None = None) -> None:
         self.batches += 1
         self.records += result.records
         self.last_batch_s = result.duration_s
+        self.last_batch_at = time.time() if now is None else now
+        self._recent.append(self.last_batch_at)
         if result.transaction_ms is not None:
             self.transaction_batches += 1
             self.transaction_ms += result.transaction_ms
+
+
+    def snapshot(self, query: Any = None, now: float | None = None) -> Progress:
+        """A copy for ``GET /metrics``: the batch cadence over the last minute and, when ``query`` (a running
+        Spark query) reads Kafka, how far its worst partition is behind the topic's end."""
+        now = time.time() if now is None else now
+        recent = sum(1 for at in list(self._recent) if at > now - 60)
+        return replace(self, _recent=deque(), batches_last_minute=recent, offsets_behind_latest=offsets_behind(query))
+
+
+def offsets_behind(query: Any) -> float | None:
+    """``maxOffsetsBehindLatest`` of the query's Kafka sources in its last progress (Spark's own metric), or None."""
+    try:
+        last = None if query is None else query.lastProgress
+        if last is None:
+            return None
+        data = json.loads(last.json) if hasattr(last, "json") else last
+        behind = [float(m["maxOffsetsBehindLatest"]) for m in ((s.get("metrics") or {}) for s in data["sources"])
+                  if m.get("maxOffsetsBehindLatest") not in (None, "")]
+        return max(behind) if behind else None
+    except Exception:  # a query that just stopped, or a py4j hiccup: no figure this scrape
+        log.debug("No lag for query %s", query, exc_info=True)
+        return None
 
 
 @dataclass

@@ -9,7 +9,6 @@ one streaming query per connector started, paused, stopped or restarted.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import queue
 import threading
@@ -317,7 +316,7 @@ class Herder(OffsetsApi):
     def connector_progress(self) -> list[tuple[str, Progress]]:
         """(name, copy of its progress) of every connector this driver runs, by name."""
         runtimes = sorted(list(self.reconciler.runtimes.items()))
-        return [(name, dataclasses.replace(rt.progress)) for name, rt in runtimes]
+        return [(name, rt.progress.snapshot(None if rt.query is None else rt.query.query)) for name, rt in runtimes]
 
     # ------------------------------------------------------------------ requests
 
