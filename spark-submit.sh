@@ -11,7 +11,7 @@
 # Options before "--" (or any option sparkcat does not know) go to spark-submit;
 # sparkcat's own options (--bootstrap-servers, --state-dir, --pipelines, --rest-port,
 # --worker-config, --group-id, --no-rest) may come after "--" or be mixed in.
-# This script's own options (README "Spark clusters"):
+# This script's own options (docs/running.md "Spark clusters"):
 #   --executor-python PATH  executors run this Python, installed on every host (no venv archive shipped)
 #   --supervise             client mode: restart the driver when it dies (non-zero exit); it resumes
 #   --dry-run               print the spark-submit command line and exit (ships nothing)

@@ -51,7 +51,7 @@ sparkcat_ship_args() {
         sparkcat_refuse "--deploy-mode cluster is not possible on a Spark standalone master: Spark refuses it" \
           "for Python applications (\"Cluster deploy mode is currently not supported for python applications" \
           "on standalone clusters\"). Use --deploy-mode client (the default) with --supervise, which restarts" \
-          "a driver that dies (README: \"Spark standalone\")."
+          "a driver that dies (docs/running.md: \"Spark standalone\")."
       fi ;;
     k8s://*)
       if [ "$deploy_mode" = cluster ]; then

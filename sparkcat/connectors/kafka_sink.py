@@ -34,7 +34,7 @@ Options
   for the at-least-once copy (micro-batches do not wait for the checkpoint's offset and commit logs;
   they are written every ``async.progress.tracking.checkpoint.interval.ms``, default 1000). A restart
   may then replay what was copied since the last checkpoint write; sparkcat starts from the offsets
-  store instead when it is ahead (see README, Resuming), so the replay is at most the batches whose
+  store instead when it is ahead (see docs/running.md, Resuming), so the replay is at most the batches whose
   progress had not reached the store. Refused with ``exactly.once.support=required``.
 
 How records are written

@@ -35,7 +35,7 @@ def router(ctx: RestContext) -> APIRouter:
              responses={503: {"description": "Still starting, or unhealthy"}})
     async def health() -> JSONResponse:  # on the event loop: answers even when handler threads are busy
         problem = ctx.health_problem
-        if problem is not None:  # Connect answers 500 here; the issue asks for 503 (README)
+        if problem is not None:  # Connect answers 500 here; the issue asks for 503 (docs/running.md)
             return JSONResponse({"status": "unhealthy", "message": f"{UNHEALTHY} {problem}"}, status_code=503)
         if ctx.ready:
             return JSONResponse(HEALTHY)

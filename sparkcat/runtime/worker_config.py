@@ -41,7 +41,7 @@ WORKER_CONFIG = (
     .define("rest.host", Type.STRING, "127.0.0.1", documentation="The REST API's host (unless listeners is set).")
     .define("rest.port", Type.INT, 8083, documentation="The REST API's port (unless listeners is set).")
     .define("pipelines.dir", Type.STRING, "pipelines", documentation="Pipeline specs applied and watched.")
-    # Security (README "Input and secrets"): what hostile connector configs can reach.
+    # Security (docs/running.md, "Connector configs, plugins, files and secrets"): what hostile connector configs can reach.
     .define("plugin.packages", Type.LIST, list(DEFAULT_PACKAGES), importance=Importance.HIGH,
             documentation="The packages connector and converter classes may come from.")
     .define("file.allowed.dirs", Type.LIST, None, importance=Importance.HIGH,

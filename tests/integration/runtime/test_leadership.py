@@ -24,7 +24,7 @@ pytestmark = pytest.mark.integration
 CONFIG = {"connector.class": "increment", "increments": "1", "tasks.max": "1", "records.per.poll": "100",
           "batch.max.records": "100", "trigger.interval.ms": "200", "exactly.once.support": "required",
           **JSON_NO_SCHEMA}
-#: A session of 3 s: failover = session timeout + the new leader's start of the connector (README "Several drivers").
+#: A session of 3 s: failover = session timeout + the new leader's start of the connector (docs/running.md "Several drivers").
 FAST_GROUP = {"session_timeout_ms": 3000, "heartbeat_interval_ms": 500}
 
 
@@ -108,7 +108,7 @@ def _leader_of(url: str) -> tuple[str, str | None] | None:
 
 def test_standby_takes_over_after_the_leaders_kill_9_exactly_once(broker, tmp_path, unique_name):
     prefix = f"{unique_name}-seq_"
-    # the broker allows sessions from 2 s (tests/broker.py); Kafka's default minimum is 6 s (README)
+    # the broker allows sessions from 2 s (tests/broker.py); Kafka's default minimum is 6 s (docs/running.md)
     one, two = ({**cluster_fields(broker.bootstrap, tmp_path, unique_name, d), **FAST_GROUP} for d in ("one", "two"))
     leader = start_driver_process(one, {}, tmp_path / "one.log", {}, module="tests.ha_driver")
     standby = None
