@@ -22,7 +22,9 @@ temporary log directory, free loopback ports) and an in-process sparkcat ``Drive
 - ``scale``: 10, 50, 100 connectors on the one driver: half increment sources of 2 tasks, half
   file sinks fed by their topics through Spark's Kafka source.
 - ``connect``: side by side with a real Kafka Connect worker on the same broker: MirrorSourceConnector
-  vs the ``kafka`` connector, FileStreamSource vs ``file-source``, create-to-first-record latency.
+  vs the ``kafka`` connector (at-least-once and exactly-once) vs the same copy hand-written in PySpark
+  vs a raw loop, FileStreamSource vs ``file-source``, from the create request to the first and last record.
+- ``delta``: Kafka -> Delta append, the ``delta`` connector vs the hand-written Delta streaming job.
 
 The scenarios are ``bench/scenarios/<name>.py``; ``bench/harness.py`` holds the broker, Spark and
 driver they share, ``bench/measure.py`` what they measure with (psutil for CPU and memory, a timed
@@ -45,7 +47,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 BENCH = REPO / "bench"
-SCENARIOS = ("copy", "source", "apply", "e2e", "scale", "smt", "connect")  # modules of bench/scenarios/
+SCENARIOS = ("copy", "source", "apply", "e2e", "scale", "smt", "connect", "delta")  # modules of bench/scenarios/
 
 
 def _ensure_environment() -> None:

@@ -1,7 +1,11 @@
 """``connect``: sparkcat side by side with a real Kafka Connect worker (4.1.1) on the same broker, same run.
 
-- topic-to-topic copy: Connect's ``MirrorSourceConnector`` vs the sparkcat ``kafka`` connector, each
-  copying the same N records of 100 bytes from a 4-partition topic, 2 tasks each, default settings;
+- topic-to-topic copy of the same N records of 100 bytes from a 4-partition topic, default settings,
+  4 tasks where there are tasks: Connect's ``MirrorSourceConnector``; the sparkcat ``kafka`` connector
+  at-least-once (Spark's Kafka source and sink, asynchronous progress tracking) and exactly-once
+  (sparkcat's JVM transactional writer); the same copy hand-written as a PySpark Structured Streaming
+  job on the bench's Spark session (``readStream.format("kafka")`` -> ``writeStream.format("kafka")``);
+  and a single-threaded confluent-kafka consume/produce loop;
 - file-to-topic: Connect's ``FileStreamSource`` vs sparkcat's ``file-source`` on the same file;
 - for every run: time from the create request (Connect: ``POST /connectors``, sparkcat:
   ``put_connector_config``) to the first record in the target topic, records/s from the first to
@@ -23,6 +27,8 @@ from bench.harness import Bench, client, log, wait_for
 from bench.measure import driver_processes, stats
 
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
+TASKS = "4"
+COPIERS = ("connect", "sparkcat", "sparkcat_eos", "pyspark", "raw")
 STRING = "org.apache.kafka.connect.storage.StringConverter"
 
 
@@ -39,12 +45,16 @@ def run(bench: Bench) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(f"{i:010d} {'x' * 89}\n" for i in range(n_file)))
     worker = ConnectWorker(bench.broker.bootstrap, f"bench-{bench.run_id}", log_dir=bench.work / "connect").start()
-    runs: dict[str, list[dict[str, Any]]] = {k: [] for k in ("connect_copy", "sparkcat_copy", "connect_file",
-                                                            "sparkcat_file")}
+    runs: dict[str, list[dict[str, Any]]] = {f"{side}_copy": [] for side in COPIERS}
+    runs.update(connect_file=[], sparkcat_file=[])
     try:
+        _cold_first_connector(bench, worker, src, n_copy)
         for i in range(repeats):
             runs["connect_copy"].append(_connect_copy(bench, worker, src, n_copy, i))
             runs["sparkcat_copy"].append(_sparkcat_copy(bench, worker, src, n_copy, i))
+            runs["sparkcat_eos_copy"].append(_sparkcat_copy(bench, worker, src, n_copy, i, eos=True))
+            runs["pyspark_copy"].append(_pyspark_copy(bench, worker, src, n_copy, i))
+            runs["raw_copy"].append(_raw_copy(bench, src, n_copy, i))
             runs["connect_file"].append(_connect_file(bench, worker, str(path), n_file, i))
             runs["sparkcat_file"].append(_sparkcat_file(bench, worker, str(path), n_file, i))
     finally:
@@ -89,19 +99,27 @@ def _end_offsets(bench: Bench, topic: str) -> int:
         return 0
 
 
-def _timed(bench: Bench, worker: Any, which: str, start: Callable[[], None], target: str, n: int) -> dict[str, Any]:
-    """Run ``start`` and measure until ``target`` holds ``n`` records (see the module doc)."""
+def _timed(bench: Bench, worker: Any, which: str, start: Callable[[], None], target: str, n: int,
+           copied: Callable[[], int] | None = None, written: Callable[[], int] | None = None) -> dict[str, Any]:
+    """Run ``start`` and measure until ``target`` holds ``n`` records (see the module doc).
+
+    ``copied`` counts what is done when the end offsets cannot (an exactly-once target holds transaction
+    markers and aborted records); the first record is the first one written, also when a transaction
+    makes it visible only at its batch's commit."""
+    written = written or (lambda: _end_offsets(bench, target))
+    copied = copied or written
     procs = _processes(bench, worker, which)
     cpu0, _ = _proc_cpu(procs)
     t0 = time.time()
     start()
-    wait_for(lambda: _end_offsets(bench, target) > 0, 300, 0.02, f"first record in {target}")
+    wait_for(lambda: written() > 0, 300, 0.02, f"first record in {target}")
     t_first = time.time()
-    wait_for(lambda: _end_offsets(bench, target) >= n, 900, 0.05, f"{n} records in {target}")
+    wait_for(lambda: copied() >= n, 900, 0.05, f"{n} records in {target}")
     t_done = time.time()
     cpu1, rss = _proc_cpu(procs)
     busy = bench.cpu.busy_s(t_first, t_done)
-    out = {"first_record_s": t_first - t0, "records_per_s": n / max(1e-6, t_done - t_first),
+    out = {"first_record_s": t_first - t0, "all_copied_s": t_done - t0,
+           "records_per_s": n / max(1e-6, t_done - t_first),
            "machine_cpu_us_per_record": None if busy is None else busy / n * 1e6,
            "process_cpu_us_per_record": (cpu1 - cpu0) / n * 1e6, "rss_mb": rss}
     log.info("%s -> %s: first record after %.2fs, %.0f records/s, %s us CPU/record (machine), %.1f (process), "
@@ -112,7 +130,7 @@ def _timed(bench: Bench, worker: Any, which: str, start: Callable[[], None], tar
 
 def _connect_copy(bench: Bench, worker: Any, src: str, n: int, i: int) -> dict[str, Any]:
     name, alias = f"mm-{bench.run_id}-{i}", f"m{i}"
-    config = {"connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector", "tasks.max": "2",
+    config = {"connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector", "tasks.max": TASKS,
               "source.cluster.alias": alias, "target.cluster.alias": "dst", "topics": src,
               "source.cluster.bootstrap.servers": bench.broker.bootstrap,
               "target.cluster.bootstrap.servers": bench.broker.bootstrap,
@@ -127,14 +145,62 @@ def _connect_copy(bench: Bench, worker: Any, src: str, n: int, i: int) -> dict[s
     return result
 
 
-def _sparkcat_copy(bench: Bench, worker: Any, src: str, n: int, i: int) -> dict[str, Any]:
-    name = f"kc-{bench.run_id}-{i}"
-    config = {"connector.class": "kafka", "topics": src, "target.topic.format": f"${{topic}}.sc{i}",
-              "tasks.max": "2", "trigger.interval.ms": "0"}
-    result = _timed(bench, worker, "sparkcat", lambda: bench.herder.put_connector_config(name, config),
-                    f"{src}.sc{i}", n)
+def _sparkcat_copy(bench: Bench, worker: Any, src: str, n: int, i: int, eos: bool = False) -> dict[str, Any]:
+    """The ``kafka`` connector with its defaults; exactly-once counts what its committed batches copied."""
+    tag = f"{'e' if eos else 's'}{i}"  # i may be "cold"
+    name, target = f"kc-{bench.run_id}-{tag}", f"{src}.{tag}"
+    config = {"connector.class": "kafka", "topics": src, "target.topic.format": f"${{topic}}.{tag}",
+              "tasks.max": TASKS, **({"exactly.once.support": "required"} if eos else {})}
+    copied = (lambda: bench.committed_records(name)) if eos else None
+    result = _timed(bench, worker, "sparkcat", lambda: bench.herder.put_connector_config(name, config), target, n,
+                    copied)
     bench.delete(name)
     return result
+
+
+def _cold_first_connector(bench: Bench, worker: Any, src: str, n: int) -> None:
+    """The first connector of a fresh driver pays for the JVM's first Kafka source and sink (class loading,
+    JIT); reported on its own, so the repeats compare warm runtimes (Connect's worker is warm too)."""
+    cold = _sparkcat_copy(bench, worker, src, n, "cold")
+    for key in ("first_record_s", "all_copied_s"):
+        bench.figures[f"vs_connect_copy_sparkcat_cold_{key}"] = stats(
+            [cold[key]], "s", "sparkcat: the first connector of a fresh driver (the copy, at-least-once)")
+
+
+def _pyspark_copy(bench: Bench, worker: Any, src: str, n: int, i: int) -> dict[str, Any]:
+    """The copy a user would write by hand, on the same Spark session; the clock starts at ``start()``."""
+    target, query = f"{src}.ps{i}", []
+    bench.create_topic(target, 4)  # as its user would: Spark's Kafka sink does not create topics
+
+    def start() -> None:
+        frame = (bench.spark.readStream.format("kafka").option("kafka.bootstrap.servers", bench.broker.bootstrap)
+                 .option("subscribe", src).option("startingOffsets", "earliest").option("includeHeaders", "true")
+                 .load().selectExpr("key", "value", "headers", "partition"))
+        query.append(frame.writeStream.format("kafka").option("kafka.bootstrap.servers", bench.broker.bootstrap)
+                     .option("topic", target).option("checkpointLocation", str(bench.work / f"ps-{i}"))
+                     .queryName(f"pyspark-copy-{i}").start())
+
+    def written() -> int:
+        if query and query[0].exception() is not None:
+            raise RuntimeError(f"the hand-written PySpark copy failed: {query[0].exception()}")
+        return _end_offsets(bench, target)
+
+    try:
+        return _timed(bench, worker, "sparkcat", start, target, n, written=written)
+    finally:
+        for q in query:
+            q.stop()
+
+
+def _raw_copy(bench: Bench, src: str, n: int, i: int) -> dict[str, Any]:
+    """The single-threaded confluent-kafka loop (``bench/clients.py raw-copy``), timed by itself."""
+    target = f"{src}.raw{i}"
+    bench.create_topic(target, 4)
+    t0 = time.time()
+    raw = client("raw-copy", "--bootstrap", bench.broker.bootstrap, "--topic", src, "--target", target,
+                 "--records", str(n))
+    assert raw["records"] == n and raw["undelivered"] == 0, raw
+    return {"records_per_s": raw["records_per_s"], "all_copied_s": time.time() - t0}
 
 
 def _connect_file(bench: Bench, worker: Any, path: str, n: int, i: int) -> dict[str, Any]:
@@ -158,18 +224,20 @@ def _sparkcat_file(bench: Bench, worker: Any, path: str, n: int, i: int) -> dict
 
 
 def _figures(bench: Bench, runs: dict[str, list[dict[str, Any]]], n_copy: int, n_file: int) -> None:
-    keys = (("records_per_s", "records/s"), ("machine_cpu_us_per_record", "us"),
-            ("process_cpu_us_per_record", "us"), ("first_record_s", "s"), ("rss_mb", "MB"))
-    what = {"copy": f"topic-to-topic copy of {n_copy} records of 100 B, 4 partitions, 2 tasks",
-            "file": f"file-to-topic, {n_file} lines of 100 B, 1 task"}
+    keys = (("records_per_s", "records/s"), ("all_copied_s", "s"), ("first_record_s", "s"),
+            ("machine_cpu_us_per_record", "us"), ("process_cpu_us_per_record", "us"), ("rss_mb", "MB"))
+    what = {"copy": f"topic-to-topic copy of {n_copy:,} records of 100 B, 4 partitions, tasks.max {TASKS}",
+            "file": f"file-to-topic, {n_file:,} lines of 100 B, 1 task"}
+    sides = {"copy": COPIERS, "file": ("connect", "sparkcat")}
     for kind in ("copy", "file"):
         for key, unit in keys:
-            for side in ("connect", "sparkcat"):
-                values = [r[key] for r in runs[f"{side}_{kind}"] if r[key] is not None]
+            for side in sides[kind]:
+                values = [r[key] for r in runs[f"{side}_{kind}"] if r.get(key) is not None]
                 if values:
                     bench.figures[f"vs_connect_{kind}_{side}_{key}"] = stats(values, unit, f"{side}: {what[kind]}")
-            pairs = [(s[key], c[key]) for s, c in zip(runs[f"sparkcat_{kind}"], runs[f"connect_{kind}"])
-                     if s[key] and c[key]]
-            if pairs:
-                bench.figures[f"vs_connect_{kind}_ratio_{key}"] = stats(
-                    [s / c for s, c in pairs], "x", f"sparkcat / Connect, run by run: {what[kind]}")
+            for side in sides[kind][1:]:
+                pairs = [(s[key], c[key]) for s, c in zip(runs[f"{side}_{kind}"], runs[f"connect_{kind}"])
+                         if s.get(key) and c.get(key)]
+                if pairs and key in ("records_per_s", "all_copied_s", "first_record_s"):
+                    bench.figures[f"vs_connect_{kind}_ratio_{side}_{key}"] = stats(
+                        [s / c for s, c in pairs], "x", f"{side} / Connect, run by run: {what[kind]}")

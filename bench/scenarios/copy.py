@@ -7,8 +7,6 @@ start, and Spark's per-batch durations."""
 from __future__ import annotations
 
 import json
-import logging
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,7 +34,6 @@ class _Repeats:
     eos_ratios: list[float] = field(default_factory=list)
     eos_vs_alo: list[float] = field(default_factory=list)
     eos_batches: list[dict] = field(default_factory=list)
-    eos_txn_ms: list[float] = field(default_factory=list)
 
 
 def run(bench: Bench) -> None:
@@ -103,9 +100,7 @@ def _repeat(bench: Bench, src: str, n: int, i: int, measured: _Repeats) -> None:
     measured.ratios.append(sc["records_per_s"] / raw["records_per_s"])
     log.info("copy %d: sparkcat %.0f records/s (ratio %.2f, start-up %.1fs)", i, sc["records_per_s"],
              measured.ratios[-1], sc["startup_s"])
-    with _TxnTimes() as txn:
-        eos = _sparkcat_copy(bench, src, n, f"{i}eos", extra={"exactly.once.support": "required"})
-    measured.eos_txn_ms.extend(txn.ms)
+    eos = _sparkcat_copy(bench, src, n, f"{i}eos", extra={"exactly.once.support": "required"})
     measured.eos_rates.append(eos["records_per_s"])
     measured.eos_ratios.append(eos["records_per_s"] / raw["records_per_s"])
     measured.eos_vs_alo.append(eos["records_per_s"] / sc["records_per_s"])
@@ -142,34 +137,6 @@ def _record(bench: Bench, m: _Repeats, ceilings: list[float]) -> None:
     _eos_figures(bench, m)
 
 
-class _TxnTimes(logging.Handler):
-    """Collects the exactly-once copy's per-batch transaction cost (init_transactions + commit, longest task)
-    from the writer's debug line, while in a ``with`` block."""
-
-    _LOGGER = "sparkcat.spark.kafka_copy_writer"
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.ms: list[float] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        found = re.search(r"txn_ms=([0-9.]+)", record.getMessage())
-        if found:
-            self.ms.append(float(found.group(1)))
-
-    def __enter__(self) -> _TxnTimes:
-        logger = logging.getLogger(self._LOGGER)
-        self._level = logger.level
-        logger.addHandler(self)
-        logger.setLevel(logging.DEBUG)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        logger = logging.getLogger(self._LOGGER)
-        logger.removeHandler(self)
-        logger.setLevel(self._level)
-
-
 def _eos_figures(bench: Bench, m: _Repeats) -> None:
     """The exactly-once copy (exactly.once.support=required) next to the raw loop and the at-least-once copy."""
     f = bench.figures
@@ -179,16 +146,13 @@ def _eos_figures(bench: Bench, m: _Repeats) -> None:
                                         "required (a transaction per task and micro-batch), steady state")
     f["copy_eos_ratio"] = stats(m.eos_ratios, "x", "exactly-once copy / raw loop, per repeat (target >= 1)")
     f["copy_eos_vs_alo"] = stats(m.eos_vs_alo, "x", "exactly-once copy / at-least-once copy, per repeat")
-    if m.eos_txn_ms:
-        f["copy_eos_txn_ms"] = stats(m.eos_txn_ms, "ms", "exactly-once cost per micro-batch: init_transactions + "
-                                     "commit_transaction on the executor (longest task of each batch)")
     eos = [b["durationMs"]["addBatch"] for b in m.eos_batches[1:] if b["durationMs"].get("addBatch") is not None]
     alo = [b["durationMs"]["addBatch"] for b in m.batches[1:] if b["durationMs"].get("addBatch") is not None]
     if eos and alo:
         f["copy_eos_batch_addBatch_ms"] = stats(eos, "ms", "exactly-once copy, per micro-batch")
         f["copy_eos_path_cost_per_batch_ms"] = stats([sum(eos) / len(eos) - sum(alo) / len(alo)], "ms",
                                                      "mean addBatch of the exactly-once copy minus the at-least-once "
-                                                     "copy's, same batch size (Python produce path + transactions)")
+                                                     "copy's, same batch size (the JVM writer's transactions)")
 
 
 def _cpu_figures(bench: Bench, prefix: str, stretches: list[tuple[float | None, float, int]], what: str) -> None:
