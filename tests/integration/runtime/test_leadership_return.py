@@ -53,6 +53,26 @@ def grown(bootstrap: str, topics: tuple[str, str], since: tuple[int, int]) -> bo
     return all(n >= s + STEP for n, s in zip(now, since))
 
 
+def start_leader_and_standby(specs: tuple[dict, dict], logs: dict, tmp_path, bootstrap: str, prefix: str,
+                             children: list) -> None:
+    """Driver one leads and runs an exactly-once increment source into ``prefix``1 and an exactly-once copy
+    of it; driver two then stands by. Each started process is appended to ``children`` (the caller kills them)."""
+    one, two = specs
+    url_one, url_two = (f"http://127.0.0.1:{d['rest_port']}" for d in specs)
+    topic = prefix + "1"
+    children.append(start_driver_process(one, {}, logs["one"], {}, module="tests.ha_driver"))
+    wait_until(lambda: (role(url_one) or ("",))[0] == "leader", timeout_s=180,
+               message=lambda: "the first driver to lead: " + logs["one"].read_text()[-4000:])
+    post(url_one, "inc", {**CONFIG, "topic.prefix": prefix})
+    wait_until(lambda: positions(bootstrap, topic), message="the source's topic and first records")
+    post(url_one, "copy", {"connector.class": "kafka", "topics": topic, "tasks.max": "1",
+                           "batch.max.records": "200", "trigger.interval.ms": "200",
+                           "exactly.once.support": "required"})
+    children.append(start_driver_process(two, {}, logs["two"], {}, module="tests.ha_driver"))
+    wait_until(lambda: (tmp_path / "two.started").exists() and role(url_two) == ("standby", url_one),
+               timeout_s=180, message=lambda: "the second driver to stand by: " + logs["two"].read_text()[-4000:])
+
+
 def test_a_frozen_leader_resumes_as_a_standby_and_leads_again_from_the_committed_positions(broker, tmp_path,
                                                                                           unique_name):
     bootstrap, prefix = broker.bootstrap, f"{unique_name}-seq_"
@@ -64,19 +84,10 @@ def test_a_frozen_leader_resumes_as_a_standby_and_leads_again_from_the_committed
     def tail(name: str) -> str:
         return logs[name].read_text()[-4000:]
 
-    first = start_driver_process(one, {}, logs["one"], {}, module="tests.ha_driver")
-    second = None
+    children: list = []
     try:
-        wait_until(lambda: (role(url_one) or ("",))[0] == "leader", timeout_s=180,
-                   message=lambda: "the first driver to lead: " + tail("one"))
-        post(url_one, "inc", {**CONFIG, "topic.prefix": prefix})
-        wait_until(lambda: positions(bootstrap, topics[0]), message="the source's topic and first records")
-        post(url_one, "copy", {"connector.class": "kafka", "topics": topics[0], "tasks.max": "1",
-                               "batch.max.records": "200", "trigger.interval.ms": "200",
-                               "exactly.once.support": "required"})
-        second = start_driver_process(two, {}, logs["two"], {}, module="tests.ha_driver")
-        wait_until(lambda: (tmp_path / "two.started").exists() and role(url_two) == ("standby", url_one),
-                   timeout_s=180, message=lambda: "the second driver to stand by: " + tail("two"))
+        start_leader_and_standby((one, two), logs, tmp_path, bootstrap, prefix, children)
+        first, second = children
         wait_until(lambda: grown(bootstrap, topics, (0, 0)), message="records from the first leader")
 
         # Freeze the leader past its session: the standby takes over and goes on.
@@ -106,7 +117,7 @@ def test_a_frozen_leader_resumes_as_a_standby_and_leads_again_from_the_committed
         for topic in topics:
             assert_each_once(positions(bootstrap, topic))
     finally:
-        for child in (first, second):
-            if child is not None and child.poll() is None:
+        for child in children:
+            if child.poll() is None:
                 signal_session(child, signal.SIGCONT)
                 kill_session(child)

@@ -24,9 +24,10 @@ import httpx
 import pytest
 
 from tests.broker import KafkaBroker, free_port
-from tests.driver_process import kill_session, signal_session, start_driver_process
-from tests.integration.runtime.test_leadership import CONFIG, FAST_GROUP, assert_each_once, cluster_fields, positions
-from tests.integration.runtime.test_leadership_return import counts, grown, post, role, server_info
+from tests.driver_process import kill_session, signal_session
+from tests.integration.runtime.test_leadership import FAST_GROUP, assert_each_once, cluster_fields, positions
+from tests.integration.runtime.test_leadership_return import (counts, grown, role, server_info,
+                                                              start_leader_and_standby)
 from tests.kafka_helpers import wait_until
 from tests.tcp_proxy import TcpProxy
 
@@ -87,20 +88,10 @@ def test_a_leader_cut_off_from_kafka_stops_before_the_standby_leads_and_stands_b
     def tail(name: str) -> str:
         return logs[name].read_text()[-4000:]
 
-    first = start_driver_process(one, {}, logs["one"], {}, module="tests.ha_driver")
-    second = None
+    children: list = []
     overlap = Overlap(urls)
     try:
-        wait_until(lambda: (role(url_one) or ("",))[0] == "leader", timeout_s=180,
-                   message=lambda: "the first driver to lead: " + tail("one"))
-        post(url_one, "inc", {**CONFIG, "topic.prefix": prefix})
-        wait_until(lambda: positions(direct, topics[0]), message="the source's topic and first records")
-        post(url_one, "copy", {"connector.class": "kafka", "topics": topics[0], "tasks.max": "1",
-                               "batch.max.records": "200", "trigger.interval.ms": "200",
-                               "exactly.once.support": "required"})
-        second = start_driver_process(two, {}, logs["two"], {}, module="tests.ha_driver")
-        wait_until(lambda: (tmp_path / "two.started").exists() and role(url_two) == ("standby", url_one),
-                   timeout_s=180, message=lambda: "the second driver to stand by: " + tail("two"))
+        start_leader_and_standby((one, two), logs, tmp_path, direct, prefix, children)
         wait_until(lambda: grown(direct, topics, (0, 0)) and running(url_one) == ["copy", "inc"],
                    message="records from the first leader")
 
@@ -127,7 +118,7 @@ def test_a_leader_cut_off_from_kafka_stops_before_the_standby_leads_and_stands_b
         for topic in topics:
             assert_each_once(positions(direct, topic))
     finally:
-        for child in (first, second):
-            if child is not None and child.poll() is None:
+        for child in children:
+            if child.poll() is None:
                 signal_session(child, signal.SIGCONT)
                 kill_session(child)
