@@ -21,6 +21,16 @@ sparkcat_need_java() {
 sparkcat_need_venv() {
   local py="${PYTHON:-python3}"
   local venv="$sparkcat_root/.venv"
+  if [ ! -x "$venv/bin/python" ] && ! "$py" -c "import ensurepip, venv" >/dev/null 2>&1; then
+    # Debian's python3 leaves venv's pip bootstrap to the python3-venv package
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      echo "sparkcat: installing python3-venv ($py cannot create a virtual environment without it)" >&2
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+    else
+      echo "sparkcat: $py cannot create a virtual environment; install python3-venv" >&2
+      return 1
+    fi
+  fi
   if [ ! -x "$venv/bin/python" ]; then
     echo "sparkcat: creating $venv" >&2
     "$py" -m venv "$venv"
