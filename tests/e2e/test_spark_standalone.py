@@ -99,3 +99,32 @@ def test_standalone_cluster_runs_tasks_on_executors_and_supervise_restarts_a_kil
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     assert "restarting it (restart 2)" not in log_path.read_text(), "a SIGTERM stop is not restarted"
+
+
+def test_the_documented_standalone_command_ships_the_packed_venv_and_runs_tasks_on_the_executor(spark_standalone,
+                                                                                               tmp_path):
+    """As docs/running.md says: ``./spark-submit.sh --master spark://...`` with nothing else; the packed venv
+    goes to the executors (``./environment/bin/python``) while the driver keeps its own Python."""
+    state, rest_port = tmp_path / "state", free_port()
+    (tmp_path / "pipelines").mkdir()
+    (tmp_path / "pipelines" / "increment.yaml").write_text((REPO / "pipelines" / "increment.yaml").read_text())
+    worker = tmp_path / "worker.yaml"
+    worker.write_text(f"state.dir: {state}\npipelines.dir: {tmp_path / 'pipelines'}\nrest.port: {rest_port}\n")
+    log_path = tmp_path / "driver.log"
+    with log_path.open("w") as log_file:
+        proc = subprocess.Popen(
+            ["./spark-submit.sh", "--master", spark_standalone.master_url, "--conf", "spark.executor.memory=1g",
+             "--conf", "spark.driver.host=127.0.0.1", "--worker-config", str(worker)],
+            cwd=REPO, stdout=log_file, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            start_new_session=True)
+    try:
+        wait_until(lambda: len(positions(state / "out" / "increment.jsonl")) >= 10 or proc.poll() is not None,
+                   timeout_s=300, message=lambda: "increment output from the cluster: " + log_path.read_text()[-3000:])
+        assert proc.poll() is None, log_path.read_text()[-3000:]
+        wait_until(lambda: executor_ids(rest_port) == {"0"}, timeout_s=60,
+                   message=lambda: f"executor ids as worker_id: {get(rest_port, '/connectors/increment-demo/status')}")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=120) == 0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
