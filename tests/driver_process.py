@@ -77,3 +77,17 @@ def kill_while(child: subprocess.Popen, log: Path, moving: Callable[[], bool], r
         return delay
     finally:
         kill_session(child)
+
+
+def end_sessions(children: list[subprocess.Popen]) -> None:
+    """A test's clean-up: resume (if frozen) and SIGKILL the session of every child still running."""
+    for child in children:
+        if child.poll() is None:
+            signal_session(child, signal.SIGCONT)
+            kill_session(child)
+
+
+def seeded_random() -> tuple[random.Random, int]:
+    """A generator for random kill moments and its seed, for the failure message (rerun with ``random.Random(seed)``)."""
+    seed = random.randrange(10**6)
+    return random.Random(seed), seed

@@ -4,7 +4,8 @@ Which side runs what: ``Connector`` objects live on the driver. A ``SourceTask``
 built twice: on the driver (``partitions``, ``latest_offsets``: planning, must be
 cheap) and on executors (``poll``: reading). A ``SinkTask`` runs on executors. Task
 classes are therefore re-created from their class path and config on each side;
-they must not hold clients created in ``__init__``, only in ``start``.
+they must not hold clients created in ``__init__``, only in ``start``. Kept whole (just over
+400 lines, most of it the runnable examples in the docstrings) so an author reads one contract.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ thread and touches only statuses, offsets and counters).
 
 Queries are started and stopped off the herder thread (``sparkcat.runtime.query_moves``);
 until one is done, that connector is left alone. Query plans are built in
-``sparkcat.runtime.plans``.
+``sparkcat.runtime.plans``. Over 400 lines: the split planned (issue 27) moves the restart and
+failure handling and ``release_all`` out with the typed connector config, not before it.
 """
 
 from __future__ import annotations

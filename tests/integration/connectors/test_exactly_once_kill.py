@@ -12,14 +12,13 @@ table then hold every source record exactly once.
 
 from __future__ import annotations
 
-import random
 import struct
 import uuid
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
-from tests.driver_process import kill_while, start_driver_process
+from tests.driver_process import kill_while, seeded_random, start_driver_process
 from tests.integration.connectors.test_kafka_sink import kafka_worker, start_driver
 from tests.kafka_helpers import create_topic, wait_until
 
@@ -97,9 +96,7 @@ def test_sigkilled_driver_at_random_moments_restarts_to_exactly_once(spark, brok
     worker = kafka_worker(broker, tmp_path, unique_name)
     fields = {k: getattr(worker, k) for k in ("state_dir", "bootstrap_servers", "config_topic", "offset_topic",
                                               "status_topic", "file_allowed_dirs", "plugin_packages")}
-    rng = random.Random()
-    seed = rng.randrange(10**6)
-    rng.seed(seed)
+    rng, seed = seeded_random()
     kills = []
     for round_ in range(KILLS):
         log = tmp_path / f"driver-{round_}.log"

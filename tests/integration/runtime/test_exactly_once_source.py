@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import collections
 import json
-import random
 
 import pytest
 
 from sparkcat.runtime.stores import offsets_store_spec
 from sparkcat.storage.factory import open_offsets_store
-from tests.driver_process import kill_while, start_driver_process
+from tests.driver_process import kill_while, seeded_random, start_driver_process
 from tests.integration.runtime.test_driver import (
     JSON_NO_SCHEMA,
     kafka_worker,
@@ -59,9 +58,7 @@ def test_sigkilled_driver_at_random_moments_restarts_with_every_record_exactly_o
     config = {**CONFIG, "topic.prefix": prefix}
     worker = kafka_worker(broker, tmp_path, unique_name)
     fields = kafka_worker_fields(broker.bootstrap, tmp_path, unique_name)
-    rng = random.Random()
-    seed = rng.randrange(10**6)
-    rng.seed(seed)
+    rng, seed = seeded_random()
     kills = []
     for round_ in range(KILLS):
         log_path = tmp_path / f"driver-{round_}.log"

@@ -16,7 +16,7 @@ import signal
 import httpx
 import pytest
 
-from tests.driver_process import kill_session, signal_session, start_driver_process
+from tests.driver_process import end_sessions, kill_session, signal_session, start_driver_process
 from tests.integration.runtime.test_leadership import (CONFIG, FAST_GROUP, assert_each_once, cluster_fields,
                                                        positions)
 from tests.kafka_helpers import wait_until
@@ -117,7 +117,4 @@ def test_a_frozen_leader_resumes_as_a_standby_and_leads_again_from_the_committed
         for topic in topics:
             assert_each_once(positions(bootstrap, topic))
     finally:
-        for child in children:
-            if child.poll() is None:
-                signal_session(child, signal.SIGCONT)
-                kill_session(child)
+        end_sessions(children)

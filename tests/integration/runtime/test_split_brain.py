@@ -17,14 +17,13 @@ comes back (the same rejoin path without the late answers) is tested in ``test_l
 
 from __future__ import annotations
 
-import signal
 import time
 
 import httpx
 import pytest
 
 from tests.broker import KafkaBroker, free_port
-from tests.driver_process import kill_session, signal_session
+from tests.driver_process import end_sessions
 from tests.integration.runtime.test_leadership import FAST_GROUP, assert_each_once, cluster_fields, positions
 from tests.integration.runtime.test_leadership_return import (counts, grown, role, server_info,
                                                               start_leader_and_standby)
@@ -118,7 +117,4 @@ def test_a_leader_cut_off_from_kafka_stops_before_the_standby_leads_and_stands_b
         for topic in topics:
             assert_each_once(positions(direct, topic))
     finally:
-        for child in children:
-            if child.poll() is None:
-                signal_session(child, signal.SIGCONT)
-                kill_session(child)
+        end_sessions(children)
