@@ -100,6 +100,9 @@ class Bench:
         if not self.args.fifo:
             for key, value in scheduler_conf(self.work / "spark").items():  # as the driver does
                 builder = builder.config(key, value)
+        for item in self.args.spark_conf:
+            key, _, value = item.partition("=")
+            builder = builder.config(key, value)
         spark = (builder.master("local[2]").appName("sparkcat-bench")
                  .config("spark.ui.enabled", "false")
                  .config("spark.ui.showConsoleProgress", "false")

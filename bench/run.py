@@ -25,6 +25,7 @@ temporary log directory, free loopback ports) and an in-process sparkcat ``Drive
   vs the ``kafka`` connector (at-least-once and exactly-once) vs the same copy hand-written in PySpark
   vs a raw loop, FileStreamSource vs ``file-source``, from the create request to the first and last record.
 - ``delta``: Kafka -> Delta append, the ``delta`` connector vs the hand-written Delta streaming job.
+- ``batchcost``: the fixed cost (CPU per process, Spark's phases) of one tiny micro-batch per connector kind.
 
 The scenarios are ``bench/scenarios/<name>.py``; ``bench/harness.py`` holds the broker, Spark and
 driver they share, ``bench/measure.py`` what they measure with (psutil for CPU and memory, a timed
@@ -47,7 +48,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 BENCH = REPO / "bench"
-SCENARIOS = ("copy", "source", "apply", "e2e", "scale", "smt", "connect", "delta")  # modules of bench/scenarios/
+SCENARIOS = ("copy", "source", "apply", "e2e", "scale", "smt", "connect", "delta", "batchcost")  # modules of bench/scenarios/
 
 
 def _ensure_environment() -> None:
@@ -80,6 +81,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--scale-levels", default="", help="comma-separated connector counts (default 10,50,100)")
     p.add_argument("--scale-timeout", type=float, default=420.0, help="seconds per level before calling it broken")
     p.add_argument("--driver-memory", default="1g", help="spark.driver.memory (conf/spark-defaults.conf: 1g)")
+    p.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="an extra Spark setting for the bench's session (repeatable), to compare a knob")
+    p.add_argument("--batchcost-kinds", default="", help="comma-separated kinds of the batchcost scenario (default all)")
+    p.add_argument("--batchcost-warm-up", type=float, default=20.0,
+                   help="seconds each batchcost kind runs before its observation window")
     p.add_argument("--fifo", action="store_true", help="Spark's FIFO scheduler instead of sparkcat's fair pools")
     p.add_argument("--budget-min", type=float, default=28.0,
                    help="skip scale levels that would not finish within this many minutes of the start")

@@ -123,7 +123,8 @@ def _common_connector_config() -> ConfigDef:
                 "Log Error Details")
         .define("batch.max.records", Type.LONG, 100000, Range.at_least(1), Importance.MEDIUM,
                 "Maximum number of records each task contributes to one Spark micro-batch (Spark admission"
-                " control), bounding batch size and latency.", SPARK_GROUP, 1, Width.SHORT, "Max records per batch")
+                " control), bounding batch size and latency. Sinks that Spark writes itself (the Delta append,"
+                " the at-least-once Kafka copy) have no bound unless this is set.", SPARK_GROUP, 1, Width.SHORT, "Max records per batch")
         .define("trigger.interval.ms", Type.LONG, 1000, Range.at_least(0), Importance.MEDIUM,
                 "Interval in milliseconds between Spark micro-batch triggers; 0 starts the next batch as soon as the"
                 " previous one finishes.", SPARK_GROUP, 2, Width.SHORT, "Trigger interval (ms)")

@@ -27,7 +27,7 @@ from sparkcat.spark.plan import QueryPlan, task_failure_message
 from sparkcat.spark.progress import ProgressListener, Tracked
 from sparkcat.spark.queries import sink_starting_offsets
 
-__all__ = ["NativeQueries", "KAFKA_RECORD_COLUMNS"]
+__all__ = ["NativeQueries", "KAFKA_RECORD_COLUMNS", "native_reader_options"]
 
 log = logging.getLogger(__name__)
 
@@ -90,10 +90,8 @@ class NativeQueries:
 
     def _records(self, plan: QueryPlan, native: NativeWrite, starting: dict[str, int],
                  partitions: list[tuple[str, int]]) -> DataFrame:
-        options = reader_options(plan, starting, partitions)
-        if native.trigger is TriggerMode.REAL_TIME:
-            options.pop("maxOffsetsPerTrigger", None)  # real-time batches read what arrives, for their duration
-        df = self.spark.readStream.format("kafka").options(**options).load()
+        df = self.spark.readStream.format("kafka").options(**native_reader_options(plan, native, starting,
+                                                                                  partitions)).load()
         return df.select("topic", "partition", "offset", F.unix_millis("timestamp").alias("timestamp"),
                          "key", "value", "headers")
 
@@ -109,6 +107,23 @@ class NativeQueries:
             writer = writer.option("asyncProgressTrackingEnabled", "true") \
                 .option("asyncProgressTrackingCheckpointIntervalMs", str(native.async_progress_ms))
         return writer.trigger(processingTime=f"{plan.trigger_interval_ms} milliseconds")
+
+
+def native_reader_options(plan: QueryPlan, native: NativeWrite, starting: dict[str, int],
+                          partitions: list[tuple[str, int]]) -> dict[str, str]:
+    """The Kafka source's options for a native sink: as the record path's, but without a batch-size limit
+    unless the connector sets ``batch.max.records`` or its writer is transactional.
+
+    Spark's own writers stream a batch's rows, so a limit only splits a backlog into batches that each
+    pay the sink's fixed cost (Delta: a commit and a snapshot). A transactional writer keeps the limit:
+    one batch is one Kafka transaction, which must end within ``transaction.timeout.ms``.
+    """
+    options = reader_options(plan, starting, partitions)
+    if native.trigger is TriggerMode.REAL_TIME:
+        options.pop("maxOffsetsPerTrigger", None)  # real-time batches read what arrives, for their duration
+    elif not native.transactional and "batch.max.records" not in plan.connector_config:
+        options.pop("maxOffsetsPerTrigger", None)
+    return options
 
 
 def _check_real_time(spark: SparkSession, plan: QueryPlan, native: NativeWrite, partitions: int) -> None:
