@@ -48,6 +48,13 @@ from sparkcat.connectors.kafka_sink import (
     target_servers,
 )
 from sparkcat.errors import ConfigError, ConnectorError
+from sparkcat.kafka.client_settings import (
+    ClientKind,
+    admin_settings,
+    connection_settings,
+    connector_overrides,
+    spark_writer_options,
+)
 
 __all__ = ["native_copy", "writer_options", "spark_kafka_rows", "transactional_rows", "CopyTargets",
            "TIMESTAMP_HEADER", "INTERCEPTOR", "EOS_FORMAT"]
@@ -61,11 +68,6 @@ INTERCEPTOR = "org.sparkcat.kafka.HeaderTimestampInterceptor"
 #: sparkcat's exactly-once Kafka writer (``jvm/sparkcat``: ``org.sparkcat.kafka.eos.TransactionalKafkaSink``).
 EOS_FORMAT = "sparkcat-kafka-eos"
 METADATA_TIMEOUT_S = 30.0
-#: Settings of the Python (librdkafka) clients in the worker's kafka.* that the Java producer does not know.
-_PYTHON_CLIENT_ONLY = frozenset({"logger", "log_level", "debug", "enable.partition.eof", "enable.auto.offset.store",
-                                 "fetch.wait.max.ms", "fetch.queue.backoff.ms", "queued.min.messages"})
-#: What the admin client of another target cluster takes from producer.override.*: how to connect.
-_CONNECTION_PREFIXES = ("security.", "sasl.", "ssl.")
 
 
 def native_copy(config: Mapping[str, str], context: NativeWriteContext) -> NativeWrite:
@@ -120,25 +122,17 @@ def writer_options(config: Mapping[str, str], worker_bootstrap: str,
                    worker_kafka: Mapping[str, Any]) -> dict[str, str]:
     """Options of the copy's Java producer: ``kafka.``-prefixed settings for the target cluster.
 
-    Copy defaults < the worker's kafka settings (own cluster only; ``producer.`` stripped,
-    ``consumer.``/``admin.`` left out) < ``producer.override.*``. The interceptor that restores
+    Copy defaults < the worker's settings for producers (own cluster only) < ``producer.override.*``,
+    in the Java client's names (``client_settings.spark_writer_options``). The interceptor that restores
     timestamps is always set (after any interceptor the settings name). Raises ConfigError for
     overrides the writer cannot honour (``kafka_sink.producer_overrides``).
     """
     servers = target_servers(dict(config), worker_bootstrap)
-    conf = dict(COPY_PRODUCER_DEFAULTS)
-    if servers == worker_bootstrap:
-        for key, value in worker_kafka.items():
-            if key.startswith(("consumer.", "admin.")):
-                continue
-            key = key.removeprefix("producer.")
-            if key not in _PYTHON_CLIENT_ONLY and key not in ("key.serializer", "value.serializer"):
-                conf[key] = str(value)
-    conf.update(producer_overrides(dict(config)))
-    interceptors = [c.strip() for c in conf.get("interceptor.classes", "").split(",") if c.strip()]
-    conf["interceptor.classes"] = ",".join([c for c in interceptors if c != INTERCEPTOR] + [INTERCEPTOR])
-    conf["bootstrap.servers"] = servers
-    return {f"kafka.{k}": v for k, v in sorted(conf.items())}
+    own_cluster = worker_kafka if servers == worker_bootstrap else {}
+    options = spark_writer_options(servers, own_cluster, producer_overrides(dict(config)), COPY_PRODUCER_DEFAULTS)
+    interceptors = [c.strip() for c in options.get("kafka.interceptor.classes", "").split(",") if c.strip()]
+    options["kafka.interceptor.classes"] = ",".join([c for c in interceptors if c != INTERCEPTOR] + [INTERCEPTOR])
+    return dict(sorted(options.items()))
 
 
 # ---------------------------------------------------------------- the written rows
@@ -253,9 +247,6 @@ def _target_admin(context: NativeWriteContext, servers: str, config: Mapping[str
     """An AdminClient for the target cluster (the worker's settings on its own cluster, else the overrides')."""
     from confluent_kafka.admin import AdminClient
     if servers == context.bootstrap_servers:
-        conf = {k.removeprefix("admin."): str(v) for k, v in context.kafka_config.items()
-                if not k.startswith(("producer.", "consumer."))}
-    else:
-        conf = {k[len("producer.override."):]: str(v) for k, v in config.items()
-                if k.startswith("producer.override.") and k[len("producer.override."):].startswith(_CONNECTION_PREFIXES)}
-    return AdminClient({**conf, "bootstrap.servers": servers})
+        return AdminClient(admin_settings(servers, context.kafka_config))
+    overrides = connection_settings(connector_overrides(config, ClientKind.PRODUCER))  # how to reach the target
+    return AdminClient(admin_settings(servers, {}, overrides))

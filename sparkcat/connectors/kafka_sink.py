@@ -82,6 +82,7 @@ from sparkcat.api.connector import CopiesConfigToTasks, ExactlyOnceSupport, Sink
 from sparkcat.api.native import NativeWrite, NativeWriteContext
 from sparkcat.api.records import SinkRecord
 from sparkcat.errors import ConfigError, ConnectorError
+from sparkcat.kafka.client_settings import ClientKind, connector_overrides
 
 __all__ = ["KafkaSinkConnector", "KafkaSinkTask", "CONFIG_DEF", "TopicRouter", "target_topic", "target_servers",
            "producer_overrides", "COPY_PRODUCER_DEFAULTS", "METADATA_MAX_AGE_S", "exactly_once_required"]
@@ -226,8 +227,7 @@ def producer_overrides(config: dict[str, str]) -> dict[str, str]:
     always ``ByteArraySerializer``, it has no transactions, and librdkafka's own names (which
     the Python producer of earlier versions took) would be ignored with only a log warning.
     """
-    overrides = {k[len(PRODUCER_OVERRIDE_PREFIX):]: str(v) for k, v in config.items()
-                 if k.startswith(PRODUCER_OVERRIDE_PREFIX)}
+    overrides = connector_overrides(config, ClientKind.PRODUCER)
     errors: dict[str, list[str]] = {}
     for key in overrides:
         reason = REFUSED_PRODUCER_KEYS.get(key)

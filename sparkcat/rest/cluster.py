@@ -9,6 +9,7 @@ from pathlib import Path
 
 from sparkcat import __version__
 from sparkcat.errors import StorageError
+from sparkcat.kafka.client_settings import admin_settings
 from sparkcat.runtime.worker_config import WorkerConfig
 
 
@@ -50,7 +51,7 @@ class ClusterInfo:
         from confluent_kafka import KafkaException
         from confluent_kafka.admin import AdminClient
 
-        admin = AdminClient({**self.worker.kafka, "bootstrap.servers": self.worker.bootstrap_servers})
+        admin = AdminClient(admin_settings(self.worker.bootstrap_servers, self.worker.kafka))
         try:
             metadata = admin.list_topics(timeout=self.timeout_s)
         except KafkaException as e:

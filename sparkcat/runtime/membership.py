@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from sparkcat.errors import StorageError
+from sparkcat.kafka.client_settings import admin_settings, consumer_settings
 from sparkcat.kafka.producers import LeaderLease
 from sparkcat.runtime.supervision import Outage
 from sparkcat.storage.log import KeyedLog
@@ -90,7 +91,11 @@ class SoleLeader:
 
 @dataclass(frozen=True)
 class GroupSettings:
-    """The group keys of the worker (Connect's names) and where the group lives."""
+    """The group keys of the worker (Connect's names) and where the group lives.
+
+    ``client_config``: the worker's Kafka client settings, role prefixes kept; the admin client and the
+    group member each take their share (``sparkcat.kafka.client_settings``).
+    """
 
     bootstrap_servers: str
     group_id: str
@@ -139,8 +144,7 @@ class GroupMembership:
         from confluent_kafka.admin import AdminClient
 
         s = self.settings
-        base = {**dict(s.client_config), "bootstrap.servers": s.bootstrap_servers}
-        self._admin = AdminClient(base)
+        self._admin = AdminClient(admin_settings(s.bootstrap_servers, dict(s.client_config)))
         self._join()
         self._last_contact = time.monotonic()  # the coordinator gets its grace period from the start
         self._thread = threading.Thread(target=self._run, name="sparkcat-membership", daemon=True)
@@ -325,7 +329,7 @@ class GroupMembership:
         s = self.settings
         joined_ms = int(time.time() * 1000)
         self._consumer = Consumer({
-            **dict(s.client_config), "bootstrap.servers": s.bootstrap_servers, "group.id": s.group,
+            **consumer_settings(s.bootstrap_servers, dict(s.client_config)), "group.id": s.group,
             "client.id": f"{joined_ms:013d}@{s.url}", "session.timeout.ms": s.session_timeout_ms,
             "heartbeat.interval.ms": s.heartbeat_interval_ms,
             "max.poll.interval.ms": s.rebalance_timeout_ms,  # librdkafka's rebalance timeout

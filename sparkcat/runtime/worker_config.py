@@ -185,7 +185,9 @@ class WorkerConfig:
 def load_worker_config(path: str | Path | None) -> WorkerConfig:
     """Read a worker YAML file; unknown keys are errors that name the key and the file.
 
-    Keys under ``kafka.`` (e.g. ``kafka.security.protocol``) are passed to every client.
+    Keys under ``kafka.`` (e.g. ``kafka.security.protocol``) configure the Kafka clients: every client, or
+    only producers, consumers or admin clients under ``kafka.producer.``, ``kafka.consumer.``,
+    ``kafka.admin.`` (``sparkcat.kafka.client_settings`` shares them out).
     """
     if path is None:
         return WorkerConfig()

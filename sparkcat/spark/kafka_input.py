@@ -6,8 +6,8 @@ here from the ``QueryPlan`` (``reader_options``):
 - ``topics`` -> ``subscribe``, ``topics.regex`` -> ``subscribePattern``, anchored so that it
   matches whole topic names as in Connect (new matching topics are picked up by Spark and start
   at their earliest offset);
-- the worker's Kafka client settings (``kafka.*`` in worker.yaml, ``consumer.`` prefix stripped,
-  ``producer.``/``admin.`` ones left out) and the connector's ``consumer.override.*``, as
+- the consumer's settings from ``sparkcat.kafka.client_settings`` (the worker's ``kafka.*`` for
+  consumers and the connector's ``consumer.override.*``, in the Java client's names), as
   ``kafka.``-prefixed options; ``isolation.level`` defaults to ``read_committed``, fetches are
   bigger than the consumer's defaults (``READER_DEFAULTS``);
 - ``startingOffsets``: where the offsets store says the connector stopped, ``earliest`` for every
@@ -44,9 +44,10 @@ from typing import Any
 
 from sparkcat.api.util import group_partitions
 from sparkcat.errors import ConnectorError
+from sparkcat.kafka.client_settings import ClientKind, admin_settings, connector_overrides, spark_source_options
 
-__all__ = ["TopicPartitionKey", "tp_key", "sink_position", "SparkKafkaError", "Assignment", "client_options",
-           "reader_options", "starting_offsets_option", "assign_tasks", "subscribed_partitions", "partition_route_keys",
+__all__ = ["TopicPartitionKey", "tp_key", "sink_position", "SparkKafkaError", "Assignment", "reader_options",
+           "starting_offsets_option", "assign_tasks", "subscribed_partitions", "partition_route_keys",
            "murmur3_int", "route", "worker_admin", "INTERNAL_TOPICS"]
 
 TopicPartitionKey = tuple[str, int]
@@ -69,13 +70,6 @@ def sink_position(topic: str, partition: int, next_offset: int) -> tuple[dict[st
     """
     return {"kafka_topic": topic, "kafka_partition": partition}, {"kafka_offset": next_offset}
 
-#: Options the Java consumer of Spark's Kafka source refuses (it manages them itself).
-_REFUSED_BY_SPARK = frozenset({"auto.offset.reset", "enable.auto.commit", "key.deserializer",
-                               "value.deserializer", "interceptor.classes", "group.id",
-                               "bootstrap.servers"})
-#: Settings of the Python (librdkafka) clients only, which the Java consumer would just warn about.
-_LIBRDKAFKA_ONLY = frozenset({"logger", "enable.partition.eof", "enable.auto.offset.store", "fetch.wait.max.ms",
-                              "fetch.queue.backoff.ms", "queued.min.messages", "log_level", "debug"})
 #: Kafka's own internal topics, which a pattern subscription never matches.
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 METADATA_TIMEOUT_S = 30.0
@@ -89,27 +83,6 @@ READER_DEFAULTS = {"isolation.level": "read_committed", "max.partition.fetch.byt
 
 class SparkKafkaError(ConnectorError):
     """Setting up Spark's Kafka input failed (metadata, subscription); the message names the servers."""
-
-
-def client_options(bootstrap: str, kafka_config: Mapping[str, Any],
-                   overrides: Mapping[str, Any] | None = None,
-                   defaults: Mapping[str, Any] | None = None) -> dict[str, str]:
-    """``kafka.``-prefixed options of Spark's Kafka source: defaults < worker settings < overrides.
-
-    ``kafka_config`` holds the worker's ``kafka.*`` keys without that prefix; ``producer.``
-    and ``admin.`` keys are left out, ``consumer.`` is stripped. Keys Spark's source refuses
-    (``auto.offset.reset``, ``group.id``, deserializers, ...) are dropped: it sets them itself.
-    """
-    merged: dict[str, str] = {str(k): str(v) for k, v in (defaults or {}).items()}
-    for key, value in kafka_config.items():
-        if key.startswith(("producer.", "admin.")):
-            continue
-        merged[key.removeprefix("consumer.")] = str(value)
-    merged.update({str(k): str(v) for k, v in (overrides or {}).items()})
-    options = {f"kafka.{k}": v for k, v in sorted(merged.items())
-               if k not in _REFUSED_BY_SPARK and k not in _LIBRDKAFKA_ONLY}
-    options["kafka.bootstrap.servers"] = bootstrap
-    return options
 
 
 def _subscription(config: Mapping[str, str]) -> tuple[list[str], str | None]:
@@ -152,9 +125,8 @@ def reader_options(plan: Any, stored: Mapping[str, int], partitions: Sequence[To
     """
     config = plan.connector_config
     topics, regex = _subscription(config)
-    overrides = {k[len("consumer.override."):]: v for k, v in config.items() if k.startswith("consumer.override.")}
-    options = client_options(plan.bootstrap_servers, plan.kafka_config, overrides,
-                             defaults=READER_DEFAULTS)
+    options = spark_source_options(plan.bootstrap_servers, plan.kafka_config,
+                                   connector_overrides(config, ClientKind.CONSUMER), READER_DEFAULTS)
     if regex is not None:
         # anchored: Spark matches the pattern anywhere in a topic name, Connect matches whole names
         options["subscribePattern"] = f"^(?:{regex})$"
@@ -193,11 +165,9 @@ _ADMINS_LOCK = threading.Lock()
 
 
 def worker_admin(bootstrap: str, kafka_config: Mapping[str, Any]) -> Any:
-    """A cached AdminClient for the worker's Kafka (consumer and admin settings), shared by all queries."""
+    """A cached AdminClient for the worker's Kafka (its admin settings), shared by all queries."""
     from confluent_kafka.admin import AdminClient
-    conf = {k.removeprefix("admin."): str(v) for k, v in kafka_config.items()
-            if not k.startswith(("producer.", "consumer."))}
-    conf["bootstrap.servers"] = bootstrap
+    conf = admin_settings(bootstrap, kafka_config)
     key = tuple(sorted(conf.items()))
     with _ADMINS_LOCK:
         admin = _ADMINS.get(key)

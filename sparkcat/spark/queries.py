@@ -53,6 +53,7 @@ def sink_starting_offsets(plan: QueryPlan, store: Any = None,
     store's position and the one committed to the sink's consumer group ``connect-NAME`` (which is ahead when a
     Kafka Connect worker ran the connector since). ``store``: an open ``OffsetStore`` (else one is opened);
     ``partitions``: the subscribed ones, when known (else asked from the broker)."""
+    from sparkcat.kafka.client_settings import consumer_settings
     from sparkcat.kafka.sink_groups import committed_positions, sink_group_id
 
     out = {tp_key(p["kafka_topic"], p["kafka_partition"]): int(o["kafka_offset"])
@@ -62,10 +63,8 @@ def sink_starting_offsets(plan: QueryPlan, store: Any = None,
         return out
     group = sink_group_id(plan.connector, plan.connector_config)
     ahead = 0
-    conf = {k.removeprefix("consumer."): str(v) for k, v in plan.kafka_config.items()
-            if not k.startswith(("producer.", "admin."))}
     asked = subscribed_partitions(plan) if partitions is None else partitions
-    for topic, partition, offset in committed_positions({**conf, "bootstrap.servers": plan.bootstrap_servers},
+    for topic, partition, offset in committed_positions(consumer_settings(plan.bootstrap_servers, plan.kafka_config),
                                                         group, asked):
         key = tp_key(topic, partition)
         if offset > out.get(key, -1):

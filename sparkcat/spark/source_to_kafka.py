@@ -18,6 +18,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql.types import DataType
 
+from sparkcat.kafka.client_settings import ClientKind, connector_overrides, producer_settings
 from sparkcat.kafka.producers import Deliveries, cached_producer, drop_producer, lz4_available, produce_all
 from sparkcat.policy.input_policy import prepare
 from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, Tallies, batch_result, raise_task_error, result_batch
@@ -33,7 +34,8 @@ _CLIENT_LOG = logging.getLogger("sparkcat.spark.kafka.client")  # librdkafka's o
 
 
 def producer_config(plan: QueryPlan) -> dict[str, str]:
-    """Producer settings: sparkcat defaults < worker kafka settings (``producer.*`` unprefixed) < ``producer.override.*``."""
+    """Producer settings (``client_settings.producer_settings``): these defaults < the worker's settings for
+    producers < ``producer.override.*``."""
     # Every micro-batch ends with flush(), which sends at once what lingers, so linger.ms only sets how
     # full batches get while a micro-batch is being produced, never how late its end is.
     conf = {"enable.idempotence": "true", "linger.ms": "50", "acks": "all", "message.timeout.ms": "120000",
@@ -43,15 +45,8 @@ def producer_config(plan: QueryPlan) -> dict[str, str]:
             "partitioner": "murmur2_random"}
     if lz4_available():
         conf["compression.type"] = "lz4"
-    for key, value in plan.kafka_config.items():
-        if key.startswith(("consumer.", "admin.")):
-            continue
-        conf[key[len("producer."):] if key.startswith("producer.") else key] = str(value)
-    for key, value in prepare(plan.connector_config).items():  # placeholders resolved here, on the executor
-        if key.startswith("producer.override."):
-            conf[key[len("producer.override."):]] = str(value)
-    conf["bootstrap.servers"] = plan.bootstrap_servers
-    return conf
+    overrides = connector_overrides(prepare(plan.connector_config), ClientKind.PRODUCER)  # placeholders resolved
+    return producer_settings(plan.bootstrap_servers, plan.kafka_config, overrides, conf)  # here, on the executor
 
 
 def _tally_rows(batch: Any, tasks: list[int], tallies: Tallies) -> None:

@@ -17,7 +17,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -26,6 +26,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from sparkcat.errors import FencedError, StorageError, StorageUnavailable
+from sparkcat.kafka.client_settings import admin_settings, consumer_settings, producer_settings
 from sparkcat.kafka.partitioner import partition_for
 from sparkcat.kafka.producers import produce_all
 from sparkcat.storage.kafka import partitions as multi
@@ -56,8 +57,9 @@ class KafkaLog(KeyedLog):
     ``transactional_id`` makes every append one transaction, so a newer writer with the
     same id fences this one (``FencedError``). ``timeout_s`` bounds admin, metadata and
     flush waits, and how long a read may go without progress. ``replication_factor`` is used
-    when the topic is created (-1: the broker's default). ``client_config`` entries
-    override the defaults of all three clients (admin, producer, consumer).
+    when the topic is created (-1: the broker's default). ``client_config``: the worker's Kafka
+    client settings, role prefixes kept (``producer.acks``); each of the three clients (admin,
+    producer, consumer) takes its own share of them over its defaults (``sparkcat.kafka.client_settings``).
     ``multi_partition``: accept an existing topic of any partition count and create a missing
     one with ``partitions``; else the topic must have exactly one partition.
     """
@@ -138,16 +140,17 @@ class KafkaLog(KeyedLog):
 
     # -- clients and topic --------------------------------------------------------------
 
-    def _config(self, defaults: dict[str, Any]) -> dict[str, Any]:
-        """Defaults, overridden by client_config; the bootstrap servers always ours."""
-        base = {"logger": _CLIENT_LOG, **defaults}
-        return {**base, **self.client_config, "bootstrap.servers": self.bootstrap_servers}
+    def _config(self, settings: Callable[..., dict[str, Any]], defaults: dict[str, Any] | None = None
+                ) -> dict[str, Any]:
+        """Defaults, overridden by client_config's share for one kind of client: ``settings`` is
+        ``admin_settings``, ``producer_settings`` or ``consumer_settings``; the bootstrap servers always ours."""
+        return {"logger": _CLIENT_LOG, **settings(self.bootstrap_servers, self.client_config, None, defaults)}
 
     def open(self) -> None:
         """Connect and make sure the topic exists with a usable partition count; idempotent."""
         if self._opened:
             return
-        admin = AdminClient(self._config({}))
+        admin = AdminClient(self._config(admin_settings))
         try:
             with self._wrapped("opening the topic"):
                 self._ensure_topic(admin)
@@ -205,7 +208,7 @@ class KafkaLog(KeyedLog):
             defaults: dict[str, Any] = {"enable.idempotence": True, "acks": "all", "message.timeout.ms": timeout_ms}
             if self.transactional_id is not None:
                 defaults["transaction.timeout.ms"] = max(60_000, timeout_ms)
-            conf = self._config(defaults)
+            conf = self._config(producer_settings, defaults)
             if self.transactional_id is not None:
                 conf["transactional.id"] = self.transactional_id
             producer = Producer(conf)
@@ -227,7 +230,7 @@ class KafkaLog(KeyedLog):
                 "isolation.level": "read_committed",
                 "fetch.wait.max.ms": 100,
             }
-            self._consumer = Consumer(self._config(defaults))
+            self._consumer = Consumer(self._config(consumer_settings, defaults))
         return self._consumer
 
     def start_writer(self) -> None:
@@ -330,7 +333,7 @@ class KafkaLog(KeyedLog):
         self.open()
         with self._scan_lock, self._wrapped("reading"):
             if self._admin is None:
-                self._admin = AdminClient(self._config({}))
+                self._admin = AdminClient(self._config(admin_settings))
             return multi.read_partitions(self._get_consumer(), self._admin, self.topic, self._count, dict(cursor or {}),
                                          self.timeout_s, _to_record, self._error)
 
@@ -368,8 +371,8 @@ class KafkaLog(KeyedLog):
         """Each partition's high watermark itself (a ``read_uncommitted`` ListOffsets), not the last stable offset."""
         # read_uncommitted after the client config: a worker's kafka.isolation.level must not turn this
         # high watermark into the stable offset, which would make wait_stable return at once
-        consumer = Consumer({**self._config({"group.id": f"sparkcat-log-end-{uuid.uuid4().hex}",
-                                             "enable.auto.commit": False}), "isolation.level": "read_uncommitted"})
+        defaults = {"group.id": f"sparkcat-log-end-{uuid.uuid4().hex}", "enable.auto.commit": False}
+        consumer = Consumer({**self._config(consumer_settings, defaults), "isolation.level": "read_uncommitted"})
         try:
             return [self._watermarks(consumer, p)[1] for p in range(self._count)]
         finally:

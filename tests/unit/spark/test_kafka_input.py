@@ -10,7 +10,6 @@ from sparkcat.spark.kafka_input import (
     Assignment,
     SparkKafkaError,
     assign_tasks,
-    client_options,
     murmur3_int,
     partition_route_keys,
     reader_options,
@@ -23,14 +22,6 @@ from sparkcat.spark.plan import QueryPlan
 def plan(config: dict[str, str], tasks: int = 2, **fields) -> QueryPlan:
     return QueryPlan("c", "sink", "x:C", "x:T", config, [{} for _ in range(tasks)], "/tmp/ck",
                      bootstrap_servers="h:9092", **fields)
-
-
-def test_client_options_layer_defaults_worker_settings_and_overrides():
-    worker = {"security.protocol": "SSL", "consumer.fetch.min.bytes": "10", "producer.linger.ms": "5",
-              "admin.retries": "3", "auto.offset.reset": "latest", "group.id": "g", "fetch.wait.max.ms": "10"}
-    options = client_options("h:1", worker, {"fetch.min.bytes": "20"}, defaults={"isolation.level": "read_committed"})
-    assert options == {"kafka.bootstrap.servers": "h:1", "kafka.security.protocol": "SSL",
-                       "kafka.fetch.min.bytes": "20", "kafka.isolation.level": "read_committed"}
 
 
 def test_reader_options_of_a_sink_with_topics():
