@@ -54,20 +54,23 @@ def grown(bootstrap: str, topics: tuple[str, str], since: tuple[int, int]) -> bo
 
 
 def start_leader_and_standby(specs: tuple[dict, dict], logs: dict, tmp_path, bootstrap: str, prefix: str,
-                             children: list) -> None:
+                             children: list, exactly_once: bool = True) -> None:
     """Driver one leads and runs an exactly-once increment source into ``prefix``1 and an exactly-once copy
-    of it; driver two then stands by. Each started process is appended to ``children`` (the caller kills them)."""
+    of it (at-least-once both, when not ``exactly_once``: give the specs ``exactly_once_source_support``
+    ``disabled`` too); driver two then stands by. Each started process is appended to ``children`` (the
+    caller kills them)."""
     one, two = specs
+    eos = {"exactly.once.support": "required"} if exactly_once else {}
+    source = {k: v for k, v in CONFIG.items() if k != "exactly.once.support"}
     url_one, url_two = (f"http://127.0.0.1:{d['rest_port']}" for d in specs)
     topic = prefix + "1"
     children.append(start_driver_process(one, {}, logs["one"], {}, module="tests.ha_driver"))
     wait_until(lambda: (role(url_one) or ("",))[0] == "leader", timeout_s=180,
                message=lambda: "the first driver to lead: " + logs["one"].read_text()[-4000:])
-    post(url_one, "inc", {**CONFIG, "topic.prefix": prefix})
+    post(url_one, "inc", {**source, **eos, "topic.prefix": prefix})
     wait_until(lambda: positions(bootstrap, topic), message="the source's topic and first records")
     post(url_one, "copy", {"connector.class": "kafka", "topics": topic, "tasks.max": "1",
-                           "batch.max.records": "200", "trigger.interval.ms": "200",
-                           "exactly.once.support": "required"})
+                           "batch.max.records": "200", "trigger.interval.ms": "200", **eos})
     children.append(start_driver_process(two, {}, logs["two"], {}, module="tests.ha_driver"))
     wait_until(lambda: (tmp_path / "two.started").exists() and role(url_two) == ("standby", url_one),
                timeout_s=180, message=lambda: "the second driver to stand by: " + logs["two"].read_text()[-4000:])
