@@ -75,3 +75,23 @@ def test_the_cost_of_exactly_once_batches_adds_up_in_progress_and_metrics():
     text = render([("c", progress)], [])
     assert 'sparkcat_connector_transaction_batches_total{connector="c"} 2.0' in text
     assert 'sparkcat_connector_transaction_seconds_total{connector="c"} 0.2' in text
+
+
+def test_after_tasks_max_shrinks_every_id_an_earlier_generation_used_is_fenced(monkeypatch):
+    """A sink (or source) that ran 4 transactional tasks and now runs 2 fences ids 0..3: a killed driver may
+    have left a transaction open on task 3, which would hold back read_committed readers until it times out."""
+    from sparkcat.runtime import fencing
+    from sparkcat.spark.plan import QueryPlan
+    fenced: list[list[str]] = []
+    monkeypatch.setattr(fencing, "fence_transactional_ids", lambda conf, ids, logger: fenced.append(list(ids)))
+    log = ConfigLog(MemoryLog())
+    log.put_connector_config("copy", {"connector.class": "kafka"})
+    log.put_task_configs("copy", [{}, {}, {}, {}])
+    log.put_task_count_record("copy", 4)
+    log.put_task_configs("copy", [{}, {}])  # tasks.max 4 -> 2
+    state = log.refresh()
+    plan = QueryPlan("copy", "sink", "x:C", "x:T", {"exactly.once.support": "required"}, [{}, {}], "/tmp/ck",
+                     bootstrap_servers="b:9092", group_id="g")
+    fencing.zombie_fencing(log, plan, state)()
+    assert fenced == [["g-copy-0", "g-copy-1", "g-copy-2", "g-copy-3"]]
+    assert log.refresh().task_count_records == {"copy": 2}  # the next round fences the two that run now
