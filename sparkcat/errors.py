@@ -69,6 +69,11 @@ class StorageUnavailable(StorageError):
     with backoff. Every other StorageError (authorization, a locked or corrupt local log) fails with its reason."""
 
 
+class LogRewound(StorageError):
+    """A log ends before a position already read from it: its topic was deleted and created again (or truncated).
+    A reader starts over from the beginning; what it read before no longer describes the log."""
+
+
 class FencedError(StorageError):
     """This driver is no longer the leader: a newer one took over the config log."""
 

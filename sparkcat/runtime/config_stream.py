@@ -12,7 +12,9 @@ control plane's pace whatever the connectors do, and costs no Python process of 
 
 A read or an apply that fails ends the follower; ``check`` (at the start of every herder pass) starts a new
 one after capped exponential backoff, from the log's beginning, into a fresh config state that the herder
-swaps in once it has read as far as the old one (``Herder.rebuild_config_state``). A read that takes longer
+swaps in once it has read as far as the old one (``Herder.rebuild_config_state``), or once it has read the
+whole log: a config topic deleted and created again ends before the position already read (``LogRewound``),
+and its new records, not the old state, say which connectors the cluster runs. A read that takes longer
 than ``STALL_S`` (the broker is unreachable) is reported as a stall. Meanwhile ``outage`` holds the reason,
 which ``/health`` reports.
 """
@@ -25,6 +27,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from sparkcat.errors import LogRewound
 from sparkcat.runtime.herder import Herder
 from sparkcat.runtime.stores import config_log_spec
 from sparkcat.runtime.supervision import Outage
@@ -109,10 +112,15 @@ class ConfigStream:
                 self._reading_since = None
                 if records:
                     self.herder.on_config_records(records)
-                elif not self.outage.live and not self.herder.rebuilding:
+                    continue
+                if self.herder.rebuilding:
+                    self.herder.config_log_read_to_end()
+                if not self.outage.live:
                     self.outage.recovered()
-                if not records:
-                    self._stop.wait(POLL_S)
+                self._stop.wait(POLL_S)
+        except LogRewound as e:
+            log.error("The config log was recreated: %s; reading it again from the beginning", e)
+            self._ended = e
         except Exception as e:  # noqa: BLE001 - reported by check(), which starts a new follower after backoff
             self._ended = e
         finally:

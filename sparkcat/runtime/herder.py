@@ -129,6 +129,18 @@ class Herder(OffsetsApi):
         """True while a restarted config stream has not yet read as far as the state in use."""
         return self._pending_builder is not None
 
+    def config_log_read_to_end(self) -> None:
+        """The restarted config stream has read the whole log as it is now: a state being rebuilt replaces the
+        one in use even if it ends at a lower offset (the config topic was deleted and created again)."""
+        with self._state_read:
+            pending = self._pending_builder
+            if pending is None:
+                return
+            self._builder, self._pending_builder = pending, None
+            log.info("Config state rebuilt from the whole config log (up to offset %d)", pending.state.offset)
+            self._state_read.notify_all()
+        self._wake.set()
+
     def rebuild_config_state(self) -> None:
         """The config stream was restarted and reads the log from its beginning again.
 

@@ -7,6 +7,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
+from sparkcat.errors import LogRewound
+
 # Where a reader of a log is: the next offset (one partition), {partition: next offset} (several), None at the start.
 Cursor = Any
 
@@ -70,7 +72,13 @@ class MemoryLog(KeyedLog):
             self._next += 1
 
     def read(self, start: int = 0) -> list[LogRecord]:
+        if start > self._next:
+            raise LogRewound(f"memory log ends at offset {self._next}, before offset {start} already read")
         return [r for r in self._records if r.offset >= start]
+
+    def recreate(self) -> None:
+        """Empty the log and restart its offsets at 0, as a Kafka topic deleted and created again (tests use this)."""
+        self._records, self._next = [], 0
 
     def end_offset(self) -> int:
         return self._next

@@ -25,7 +25,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from sparkcat.errors import FencedError, StorageError, StorageUnavailable
+from sparkcat.errors import FencedError, LogRewound, StorageError, StorageUnavailable
 from sparkcat.kafka.client_settings import admin_settings, consumer_settings, producer_settings
 from sparkcat.kafka.partitioner import partition_for
 from sparkcat.kafka.producers import produce_all
@@ -316,7 +316,10 @@ class KafkaLog(KeyedLog):
             partition = TopicPartition(self.topic, 0)
             with self._wrapped("reading"):
                 low, high = self._watermarks(consumer)
-                if start >= high:
+                if start > high:  # a reader's cursor is at most the end it saw: the topic is not that log any more
+                    raise LogRewound(f"Kafka log {self.topic!r} ends at offset {high}, before offset {start} already "
+                                     "read: the topic was deleted and created again, or truncated")
+                if start == high:
                     return []
                 partition.offset = max(start, low)
                 return multi.poll_to_ends(consumer, [partition], {0: start}, self.timeout_s, _to_record,

@@ -8,7 +8,7 @@ import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
-from sparkcat.errors import FencedError, StorageError
+from sparkcat.errors import FencedError, LogRewound, StorageError
 from sparkcat.storage.kafka.log import KafkaLog
 from sparkcat.storage.log import LogRecord
 from tests.broker import free_port
@@ -80,7 +80,8 @@ def test_empty_topic_reads_without_waiting_for_the_timeout(broker, unique_name):
     try:
         started = time.monotonic()
         assert kafka_log.read() == []
-        assert kafka_log.read(5) == []
+        with pytest.raises(LogRewound):
+            kafka_log.read(5)  # past the end of what is there: not a position any reader of this log holds
         assert time.monotonic() - started < 60, "an empty read waited for the log's timeout"
     finally:
         kafka_log.close()
@@ -102,7 +103,34 @@ def test_read_from_middle_and_past_end(log):
     assert [r.offset for r in log.read(3)] == [3, 4, 5]
     assert log.read(5) == [LogRecord(5, "k5", b"v5")]
     assert log.read(6) == []
-    assert log.read(100) == []
+    with pytest.raises(LogRewound, match="ends at offset 6, before offset 100 already read"):
+        log.read(100)  # no reader's cursor is past the end it saw: the topic is not the log it read
+
+
+def test_a_topic_deleted_and_created_again_is_reported_to_a_reader_past_its_end(broker, unique_name):
+    first = KafkaLog(broker.bootstrap, unique_name, timeout_s=10)
+    first.append([(f"k{i}", b"v") for i in range(5)])
+    records, cursor = first.read_since(None)
+    assert cursor == 5
+    first.close()
+    admin = _admin(broker.bootstrap)  # alive until its future resolves
+    admin.delete_topics([unique_name])[unique_name].result(timeout=10)
+    again = KafkaLog(broker.bootstrap, unique_name, timeout_s=10)
+    deadline = time.monotonic() + 30
+    while True:  # the deletion completes in the background; creating the topic again waits for it
+        try:
+            again.append([("new", b"v")])
+            break
+        except StorageError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+    try:
+        with pytest.raises(LogRewound, match=f"{unique_name}.*ends at offset 1, before offset 5"):
+            again.read_since(cursor)
+        assert [r.key for r in again.read_since(None)[0]] == ["new"]
+    finally:
+        again.close()
 
 
 def test_end_offset_grows_with_multi_record_appends(log):

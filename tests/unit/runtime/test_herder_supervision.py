@@ -128,3 +128,29 @@ def test_a_restarted_config_stream_is_swapped_in_only_once_it_has_read_as_far(tm
     stores_config.put_connector_config("c", INC)
     herder.on_config_records(config_log.read(1))
     assert herder.snapshot().connectors() == ["a", "b", "c"] and not herder.rebuilding
+
+
+def test_a_recreated_config_log_is_read_again_and_its_state_replaces_the_old_one(tmp_path, caplog):
+    """A config topic deleted and created again ends before the position the follower read: the follower
+    says so, starts over, and the new log's connectors replace the old ones once it has read all of it."""
+    from sparkcat.runtime.config_stream import ConfigStream
+    herder, _status_log, config_log = herder_with_flaky_status(tmp_path)
+    stream = ConfigStream(WorkerConfig(state_dir=str(tmp_path)), herder, opener=lambda: config_log)
+    stream.outage = Outage("The config log stream", Backoff(0.05, 0.2))
+    writer = herder.stores.config
+    for name in ("a", "b", "c"):
+        writer.put_connector_config(name, INC)
+    stream.start()
+    try:
+        wait_until(lambda: herder.snapshot().connectors() == ["a", "b", "c"], timeout_s=10, message="the first log")
+        config_log.recreate()
+        writer.put_connector_config("z", INC)  # offset 0 of the new log, below the 3 already read
+        with caplog.at_level(logging.ERROR, logger="sparkcat.driver"):
+            wait_until(lambda: (stream.check(), herder.snapshot().connectors() == ["z"])[1], timeout_s=10,
+                       interval_s=0.05, message=lambda: f"the new log's state: {herder.snapshot().connectors()}")
+        assert not herder.rebuilding
+        assert any("config log was recreated" in r.getMessage() for r in caplog.records)
+        writer.put_connector_config("y", INC)  # and it follows the new log from there
+        wait_until(lambda: herder.snapshot().connectors() == ["y", "z"], timeout_s=10, message="the next record")
+    finally:
+        stream.stop()
