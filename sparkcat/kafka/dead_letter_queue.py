@@ -128,6 +128,7 @@ class DeadLetterQueue:
     def send(self, origin: ErrorOrigin, key: bytes | None, value: bytes | None,
              headers: Sequence[tuple[str, bytes | None]] = (), timestamp_ms: int | None = None) -> None:
         """Queue one dead letter: the record's key, value and headers (plus the context headers when enabled)."""
+        from confluent_kafka import KafkaException
         if self._producer is None:
             self._producer = cached_producer(self.producer_conf, self.client_log)
         all_headers = list(headers) + (context_headers(origin) if self.with_context else [])
@@ -138,6 +139,9 @@ class DeadLetterQueue:
                 break
             except BufferError:
                 self._producer.poll(0.05)
+            except KafkaException as e:  # refused before queueing (over message.max.bytes): as a failed delivery
+                raise DeadLetterQueueError(
+                    f"Could not produce message to dead letter queue. topic={self.topic}: {e}") from e
         self.sent += 1
 
     def flush(self, timeout_s: float = 120.0) -> None:

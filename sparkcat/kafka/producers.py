@@ -7,7 +7,7 @@ opens a connection until a producer is asked for.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,37 +24,55 @@ _PRODUCERS: dict[tuple[tuple[str, str], ...], Any] = {}
 def produce_all(producer: Any, topics: str | Sequence[str], values: Sequence[bytes | None],
                 keys: Sequence[bytes | None], *, timestamps: Sequence[int] | None = None,
                 partition: int = -1, on_delivery: Any = None, wait_s: float = 0.05,
-                headers: Sequence[Any] | None = None) -> None:
+                headers: Sequence[Any] | None = None,
+                on_error: Callable[[int, Exception], None] | None = None) -> None:
     """Queue every record (``topics`` one name for all, or one per record), waiting for room when the queue is full.
 
     librdkafka raises ``BufferError`` when its local queue is full; ``poll`` then serves delivery
     reports, which frees room, and producing resumes at the record that did not fit. One ``try``
     covers the whole run rather than one per record. ``partition`` -1 lets the partitioner choose;
     a timestamp of 0 means "now". ``headers``: one list of (key, bytes) pairs (or None) per record.
+    ``on_delivery``: one callback for every record, or a sequence of one per record.
+
+    ``on_error(i, exception)``: called for record ``i`` when ``produce`` refuses it with a non-fatal
+    ``KafkaException`` (librdkafka checks some things, such as ``message.max.bytes``, before queueing,
+    where Java's producer reports them to the record's callback); producing then goes on with the
+    next record. Without it such an error is raised.
     """
+    from confluent_kafka import KafkaException
     n = len(values)
     topic_of = [topics] * n if isinstance(topics, str) else topics
     stamps = [0] * n if timestamps is None else timestamps
     produce = producer.produce
+    per_record = on_delivery is not None and not callable(on_delivery)
+    general = per_record or headers is not None
+    each = on_delivery if per_record else [on_delivery] * n if general else None
+    heads = headers if headers is not None else [None] * n if general else None
     i = 0
-    if headers is not None:
-        while i < n:
-            try:
-                for i in range(i, n):
-                    produce(topic_of[i], values[i], keys[i], partition=partition, on_delivery=on_delivery,
-                            timestamp=stamps[i], headers=headers[i])
-                i = n
-            except BufferError:
-                producer.poll(wait_s)
-        return
     while i < n:
         try:
-            for i in range(i, n):
-                produce(topic_of[i], values[i], keys[i], partition=partition, on_delivery=on_delivery,
-                        timestamp=stamps[i])
+            if general:
+                for i in range(i, n):
+                    produce(topic_of[i], values[i], keys[i], partition=partition, on_delivery=each[i],
+                            timestamp=stamps[i], headers=heads[i])
+            else:
+                for i in range(i, n):
+                    produce(topic_of[i], values[i], keys[i], partition=partition, on_delivery=on_delivery,
+                            timestamp=stamps[i])
             i = n
         except BufferError:
             producer.poll(wait_s)
+        except KafkaException as e:
+            if on_error is None or _fatal(e):
+                raise
+            on_error(i, e)
+            i += 1
+
+
+def _fatal(error: Exception) -> bool:
+    """Whether a KafkaException says the producer itself is unusable (not one record)."""
+    kafka_error = error.args[0] if error.args else None
+    return bool(getattr(kafka_error, "fatal", lambda: False)())
 
 
 class Deliveries:

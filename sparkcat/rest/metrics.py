@@ -3,6 +3,12 @@
 Counters come from the herder's connector progress (what this driver's queries
 committed since it started); states come from the connector statuses. A custom
 collector reads both at scrape time.
+
+Each task's error handling metrics are Kafka Connect's (``ErrorHandlingMetrics``, the
+task-error-metrics group) under Connect's names with ``-`` as ``_``, e.g.
+``sparkcat_task_total_record_errors{connector,task}``. They are cumulative sums, exposed
+untyped (as the Prometheus JMX exporter shows Connect's) so that they keep those names
+rather than gaining a ``_total`` suffix.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric, UnknownMetricFamily
 
 #: The text format generate_latest writes (0.0.4), as this endpoint has always declared it.
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -33,6 +39,24 @@ _CONNECTOR_METRICS = (
     ("sparkcat_connector_transaction_seconds_total", CounterMetricFamily,
      "Cost of exactly-once summed over those batches: each one's slowest task's transactional producer set-up "
      "and commit.", "transaction_s"),
+)
+
+_TASK_ERROR_METRICS = (
+    ("sparkcat_task_total_record_failures",
+     "Record processing failures of the task (Connect's total-record-failures).", "record_failures"),
+    ("sparkcat_task_total_record_errors",
+     "Records of the task that failed (Connect's total-record-errors).", "record_errors"),
+    ("sparkcat_task_total_records_skipped",
+     "Failed records the task skipped with errors.tolerance=all (Connect's total-records-skipped).",
+     "records_skipped"),
+    ("sparkcat_task_total_errors_logged",
+     "Errors the task wrote to the error log, errors.log.enable (Connect's total-errors-logged).", "errors_logged"),
+    ("sparkcat_task_deadletterqueue_produce_requests",
+     "Records the task sent to its dead letter queue (Connect's deadletterqueue-produce-requests).",
+     "dlq_produce_requests"),
+    ("sparkcat_task_deadletterqueue_produce_failures",
+     "Dead letters of the task that Kafka did not take (Connect's deadletterqueue-produce-failures).",
+     "dlq_produce_failures"),
 )
 
 #: (name, progress) pairs (progress has ``records``, ``batches``, ``last_batch_s``) and
@@ -79,6 +103,24 @@ class ConnectorCollector:
                 task_state.add_metric([s["name"], str(t["id"]), t["state"], t["worker_id"]], 1)
                 task_failed.add_metric([s["name"], str(t["id"])], 1 if t["state"] == "FAILED" else 0)
         yield from (connector_state, task_state, task_failed, restarts)
+        yield from _task_errors(progress)
+
+
+def _task_errors(progress: list[tuple[str, Any]]) -> Iterator[Metric]:
+    """Each task's error handling metrics (``Progress.task_errors``), one sample per connector and task."""
+    tasks = [(connector, str(task), counts) for connector, p in progress
+             for task, counts in sorted((getattr(p, "task_errors", None) or {}).items())]
+    for name, help_text, attr in _TASK_ERROR_METRICS:
+        metric = UnknownMetricFamily(name, help_text, labels=["connector", "task"])
+        for connector, task, counts in tasks:
+            metric.add_metric([connector, task], getattr(counts, attr))
+        yield metric
+    last = GaugeMetricFamily("sparkcat_task_last_error_timestamp_seconds",
+                             "When a record of the task last failed (epoch seconds; 0: never), Connect's "
+                             "last-error-timestamp.", labels=["connector", "task"])
+    for connector, task, counts in tasks:
+        last.add_metric([connector, task], counts.last_error_s)
+    yield last
 
 
 def registry(read: Callable[[], Snapshot]) -> CollectorRegistry:

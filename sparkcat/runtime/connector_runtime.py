@@ -10,12 +10,18 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sparkcat.api.connector import Connector
+from sparkcat.model.error_metrics import ErrorCounts
 from sparkcat.runtime.query_runner import RunningQuery
 from sparkcat.runtime.recovery import AutoRestart, Retries
 from sparkcat.spark.kafka_input import tp_key
 from sparkcat.spark.plan import BatchResult
 
 log = logging.getLogger(__name__)
+
+#: Texts in a task's trace that mean one record failed it (``spark.error_handling``, ``spark.source_sends``).
+RECORD_FAILURE_MARKERS = ("Tolerance exceeded in error handler", "Unrecoverable exception from producer send callback")
+#: The text of a dead letter that Kafka did not take (``kafka.dead_letter_queue``).
+DEAD_LETTER_FAILURE_MARKER = "Could not produce message to dead letter queue"
 
 
 @dataclass
@@ -36,6 +42,8 @@ class Progress:
     # exactly-once batches: how many, and the sum of each one's slowest task's producer init + commit
     transaction_batches: int = 0
     transaction_ms: float = 0.0
+    # Connect's error handling metrics of each task that committed a batch (zeros until a record fails)
+    task_errors: dict[int, ErrorCounts] = field(default_factory=dict)
 
     @property
     def transaction_s(self) -> float:
@@ -50,14 +58,35 @@ class Progress:
         if result.transaction_ms is not None:
             self.transaction_batches += 1
             self.transaction_ms += result.transaction_ms
+        for task in result.tasks.values():
+            counts = self.task_errors.setdefault(task.task, ErrorCounts())
+            if task.errors is not None:
+                counts.add(task.errors)
 
+    def task_failed(self, task: int, trace: str, now: float | None = None) -> None:
+        """Count the record error that failed ``task``, if its trace says one did.
+
+        Counts travel with committed batches, so the failure that fails a batch is counted here, from
+        the trace: a record beyond ``errors.tolerance`` or refused by Kafka (a failure and an error, as
+        Connect counts it before the task fails), or a dead letter that could not be delivered.
+        """
+        record = int(any(marker in trace for marker in RECORD_FAILURE_MARKERS))
+        dead_letter = int(DEAD_LETTER_FAILURE_MARKER in trace)
+        if not (record or dead_letter):
+            return
+        counts = self.task_errors.setdefault(task, ErrorCounts())
+        counts.record_failures += record
+        counts.record_errors += record
+        counts.dlq_produce_failures += dead_letter
+        counts.last_error_ms = int((time.time() if now is None else now) * 1000)
 
     def snapshot(self, query: Any = None, now: float | None = None) -> Progress:
         """A copy for ``GET /metrics``: the batch cadence over the last minute and, when ``query`` (a running
         Spark query) reads Kafka, how far its worst partition is behind the topic's end."""
         now = time.time() if now is None else now
         recent = sum(1 for at in list(self._recent) if at > now - 60)
-        return replace(self, _recent=deque(), batches_last_minute=recent, offsets_behind_latest=offsets_behind(query))
+        return replace(self, _recent=deque(), batches_last_minute=recent, offsets_behind_latest=offsets_behind(query),
+                       task_errors={t: replace(c) for t, c in list(self.task_errors.items())})
 
 
 def offsets_behind(query: Any) -> float | None:

@@ -342,6 +342,7 @@ class Reconciler:
             ids = failed_task_ids(rt.name, failure) or list(range(len(rt.desired_task_configs or [])))
             for t in ids:
                 rt.failed_tasks[t] = failure
+                rt.progress.task_failed(t, failure)
                 self.reporter.task(rt.name, t, State.FAILED, trace=failure)
 
     # ------------------------------------------------------------------ starting and stopping queries

@@ -1,9 +1,10 @@
 """What each executor task reports for one micro-batch, and how the driver merges it into a ``BatchResult``.
 
 Every handler writes on executors through ``mapInArrow``; each Spark partition yields one small
-row per connector task (``RESULT_SCHEMA``: records and last offset per source partition) that the
-handler collects and merges (``batch_result``). Also here: the batch ids sinks see
-(``sink_batch_id``), the executor's ``worker_id``, and errors blamed on their task.
+row per connector task (``RESULT_SCHEMA``: records, last offset per source partition, and the error
+handling counts of ``error_handling.RecordErrors``) that the handler collects and merges
+(``batch_result``). Also here: the batch ids sinks see (``sink_batch_id``), the executor's
+``worker_id``, and errors blamed on their task.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 
 from sparkcat.errors import ConnectorError
+from sparkcat.model.error_metrics import ErrorCounts
 from sparkcat.spark.plan import TASK_FAILURE_MARK, BatchResult, TaskBatchResult, task_failure_message
 from sparkcat.storage.offsets import partition_key
 
@@ -28,7 +30,7 @@ __all__ = ["Handler", "RESULT_SCHEMA", "Tally", "Tallies", "result_batch", "batc
 log = logging.getLogger(__name__)
 
 Handler = Callable[[DataFrame, int], BatchResult]
-RESULT_SCHEMA = "task INT, worker_id STRING, records BIGINT, offsets STRING"
+RESULT_SCHEMA = "task INT, worker_id STRING, records BIGINT, offsets STRING, errors STRING"
 
 
 def worker_id() -> str:
@@ -141,17 +143,24 @@ class Tallies(dict):
         return self.setdefault(task, Tally())
 
 
-def result_batch(tallies: dict[int, Tally]) -> Any:
-    """The per-task result rows of one Spark partition as an Arrow batch of ``RESULT_SCHEMA``."""
+def result_batch(tallies: dict[int, Tally], errors: dict[int, ErrorCounts] | None = None) -> Any:
+    """The per-task result rows of one Spark partition as an Arrow batch of ``RESULT_SCHEMA``.
+
+    ``errors``: the error handling counts of each task (``RecordErrors.counts``), JSON in ``errors``.
+    """
     import pyarrow as pa
     wid = worker_id()
-    tasks = sorted(tallies)
+    errors = errors or {}
+    tasks = sorted(set(tallies) | set(errors))
+    empty = Tally()
     return pa.RecordBatch.from_arrays([
         pa.array(tasks, pa.int32()),
         pa.array([wid] * len(tasks), pa.string()),
-        pa.array([tallies[t].records for t in tasks], pa.int64()),
-        pa.array([json.dumps(list(tallies[t].offsets.values()), separators=(",", ":")) for t in tasks], pa.string()),
-    ], names=["task", "worker_id", "records", "offsets"])
+        pa.array([tallies.get(t, empty).records for t in tasks], pa.int64()),
+        pa.array([json.dumps(list(tallies.get(t, empty).offsets.values()), separators=(",", ":")) for t in tasks],
+                 pa.string()),
+        pa.array([errors[t].to_json() if t in errors else None for t in tasks], pa.string()),
+    ], names=["task", "worker_id", "records", "offsets", "errors"])
 
 
 def raise_task_error(connector: str, task: int | None, error: Exception) -> None:
@@ -192,7 +201,12 @@ def batch_result(connector: str, batch_id: int, rows: list[Any], started: float)
         offsets = merged.setdefault(row.task, {})
         offsets.update({partition_key(p): (p, o) for p, o in json.loads(row.offsets)})
         records = row.records + (prev.records if prev else 0)
-        tasks[row.task] = TaskBatchResult(row.task, row.worker_id, records, [])
+        errors = prev.errors if prev else None
+        counts = ErrorCounts.of_json(getattr(row, "errors", None))
+        if counts is not None:
+            errors = errors or ErrorCounts()
+            errors.add(counts)
+        tasks[row.task] = TaskBatchResult(row.task, row.worker_id, records, [], errors)
     for t, result in tasks.items():
         result.offsets = list(merged[t].values())
     return BatchResult(connector, batch_id, tasks, time.monotonic() - started)

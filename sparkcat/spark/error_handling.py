@@ -6,7 +6,8 @@ value converters (``KEY_CONVERTER``, ``VALUE_CONVERTER``). Connect tolerates any
 converters and transforms and only ``RetriableException`` elsewhere; sparkcat's transforms are
 projections of the whole batch (one that cannot apply fails the connector's query, not one
 record), it has no header converters, and a sink task's ``put`` or ``flush`` failing fails its task, as in
-Connect. So ``RecordErrors.failed`` is called for conversion failures only:
+Connect. So ``RecordErrors.failed`` is called for conversion failures, and for a source record
+Kafka refused (Connect's ``KAFKA_PRODUCE`` stage, ``source_sends``) with ``errors.tolerance=all``:
 
 1. report: one ERROR log line (``errors.log.enable``; the consumed record's coordinates, or the
    source record, with ``errors.log.include.messages``), then the dead letter queue
@@ -27,11 +28,13 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from sparkcat.errors import ConnectorError
 from sparkcat.kafka.dead_letter_queue import DeadLetterQueue, ErrorOrigin, ensure_topic
+from sparkcat.model.error_metrics import ErrorCounts
 from sparkcat.spark.plan import QueryPlan, task_failure_message
 
 __all__ = ["ErrorSettings", "ConsumedRecord", "SourceRow", "RecordErrors", "LogReporter",
@@ -193,7 +196,8 @@ class RecordErrors:
     """The tolerance operator of one Spark task: reports each failed record, then skips it or fails the task.
 
     ``producer_conf``: the dead letter queue's producer settings (the connector's producer, as in
-    Connect). ``dlq`` may be given instead (tests).
+    Connect). ``dlq`` may be given instead (tests). ``counts``: Connect's error handling metrics of
+    each connector task seen here (``ErrorCounts``), sent back with the batch's result.
     """
 
     def __init__(self, connector: str, settings: ErrorSettings, producer_conf: dict[str, str] | None = None,
@@ -205,6 +209,7 @@ class RecordErrors:
             dlq = DeadLetterQueue(settings.dlq_topic, producer_conf, settings.dlq_context_headers, producer=producer)
         self.dlq = dlq
         self.skipped = 0
+        self.counts: dict[int, ErrorCounts] = {}
 
     @classmethod
     def none(cls, connector: str = "") -> RecordErrors:
@@ -216,19 +221,30 @@ class RecordErrors:
 
     def failed(self, task: int, stage: str, executing: Any, error: BaseException,
                record: ConsumedRecord | SourceRow) -> None:
-        """``record`` failed in ``stage`` of ``executing``: report it, then return (skip it) or raise."""
+        """``record`` failed in ``stage`` of ``executing``: report it, then return (skip it) or raise.
+
+        Counted as Connect's ``RetryWithToleranceOperator`` counts a failed conversion: one failure and
+        one error, a logged error and a dead letter when reported so, and a skipped record when tolerated.
+        """
         origin = ErrorOrigin(self.connector, task, stage, class_name(executing), error,
                              *((record.topic, record.partition, record.offset)
                                if isinstance(record, ConsumedRecord) else ()))
+        counts = self.counts.setdefault(task, ErrorCounts())
+        counts.record_failures += 1
+        counts.record_errors += 1
+        counts.last_error_ms = int(time.time() * 1000)
         if self.reporter is not None:
             self.reporter.report(origin, record)
+            counts.errors_logged += 1
         if self.dlq is not None:
             self.dlq.send(origin, *record.dead_letter())
+            counts.dlq_produce_requests += 1
         if not self.settings.tolerance_all:
             if self.dlq is not None:
                 self.dlq.flush()  # as Connect: the record is in the dead letter queue before the task fails
             raise ToleranceExceededError(tolerance_message(origin, record)) from error
         self.skipped += 1
+        counts.records_skipped += 1
 
     def flush(self) -> None:
         """Wait for the dead letters of this Spark task (before its batch reports offsets)."""

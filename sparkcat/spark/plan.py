@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sparkcat.kafka.producers import LeaderLease
+from sparkcat.model.error_metrics import ErrorCounts
 
 
 @dataclass
@@ -87,6 +88,8 @@ class TaskBatchResult:
     # connectors the partition is {"kafka_topic", "kafka_partition"} and the offset
     # {"kafka_offset": next offset to read}, as Connect's offsets API shows them.
     offsets: list[tuple[dict[str, Any], Any]] = field(default_factory=list)
+    # Connect's error handling metrics of the batch (records failed, skipped, dead-lettered); None: nothing failed
+    errors: ErrorCounts | None = None
 
 
 @dataclass

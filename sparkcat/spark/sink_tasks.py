@@ -138,7 +138,8 @@ def _drive_sinks(connector: str, sinks: _SinkTasks, batches: Iterator[Any], reco
     finally:
         sinks.stop()
     if tallies:
-        yield result_batch({t: tally.decoded() if decode else tally for t, tally in tallies.items()})
+        yield result_batch({t: tally.decoded() if decode else tally for t, tally in tallies.items()},
+                           None if errors is None else errors.counts)
 
 
 def _source_records(connector: str) -> RecordsOf:

@@ -3,7 +3,8 @@
 Each Spark partition produces its rows with one cached confluent-kafka producer per executor
 Python process (``sparkcat.kafka.producers``), keys and values converted column-wise
 (``kafka_serialisation``), then flushes: a micro-batch ends only when every record is
-acknowledged, and a delivery error fails the task that produced it. This is the at-least-once
+acknowledged. A record Kafka refuses is skipped with ``errors.tolerance=all`` (its offset still
+counts) and fails its task otherwise, as in Connect (``source_sends``). This is the at-least-once
 path (``exactly.once.source.support=disabled``); ``source_txn`` writes each task's batch and its
 offsets in one transaction instead, reusing ``producer_config`` and ``produce_arrow_rows``.
 """
@@ -19,13 +20,14 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import DataType
 
 from sparkcat.kafka.client_settings import ClientKind, connector_overrides, producer_settings
-from sparkcat.kafka.producers import Deliveries, cached_producer, drop_producer, lz4_available, produce_all
+from sparkcat.kafka.producers import cached_producer, drop_producer, lz4_available, produce_all
 from sparkcat.policy.input_policy import prepare
 from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, Tallies, batch_result, raise_task_error, result_batch
 from sparkcat.connectors.converters import converter_for
 from sparkcat.spark.error_handling import RecordErrors, convert_source_batch, record_errors, without_rows
 from sparkcat.spark.kafka_serialisation import value_type_of
 from sparkcat.spark.plan import BatchResult, QueryPlan
+from sparkcat.spark.source_sends import SourceSends
 from sparkcat.transforms import KEEP
 
 __all__ = ["to_kafka", "producer_config"]
@@ -84,12 +86,13 @@ def header_pairs(batch: Any) -> list[Any] | None:
 
 
 def produce_arrow_rows(producer: Any, batch: Any, convs: tuple[Any, Any], value_type: DataType,
-                       deliveries: Deliveries, tallies: Tallies, *, errors: RecordErrors) -> None:
+                       deliveries: SourceSends, tallies: Tallies, *, errors: RecordErrors) -> None:
     """Queue one Arrow batch of connector-source rows: columns converted whole, one ``produce`` per row.
 
     ``errors`` (``error_handling.record_errors(plan, conf)``, flushed before the batch reports):
     the connector's error handling; a row that fails conversion is skipped (and reported) with
     ``errors.tolerance=all``, or fails the task naming its source partition and offset.
+    ``deliveries``: the delivery reports, and what a record Kafka refuses does (``source_sends``).
     """
     import pyarrow.compute as pc
     if batch.num_rows == 0:
@@ -110,9 +113,11 @@ def produce_arrow_rows(producer: Any, batch: Any, convs: tuple[Any, Any], value_
     keys, values, skipped = convert_source_batch(written, value_type, convs, errors)
     stamps = pc.fill_null(col(index("timestamp_ms")), 0).to_pylist()  # 0: the producer's "now"
     single_topic = pc.count_distinct(topics_col).as_py() == 1
-    topics = topics_col[0].as_py() if single_topic else topics_col.to_pylist()
-    produce_all(producer, without_rows(topics, skipped), values, keys, timestamps=without_rows(stamps, skipped),
-                on_delivery=deliveries, headers=without_rows(header_pairs(written), skipped))
+    topics = without_rows(topics_col[0].as_py() if single_topic else topics_col.to_pylist(), skipped)
+    headers = without_rows(header_pairs(written), skipped)
+    on_delivery, on_error = deliveries.callbacks(producer, written, skipped, topics, keys, values, headers)
+    produce_all(producer, topics, values, keys, timestamps=without_rows(stamps, skipped),
+                on_delivery=on_delivery, headers=headers, on_error=on_error)
     written_tasks = col(index("_task")).to_pylist()
     for i in skipped:  # consumed (their offsets count) but not written
         tallies.of(written_tasks[i]).records -= 1
@@ -125,8 +130,8 @@ def _produce_partition(plan: QueryPlan, conf: dict[str, str], value_type: DataTy
     """Executor: produce every row of one Spark partition to Kafka, flush, report per task."""
     convs = (converter_for(plan.connector_config, True), converter_for(plan.connector_config, False))
     tallies = Tallies()
-    deliveries, producer = Deliveries(), None
     errors = record_errors(plan, conf)
+    deliveries, producer = SourceSends(plan.connector, errors, tallies), None
     try:
         for batch in batches:
             producer = producer or cached_producer(conf, _CLIENT_LOG)
@@ -139,7 +144,7 @@ def _produce_partition(plan: QueryPlan, conf: dict[str, str], value_type: DataTy
         drop_producer(conf)
         raise_task_error(plan.connector, tallies.current, e)
     if tallies:
-        yield result_batch({t: tally.decoded() for t, tally in tallies.items()})
+        yield result_batch({t: tally.decoded() for t, tally in tallies.items()}, errors.counts)
 
 
 def to_kafka(plan: QueryPlan) -> Handler:

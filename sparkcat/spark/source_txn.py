@@ -17,6 +17,11 @@ Each Spark partition is one connector task's share of the micro-batch. On its ex
 
 The driver then stores no offsets for the batch (``Reconciler.on_batch``): they are in the
 transaction.
+
+A record Kafka refuses (over the topic's ``max.message.bytes``, say) cannot be skipped here, as in
+Connect's ``ExactlyOnceWorkerSourceTask``: the transaction is aborted and the task fails, whatever
+``errors.tolerance`` says (``source_sends``); records that fail conversion are still skipped or
+dead-lettered with ``errors.tolerance=all``, since they never reach the producer.
 """
 
 from __future__ import annotations
@@ -33,12 +38,13 @@ from pyspark.sql.types import DataType
 
 from sparkcat.connectors.converters import converter_for
 from sparkcat.kafka.partitioner import keyed_partition
-from sparkcat.kafka.producers import Deliveries, LeaderLease, commit_under_lease, task_transactional_id, transactional_producer
+from sparkcat.kafka.producers import LeaderLease, commit_under_lease, task_transactional_id, transactional_producer
 from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, Tallies, batch_result, raise_task_error, result_batch
 from sparkcat.spark.error_handling import record_errors
 from sparkcat.spark.leases import write_under_lease
 from sparkcat.spark.kafka_serialisation import value_type_of
 from sparkcat.spark.plan import BatchResult, LeaseSource, QueryPlan, no_lease
+from sparkcat.spark.source_sends import SourceSends
 from sparkcat.spark.source_to_kafka import produce_arrow_rows, producer_config
 from sparkcat.storage import json_codec
 from sparkcat.storage.offsets import record_key
@@ -81,17 +87,21 @@ class _TaskTransaction:
         self.init_ms = (time.monotonic() - started) * 1000
         self.producer.begin_transaction()
 
-    def finish(self, offsets: dict[str, tuple[str, str]], deliveries: Deliveries, replay: bool,
+    def finish(self, offsets: dict[str, tuple[str, str]], deliveries: SourceSends, replay: bool,
                batch_id: int, lease: LeaderLease | None) -> tuple[bool, float]:
         """Commit records and offsets; abort instead when a replay finds them committed. (skipped, ms)."""
+        from confluent_kafka import KafkaException
         p = self.producer
         if replay and _committed_before(self.plan, offsets):
             p.abort_transaction(TIMEOUT_S)
             return True, self.init_ms
         keys, values = _offset_records(self.plan.connector, offsets)
         topic = self.plan.offsets_store["topic"]
-        for key, value in zip(keys, values):  # each to its key's partition, as Connect's producer writes offsets
-            p.produce(topic, value, key, partition=keyed_partition(p, topic, key), on_delivery=deliveries)
+        try:
+            for key, value in zip(keys, values):  # each to its key's partition, as Connect's producer writes offsets
+                p.produce(topic, value, key, partition=keyed_partition(p, topic, key), on_delivery=deliveries)
+        except KafkaException as e:  # the transaction failed already: a record Kafka refused, say
+            deliveries.explain(p, e)
         p.flush(TIMEOUT_S)  # as the at-least-once path does: not part of the cost of exactly-once
         deliveries.raise_error()
         started = time.monotonic()
@@ -118,10 +128,12 @@ def produce_task_batch(plan: QueryPlan, conf: dict[str, str], value_type: DataTy
     ctx = TaskContext.get()
     replay = replay or (ctx is not None and ctx.attemptNumber() > 0)
     convs = (converter_for(plan.connector_config, True), converter_for(plan.connector_config, False))
-    tallies, deliveries, txn = Tallies(), Deliveries(), None
+    tallies, txn = Tallies(), None
     try:
         txn = _TaskTransaction(plan, conf, task)
         errors = record_errors(plan, conf, txn.producer)  # dead letters commit or abort with the batch
+        # a record Kafka refuses aborts the transaction and fails the task, as in Connect, whatever errors.tolerance says
+        deliveries = SourceSends(plan.connector, errors, tallies, exactly_once=True)
         for batch in chain([first], batches):
             produce_arrow_rows(txn.producer, batch, convs, value_type, deliveries, tallies, errors=errors)
         errors.flush()
@@ -135,7 +147,7 @@ def produce_task_batch(plan: QueryPlan, conf: dict[str, str], value_type: DataTy
     tally = tallies[task]
     if skipped:
         tally.records = 0
-    base = result_batch({task: tally.decoded()})
+    base = result_batch({task: tally.decoded()}, None if skipped else errors.counts)  # an abort drops its counts
     import pyarrow as pa
     yield pa.RecordBatch.from_arrays([*base.columns, pa.array([skipped]), pa.array([ms], pa.float64())],
                                      names=[*base.schema.names, "skipped", "transaction_ms"])

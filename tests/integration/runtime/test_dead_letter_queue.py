@@ -6,7 +6,11 @@ headers, and every other record is delivered; with ``none`` the task is FAILED a
 names the record (topic/partition/offset, or source partition/offset). Sink connectors as in
 Connect; source connectors' dead letter queue is sparkcat's extension.
 
-One driver runs the five connectors at once (each test checks its own), to start Spark once.
+An exactly-once source task whose record Kafka refuses fails whatever ``errors.tolerance`` says
+(Connect's ``ExactlyOnceWorkerSourceTask``), and every reported record shows in its task's error
+metrics (Connect's ``ErrorHandlingMetrics``, ``/metrics``).
+
+One driver runs the six connectors at once (each test checks its own), to start Spark once.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from sparkcat.bootstrap import Driver
+from sparkcat.rest import metrics
 from sparkcat.runtime.worker_config import WorkerConfig
+from tests.integration.runtime.test_source_produce_errors import LINES, SMALL_BATCHES, create_limited_topic
 from tests.kafka_helpers import create_topic, read_topic, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
@@ -50,6 +56,11 @@ class Run:
 
     def task(self, connector: str) -> dict:
         return self.driver.herder.connector_status(connector)["tasks"][0]
+
+    def errors(self, connector: str):
+        """Task 0's error handling counters on the driver (None before its first batch)."""
+        progress = dict(self.driver.herder.connector_progress()).get(connector)
+        return None if progress is None else progress.task_errors.get(0)
 
 
 def read_records(bootstrap: str, topic: str) -> list[dict]:
@@ -113,6 +124,10 @@ def run(spark, broker, tmp_path_factory) -> Iterator[Run]:
                         "errors.deadletterqueue.topic.name": r.topic("rf3-dlq")})  # default factor 3, one broker
         put("source-none", {"connector.class": "file-source", "file": str(work / "in.txt"), **ASCII_VALUES,
                             "topic": r.topic("lines-none"), "trigger.interval.ms": "300"})
+        (work / "big.txt").write_text("".join(line + "\n" for line in LINES), encoding="ascii")
+        create_limited_topic(r.bootstrap, r.topic("big-eos"))
+        put("source-eos-big", {"connector.class": "file-source", "file": str(work / "big.txt"),
+                               "topic": r.topic("big-eos"), "errors.tolerance": "all", **SMALL_BATCHES})
         yield r
     finally:
         driver.stop()
@@ -191,3 +206,27 @@ def test_a_dlq_topic_that_cannot_be_created_fails_the_tasks_as_connect_does(run)
     trace = traces[0]
     assert f"Could not initialize dead letter queue with topic={run.topic('rf3-dlq')}" in trace
     assert "replication factor" in trace.lower()
+
+
+def test_an_exactly_once_source_task_fails_on_a_record_kafka_refuses_whatever_errors_tolerance_says(run):
+    def state() -> str | None:
+        tasks = run.driver.herder.connector_status("source-eos-big")["tasks"]
+        return tasks[0]["state"] if tasks else None
+
+    wait_until(lambda: state() == "FAILED", message="source-eos-big's task FAILED")
+    trace = run.task("source-eos-big")["trace"]
+    assert "Unrecoverable exception from producer send callback" in trace
+    assert f"the record to topic '{run.topic('big-eos')}'" in trace
+    assert "its transaction is aborted, whatever errors.tolerance says" in trace
+    assert read_topic(run.bootstrap, run.topic("big-eos")) == []  # the lines before it were in the aborted transaction
+
+
+def test_every_reported_record_shows_in_its_tasks_error_metrics(run):
+    for connector in ("sink-all", "source-all"):
+        counts = wait_until(lambda c=connector: run.errors(c), message=f"{connector}'s error counters")
+        assert (counts.record_failures, counts.record_errors, counts.records_skipped, counts.errors_logged,
+                counts.dlq_produce_requests, counts.dlq_produce_failures) == (1, 1, 1, 1, 1, 0), connector
+        assert counts.last_error_ms > 0
+    text = metrics.render(run.driver.herder.connector_progress(), [])
+    assert 'sparkcat_task_deadletterqueue_produce_requests{connector="sink-all",task="0"} 1.0' in text
+    assert 'sparkcat_task_total_records_skipped{connector="source-all",task="0"} 1.0' in text

@@ -258,3 +258,18 @@ def test_a_dead_letter_that_is_not_delivered_fails_the_batch_naming_the_topic():
     with pytest.raises(DeadLetterQueueError, match="Could not produce message to dead letter queue. topic=dlq: "
                                                    "KafkaError{code=TOPIC_AUTHORIZATION_FAILED}"):
         errors.flush()
+
+
+def test_each_failed_record_is_counted_as_connects_error_handling_metrics_count_it():
+    from sparkcat.model.error_metrics import ErrorCounts
+    dlq, _ = dead_letters()
+    errors = RecordErrors("conn", ErrorSettings(tolerance_all=True, log_enable=True, dlq_topic="dlq"), dlq=dlq)
+    _kafka_records(JSON_PLAIN, False, errors)(kafka_cols(POISON + [b"nor this"]), Tallies())
+    counts = errors.counts[1]
+    assert counts.last_error_ms > 0
+    assert counts == ErrorCounts(record_failures=2, record_errors=2, records_skipped=2, errors_logged=2,
+                                 dlq_produce_requests=2, last_error_ms=counts.last_error_ms)
+    strict = RecordErrors("conn", ErrorSettings())  # none: counted, not skipped, and the task fails
+    with pytest.raises(ToleranceExceededError):
+        _kafka_records(JSON_PLAIN, False, strict)(kafka_cols(POISON), Tallies())
+    assert (strict.counts[1].record_errors, strict.counts[1].records_skipped) == (1, 0)
