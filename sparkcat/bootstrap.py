@@ -17,6 +17,7 @@ from pathlib import Path
 from sparkcat.errors import ConfigError, StorageError
 from sparkcat.redact import SPARK_REDACTION_REGEX
 from sparkcat.runtime.herder import Herder
+from sparkcat.runtime.logger_levels import LoggerLevels
 from sparkcat.runtime.membership import GroupMembership, GroupSettings, SoleLeader, StateDirLock
 from sparkcat.runtime.config_stream import ConfigStream
 from sparkcat.runtime.pipelines import PipelineWatcher
@@ -47,6 +48,8 @@ class Driver:
         self.driver_id = f"{socket.gethostname()}:{worker.rest_listeners[0].port}"  # Connect: host:rest port
         self.stores: Stores | None = None
         self.herder: Herder | None = None
+        #: Logger levels (``/admin/loggers``); the herder applies cluster-scoped ones from the config log.
+        self.loggers = LoggerLevels()
         self.reconciler: Reconciler | None = None
         self.config_stream: ConfigStream | None = None
         self._watcher: PipelineWatcher | None = None
@@ -65,7 +68,7 @@ class Driver:
         runner = QueryRunner(self.spark, lambda plan, result: self.reconciler.on_batch(plan, result), leadership,
                              self.stores.offsets)
         self.reconciler = Reconciler(self.stores, reporter, runner, self.worker)
-        self.herder = Herder(self.stores, self.reconciler, self.driver_id, leadership)
+        self.herder = Herder(self.stores, self.reconciler, self.driver_id, leadership, self.loggers)
         if self.membership is not None:
             herder = self.herder
             # promoted or demoted: the herder acts at once, and the JVM writers' lease follows

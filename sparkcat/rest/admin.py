@@ -8,14 +8,11 @@ from fastapi import APIRouter, Body, Response
 from fastapi.responses import JSONResponse
 
 from sparkcat.rest.context import RestContext
-from sparkcat.rest.loggers import ClusterLevels, level_name, parse_level
+from sparkcat.runtime.logger_levels import level_name, parse_level
 
 
 def router(ctx: RestContext) -> APIRouter:
     api = APIRouter(prefix="/admin/loggers", tags=["admin"])
-    herder = getattr(ctx.driver, "herder", None)
-    if herder is not None and hasattr(herder, "watches"):  # logger-cluster- records, applied as they are read
-        herder.watches.append(ClusterLevels(herder, ctx.loggers).apply_new)
 
     @api.get("", summary="Root and every logger with an explicit level")
     def list_loggers() -> Any:

@@ -1,15 +1,14 @@
 """Builds the FastAPI application of the Kafka Connect-compatible REST API.
 
 >>> from types import SimpleNamespace
+>>> from sparkcat.runtime.logger_levels import LoggerLevels
 >>> from sparkcat.runtime.worker_config import WorkerConfig
->>> app = create_app(SimpleNamespace(herder=None, worker=WorkerConfig()))
+>>> app = create_app(SimpleNamespace(herder=None, worker=WorkerConfig(), loggers=LoggerLevels()))
 >>> sorted(app.openapi()["paths"]["/connectors/{name}/offsets"])
 ['delete', 'get', 'patch']
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from fastapi import FastAPI
 
@@ -19,6 +18,7 @@ from sparkcat.rest.context import RestContext
 from sparkcat.rest.errors import install_error_handlers
 from sparkcat.rest.forward import ForwardToLeader
 from sparkcat.rest.guard import GuardPolicy, RequestGuard
+from sparkcat.runtime.herder_api import DriverApi
 
 DESCRIPTION = (
     "Kafka Connect's REST API, served by the sparkcat driver. Errors answer "
@@ -26,9 +26,8 @@ DESCRIPTION = (
 )
 
 
-def create_app(driver: Any, policy: GuardPolicy | None = None) -> FastAPI:
-    """The application for ``driver`` (a ``sparkcat.bootstrap.Driver``, or anything with its
-    ``herder`` and ``worker`` attributes).
+def create_app(driver: DriverApi, policy: GuardPolicy | None = None) -> FastAPI:
+    """The application for ``driver`` (a ``sparkcat.bootstrap.Driver``: ``runtime.herder_api.DriverApi``).
 
     ``policy`` (authentication, Host allow-list, limits) defaults to the one the worker
     config describes; building it reads the credentials files.

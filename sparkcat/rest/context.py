@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.rest.cluster import ClusterInfo
 from sparkcat.rest.errors import ServiceUnavailableError
-from sparkcat.rest.loggers import LoggerLevels
-from sparkcat.policy.input_policy import InputPolicy
+from sparkcat.runtime.herder_api import DriverApi, HerderApi
+from sparkcat.runtime.logger_levels import LoggerLevels
 
 #: How long a request waits for the herder to finish reading the config log at start-up.
 READY_TIMEOUT_S = 30.0
@@ -16,17 +16,21 @@ READY_TIMEOUT_S = 30.0
 
 @dataclass
 class RestContext:
-    """The driver as the API sees it; ``driver`` needs ``herder`` and ``worker``. Reads go through the herder."""
+    """The driver as the API sees it (``runtime.herder_api.DriverApi``). Reads go through the herder."""
 
-    driver: Any
+    driver: DriverApi
     cluster: ClusterInfo = field(init=False)
-    loggers: LoggerLevels = field(default_factory=LoggerLevels)
 
     def __post_init__(self) -> None:
         self.cluster = ClusterInfo(self.driver.worker)
 
     @property
-    def herder(self):
+    def loggers(self) -> LoggerLevels:
+        """This driver's logger levels (``/admin/loggers``; the herder applies cluster-scoped ones to them)."""
+        return self.driver.loggers
+
+    @property
+    def herder(self) -> HerderApi:
         """The herder once it has read the config log up to where it stood at start (503 otherwise)."""
         herder = self.driver.herder
         if herder is None or not herder.wait_ready(READY_TIMEOUT_S):
@@ -42,8 +46,7 @@ class RestContext:
     @property
     def health_problem(self) -> str | None:
         """Why the driver is not live (the herder or the config stream is down), or None."""
-        problem = getattr(self.driver, "health_problem", None)
-        return problem() if callable(problem) else None
+        return self.driver.health_problem()
 
     @property
     def ready(self) -> bool:

@@ -18,6 +18,7 @@ import httpx
 from starlette.types import Receive, Scope, Send
 
 from sparkcat.rest.errors import error_response
+from sparkcat.runtime.herder_api import DriverApi, HerderApi
 
 log = logging.getLogger("sparkcat.rest")
 
@@ -33,14 +34,14 @@ TIMEOUT_S = 90.0  # above the herder's 60 s request timeout, so the leader's own
 class ForwardToLeader:
     """ASGI middleware: writes reaching a standby go to the leader; everything else passes through."""
 
-    def __init__(self, app: Callable, driver: Any):
+    def __init__(self, app: Callable, driver: DriverApi):
         self.app = app
         self.driver = driver
 
-    def _standby(self) -> Any:
+    def _standby(self) -> HerderApi | None:
         """The herder when this driver is a ready standby, else None (the leader, or still starting)."""
-        herder = getattr(self.driver, "herder", None)
-        if herder is None or not getattr(herder, "ready", False) or getattr(herder, "is_leader", True):
+        herder = self.driver.herder
+        if herder is None or not herder.ready or herder.is_leader:
             return None
         return herder
 

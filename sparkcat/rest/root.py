@@ -24,7 +24,7 @@ def router(ctx: RestContext) -> APIRouter:
     def server_info() -> Any:
         info: dict[str, Any] = ctx.cluster.server_info()
         herder = ctx.driver.herder
-        if hasattr(herder, "is_leader"):  # sparkcat's fields: which driver leads the cluster
+        if herder is not None:  # sparkcat's fields: which driver leads the cluster
             info["sparkcat_role"] = "leader" if herder.is_leader else "standby"
             info["sparkcat_leader_url"] = herder.leader_url
             info["sparkcat_running_connectors"] = herder.running_connectors()

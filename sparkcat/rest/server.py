@@ -16,7 +16,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sparkcat.errors import ConfigError, SparkcatError
+from sparkcat.runtime.herder_api import DriverApi
 from sparkcat.runtime.rest_config import Listener, TlsConfig, check_exposure
+from sparkcat.runtime.worker_config import WorkerConfig
 
 log = logging.getLogger("sparkcat.rest")
 
@@ -38,7 +40,7 @@ def tls_context(tls: TlsConfig) -> ssl.SSLContext:
     return context
 
 
-def preflight(worker: Any) -> None:
+def preflight(worker: WorkerConfig) -> None:
     """Everything ``RestServer.start`` would refuse, checked before the driver starts Spark: an exposed
     listener without authentication, unreadable credentials or tokens files, an unusable certificate."""
     from sparkcat.rest.guard import GuardPolicy
@@ -65,7 +67,7 @@ class RestServer:
     'http://127.0.0.1:0'
     """
 
-    def __init__(self, driver: Any, listeners: tuple[Listener, ...] | None = None, tls: TlsConfig | None = None):
+    def __init__(self, driver: DriverApi, listeners: tuple[Listener, ...] | None = None, tls: TlsConfig | None = None):
         self.driver = driver
         self.listeners = list(listeners if listeners is not None else driver.worker.rest_listeners)
         self.tls = tls  # None: the worker config's, read at start()

@@ -24,6 +24,7 @@ from sparkcat.model.config_state import ClusterConfigState, TargetState
 from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.runtime import status_view
 from sparkcat.runtime.connector_runtime import Progress
+from sparkcat.runtime.logger_levels import ClusterLevels, LoggerLevels
 from sparkcat.runtime.membership import Leadership, SoleLeader
 from sparkcat.runtime.names import check_connector_name
 from sparkcat.runtime.offsets_api import OffsetsApi
@@ -44,9 +45,11 @@ class Herder(OffsetsApi):
     """Owns the cluster: validates requests, writes the config log, reconciles what runs."""
 
     def __init__(self, stores: Stores, reconciler: Reconciler, driver_id: str,
-                 leadership: Leadership | None = None):
-        """``leadership``: whether this driver leads its cluster (default: alone, always the leader)."""
+                 leadership: Leadership | None = None, loggers: LoggerLevels | None = None):
+        """``leadership``: whether this driver leads its cluster (default: alone, always the leader);
+        ``loggers``: the driver's logger levels, which cluster-scoped levels in the config log set."""
         self.stores = stores
+        self.loggers = loggers or LoggerLevels()
         self.leadership: Leadership = leadership or SoleLeader()
         self._leading = False       # promoted: the config writer is ours and connectors may run
         self._lead_from = 0         # the config log's end when promoted: reconcile once read that far
@@ -75,6 +78,9 @@ class Herder(OffsetsApi):
         """Start the herder thread; requests made before the first reconcile wait for it."""
         self._start_offset = self.stores.config.last_offset() + 1
         self.reconciler.ignore_restarts_before(self._start_offset)
+        # logger-cluster- records written from now on set this driver's levels, REST or not (KIP-976)
+        self.watches.append(ClusterLevels(self.stores.config.backend.end_offset,
+                                          lambda: self.snapshot().logger_levels, self.loggers).apply_new)
         self._thread = threading.Thread(target=self._run, name="sparkcat-herder", daemon=True)
         self._thread.start()
 

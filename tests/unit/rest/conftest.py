@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 
 from sparkcat.rest.app import create_app
 from sparkcat.runtime.herder import Herder, new_status_reporter
+from sparkcat.runtime.logger_levels import LoggerLevels
 from sparkcat.runtime.query_runner import QueryRunner
 from sparkcat.runtime.reconciler import Reconciler
 from sparkcat.runtime.worker_config import WorkerConfig
@@ -36,7 +37,7 @@ class SparklessRunner(QueryRunner):
 
 
 class SparklessDriver:
-    """What ``create_app`` needs from a driver: herder, stores, reconciler, worker."""
+    """What ``create_app`` needs from a driver (``runtime.herder_api.DriverApi``), and the stores and reconciler."""
 
     def __init__(self, state_dir: Path):
         self.worker = WorkerConfig(state_dir=str(state_dir), group_id="rest-unit",
@@ -47,7 +48,8 @@ class SparklessDriver:
         reporter = new_status_reporter(self.stores, self.driver_id)
         runner = SparklessRunner(lambda plan, result: self.reconciler.on_batch(plan, result))
         self.reconciler = Reconciler(self.stores, reporter, runner, self.worker)
-        self.herder = Herder(self.stores, self.reconciler, self.driver_id)
+        self.loggers = LoggerLevels()
+        self.herder = Herder(self.stores, self.reconciler, self.driver_id, loggers=self.loggers)
         self._stop = threading.Event()
         self._feeder = threading.Thread(target=self._feed, daemon=True)
 

@@ -12,7 +12,7 @@ import pytest
 from sparkcat.errors import SparkcatError
 from sparkcat.rest import metrics
 from sparkcat.rest.errors import validation_message
-from sparkcat.rest.loggers import level_name, parse_level
+from sparkcat.runtime.logger_levels import level_name, parse_level
 from sparkcat.rest.server import RestServer
 from sparkcat.runtime.rest_config import Listener
 from sparkcat.rest.views import restart_plan
@@ -94,3 +94,25 @@ def test_server_listens_on_a_chosen_port_and_stops(driver):
         httpx.get(f"http://127.0.0.1:{server.port}/health", timeout=2)
     with socket.socket() as s:  # the port is free again
         s.bind(("127.0.0.1", server.port))
+
+
+def test_the_herder_and_the_driver_have_everything_rest_asks_of_them():
+    """REST depends on ``runtime.herder_api`` only: every method and property there exists on the real classes."""
+    import inspect
+
+    from sparkcat.bootstrap import Driver
+    from sparkcat.runtime.herder import Herder
+    from sparkcat.runtime.herder_api import DriverApi, HerderApi
+    for protocol, implementation in ((HerderApi, Herder), (DriverApi, Driver)):
+        wanted = {n for n, _ in inspect.getmembers(protocol) if not n.startswith("_")}
+        wanted |= set(getattr(protocol, "__annotations__", {}))
+        missing = {n for n in wanted if not hasattr(implementation, n)
+                   and n not in _instance_attributes(implementation)}
+        assert not missing, f"{implementation.__name__} lacks {sorted(missing)} of {protocol.__name__}"
+
+
+def _instance_attributes(cls) -> set[str]:
+    """Names ``__init__`` assigns on ``self`` (attributes a class has only once built)."""
+    import inspect
+    import re
+    return set(re.findall(r"self\.(\w+)\s*(?::[^=\n]+)?=", inspect.getsource(cls.__init__)))

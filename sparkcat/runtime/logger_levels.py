@@ -1,4 +1,5 @@
-"""``/admin/loggers``: Python logging levels under Kafka Connect's (log4j) names and rules.
+"""The driver's logger levels under Kafka Connect's (log4j) names and rules, as ``/admin/loggers`` shows and sets
+them, and the cluster-scoped levels (KIP-976) the herder applies from the config log, REST or not.
 
 Level names map as log4j's do onto Python's numbers: ``TRACE`` is 5 (below DEBUG),
 ``WARN`` is WARNING, ``FATAL`` is CRITICAL, ``OFF`` is above every level, ``ALL`` is 1.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from sparkcat.errors import BadRequestError, NotFoundError, StorageError
@@ -105,28 +107,30 @@ class ClusterLevels:
     """Applies ``logger-cluster-`` records (KIP-976) written after this driver started to its loggers.
 
     As in Connect, records older than the start are not applied: they were meant for the workers
-    running then. Called on every herder pass (a herder watch); one log line per level applied.
+    running then. Called on every herder pass (a herder watch, wired by ``bootstrap.Driver`` whether
+    REST runs or not); one log line per level applied. ``log_end`` is the config log's end offset,
+    ``levels`` the herder's current ``{namespace: (level, offset)}``.
     """
 
-    def __init__(self, herder: Any, loggers: LoggerLevels) -> None:
-        self._herder = herder
-        self._loggers = loggers
+    def __init__(self, log_end: Callable[[], int], levels: Callable[[], dict[str, tuple[str, int]]],
+                 loggers: LoggerLevels) -> None:
+        self._log_end, self._levels, self._loggers = log_end, levels, loggers
         self._since: int | None = None
         try:  # the config log's end now; if it cannot be read now, at the first pass
-            self._since = herder.stores.config.backend.end_offset()
+            self._since = log_end()
         except StorageError:
             pass
         self._applied: dict[str, int] = {}
 
     def apply_new(self) -> None:
         if self._since is None:
-            self._since = self._herder.stores.config.backend.end_offset()
-        for namespace, (level, offset) in self._herder.snapshot().logger_levels.items():
+            self._since = self._log_end()
+        for namespace, (level, offset) in self._levels().items():
             if offset < self._since or self._applied.get(namespace) == offset:
                 continue
             self._applied[namespace] = offset
             try:
                 self._loggers.set_level(namespace, parse_level(level))
             except NotFoundError:
-                logging.getLogger("sparkcat.rest").warning("Ignoring cluster logger level %r for %s: not a level",
-                                                           level, namespace)
+                logging.getLogger("sparkcat.herder").warning("Ignoring cluster logger level %r for %s: not a level",
+                                                             level, namespace)
