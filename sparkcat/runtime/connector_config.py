@@ -8,6 +8,8 @@ them with ``SOURCE_CONNECTOR_CONFIG`` or ``SINK_CONNECTOR_CONFIG``.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from sparkcat.api.config import (
@@ -215,3 +217,26 @@ SOURCE_CONNECTOR_CONFIG: ConfigDef = COMMON_CONNECTOR_CONFIG.merge(_source_keys(
 
 SINK_CONNECTOR_CONFIG: ConfigDef = COMMON_CONNECTOR_CONFIG.merge(_sink_keys()).freeze()
 """Keys of a sink connector (Connect's ``SinkConnectorConfig``)."""
+
+
+@dataclass(frozen=True)
+class ConnectorSettings:
+    """The framework's keys the runtime acts on, typed once (Connect's ``ConnectorConfig.tasksMax()`` and kin)."""
+
+    tasks_max: int
+    batch_max_records: int
+    trigger_interval_ms: int
+
+
+_SETTINGS_KEYS = ("tasks.max", "batch.max.records", "trigger.interval.ms")
+
+
+def connector_settings(config: Mapping[str, Any]) -> ConnectorSettings:
+    """``config``'s framework settings, with the ConfigDef's defaults (``ConfigError`` naming a bad key)."""
+    keys = COMMON_CONNECTOR_CONFIG.keys
+    definition = ConfigDef()
+    for name in _SETTINGS_KEYS:
+        definition.define_key(keys[name])
+    values = definition.parse(config)
+    return ConnectorSettings(int(values["tasks.max"]), int(values["batch.max.records"]),
+                             int(values["trigger.interval.ms"]))

@@ -7,10 +7,12 @@ import logging
 import time
 from collections import deque
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from sparkcat.api.connector import Connector
 from sparkcat.model.error_metrics import ErrorCounts
+from sparkcat.runtime.connector_config import ConnectorSettings, connector_settings
 from sparkcat.runtime.query_runner import RunningQuery
 from sparkcat.runtime.recovery import AutoRestart, Retries
 from sparkcat.spark.kafka_input import tp_key
@@ -122,6 +124,12 @@ class ConnectorRuntime:
     sink_offsets: dict[str, tuple[dict, dict]] = field(default_factory=dict)
     retries: Retries = field(default_factory=Retries)               # transient failures of its query
     auto_restart: AutoRestart = field(default_factory=AutoRestart)  # Strimzi's auto-restart bookkeeping
+
+    @cached_property
+    def settings(self) -> ConnectorSettings:
+        """``config``'s framework settings, parsed on first use (after the config was validated); a changed
+        config gets a new runtime, so they never go stale."""
+        return connector_settings(self.config)
 
     def set_sink_offset(self, partition: dict, offset: Any) -> None:
         """Remember where the sink's query is in one Kafka partition (offset None: forget it)."""

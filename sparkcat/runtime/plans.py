@@ -53,7 +53,7 @@ def query_plan(state: ClusterConfigState, rt: ConnectorRuntime, worker: WorkerCo
         sink_task_configs=[attach(c, policy, sink_paths) for c in sink_task_configs],
         excluded_tasks=sorted(rt.failed_tasks),
         trigger_interval_ms=trigger_interval_ms(rt.config, exactly_once),
-        batch_max_records=int(rt.config.get("batch.max.records", "100000")),
+        batch_max_records=rt.settings.batch_max_records,
         exactly_once=exactly_once,
         group_id=worker.group_id,
     )

@@ -173,7 +173,7 @@ class Reconciler:
 
     def _generate(self, rt: ConnectorRuntime, instance: object, resolved: dict[str, str]) -> list[dict[str, str]]:
         """The connector's task configs now, completed as Connect's Worker does, secrets back as placeholders."""
-        max_tasks = int(rt.config.get("tasks.max", "1"))
+        max_tasks = rt.settings.tasks_max
         generated = [with_task_class(c, instance, rt.config) for c in instance.task_configs(max_tasks)][:max_tasks]
         return reverse_transform(generated, rt.config, resolved)
 

@@ -79,3 +79,16 @@ def test_shared_connector_defs_pickle_for_spark_executors() -> None:
         copy = pickle.loads(pickle.dumps(shared))
         assert copy.names() == shared.names() and copy.groups() == shared.groups()
         assert copy.keys["name"].default is NO_DEFAULT
+
+
+def test_framework_settings_are_typed_once_with_the_configdefs_defaults():
+    import pytest
+
+    from sparkcat.errors import ConfigError
+    from sparkcat.runtime.connector_config import ConnectorSettings, connector_settings
+    assert connector_settings({"connector.class": "increment"}) == ConnectorSettings(1, 100_000, 1000)
+    assert connector_settings({"tasks.max": " 4", "batch.max.records": "50", "trigger.interval.ms": "0"}) == \
+        ConnectorSettings(4, 50, 0)
+    with pytest.raises(ConfigError) as raised:
+        connector_settings({"tasks.max": "zero"})
+    assert "tasks.max" in raised.value.errors
