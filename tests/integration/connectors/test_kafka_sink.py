@@ -6,7 +6,6 @@ Its input is Spark's Kafka source; its tasks get SinkRecords (raw bytes and head
 from __future__ import annotations
 
 import collections
-import time
 from pathlib import Path
 
 import pytest
@@ -67,6 +66,15 @@ def count_of(bootstrap: str, topic: str) -> int:
     return len(read_topic(bootstrap, topic))
 
 
+def wait_for_markers(bootstrap: str, topic: str, markers: list[tuple], timeout_s: float = 120) -> None:
+    """Wait until every marker record (partition, key, value, timestamp: written to the source after the
+    records under test) is in ``topic``, whatever its partition there: the copy then got past the records
+    before them, and a further (duplicate) batch of those would have shown."""
+    wanted = {(k, v, ts) for _p, k, v, ts in markers}
+    wait_until(lambda: wanted <= {(k, v, ts) for _p, k, v, ts in read_with_ts(bootstrap, topic)}, timeout_s=timeout_s,
+               message=f"the {len(markers)} marker record(s) in {topic}")
+
+
 def test_copy_keeps_keys_values_timestamps_and_partitions_without_loss(spark, broker, tmp_path, unique_name,
                                                                         delivery):
     src = f"{unique_name}-orders"
@@ -85,7 +93,9 @@ def test_copy_keeps_keys_values_timestamps_and_partitions_without_loss(spark, br
         status = status_of(driver, "copy")
         assert status["connector"]["state"] == "RUNNING"
         assert [t["state"] for t in status["tasks"]] == ["RUNNING", "RUNNING"]
-        time.sleep(1.0)  # a further batch would show duplicates
+        markers = produce_records(broker.bootstrap, src, 3, 3, start=2200)  # one a partition
+        sent += markers
+        wait_for_markers(broker.bootstrap, target, markers)
     finally:
         driver.stop()
     copied = read_with_ts(broker.bootstrap, target)
@@ -120,7 +130,11 @@ def test_regex_subscription_target_with_fewer_partitions_and_other_cluster(spark
             wait_until(lambda: count_of(target_broker.bootstrap, f"mirror.{a}") >= 300
                        and count_of(target_broker.bootstrap, f"mirror.{b}") >= 500,
                        timeout_s=120, message="both topics mirrored")
-            time.sleep(1.0)
+            markers_a = produce_records(broker.bootstrap, a, 2, 2, start=300)  # one a partition
+            markers_b = produce_records(broker.bootstrap, b, 4, 4, start=500)
+            sent_a, sent_b = sent_a + markers_a, sent_b + markers_b
+            wait_for_markers(target_broker.bootstrap, f"mirror.{a}", markers_a)
+            wait_for_markers(target_broker.bootstrap, f"mirror.{b}", markers_b)
         finally:
             driver.stop()
         copied_a = read_with_ts(target_broker.bootstrap, f"mirror.{a}")
@@ -209,8 +223,10 @@ def test_offsets_api_moves_where_a_stopped_sink_continues(spark, broker, tmp_pat
         sent += produce_records(broker.bootstrap, src, 1, 20, start=100)
         driver.herder.set_target_state("moved", TargetState.STARTED)
         wait_until(lambda: count_of(broker.bootstrap, target) >= 180, timeout_s=120, message="copy from offset 40")
-        time.sleep(1.0)  # a further batch would show duplicates
+        markers = produce_records(broker.bootstrap, src, 1, 1, start=120)
+        sent += markers
+        wait_for_markers(broker.bootstrap, target, markers)
     finally:
         driver.stop()
     copied = read_with_ts(broker.bootstrap, target)
-    assert copied == sent[:100] + sent[40:]  # the first 100, then offsets 40-119 from the moved position, in order
+    assert copied == sent[:100] + sent[40:]  # the first 100, then offsets 40-120 from the moved position, in order

@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -87,11 +86,19 @@ def wait_growth(out: Path, beyond: int, by: int = 5) -> None:
                message=f"{out.name} to grow past {beyond + by} lines")
 
 
-def assert_stays(out: Path, seconds: float = 2.0) -> int:
-    """Asserting absence: nothing may be written for several trigger intervals."""
+def assert_stays(kc: KafkaConnect, name: str, out: Path, marker: str) -> int:
+    """Asserting absence: ``name`` (PAUSED or STOPPED) writes nothing more to ``out``, shown by a marker
+    connector created after the count (same trigger interval, a file of its own): once the marker wrote
+    3 batches, several trigger intervals of a running query went by on the driver, and ``name`` would
+    have written too. The marker is deleted again."""
     count = len(positions(out))
-    time.sleep(seconds)
-    assert len(positions(out)) == count, f"{out.name} grew while it should not"
+    assert name not in kc.get_cluster_info()["sparkcat_running_connectors"], f"{name}'s query still runs"
+    marker_out = out.with_name(f"{marker}.jsonl")
+    kc.create_connector({"name": marker, "config": increment_config(marker_out)})
+    wait_growth(marker_out, 0, by=15)
+    assert len(positions(out)) == count, f"{out.name} grew while {name} was {states(kc, name)}"
+    assert kc.delete_connector(marker) is None
+    wait_until(lambda: marker not in kc.list_connectors(), timeout_s=120, message=f"{marker} to be deleted")
     return count
 
 
@@ -137,7 +144,7 @@ def test_kafka_connect_py_drives_the_whole_connector_lifecycle(rest_driver, kc, 
 
     assert kc.pause_connector("seq") is None
     wait_states(kc, "seq", "PAUSED", ["PAUSED"])
-    paused = assert_stays(out)
+    paused = assert_stays(kc, "seq", out, "marker-paused")
     assert kc.resume_connector("seq") is None
     wait_states(kc, "seq", "RUNNING", ["RUNNING"])
     wait_growth(out, paused)
@@ -161,7 +168,7 @@ def test_kafka_connect_py_drives_the_whole_connector_lifecycle(rest_driver, kc, 
     assert kc.stop_connector("seq") is None
     wait_states(kc, "seq", "STOPPED", [])
     assert kc.list_connector_tasks("seq") == []
-    assert_stays(out)
+    assert_stays(kc, "seq", out, "marker-stopped")
 
     assert kc.delete_connector("seq") is None
     assert kc.list_connectors() == []
@@ -254,8 +261,9 @@ def test_bad_input_gets_a_4xx_with_a_message_and_writes_nothing(rest_driver, kc,
 
 
 def test_no_generated_request_gets_a_server_error(spark, tmp_path):
-    """Schemathesis against /openapi.json with authentication on: bounded examples, loopback only, never
-    a 5xx (and never a 401 for the authenticated session: the guard must not reject good credentials)."""
+    """Schemathesis against /openapi.json with authentication on: every operation, positive and negative,
+    bounded by examples (8 each, derandomized) rather than time, loopback only, never a 5xx (and never a
+    401 for the authenticated session: the guard must not reject good credentials)."""
     import schemathesis
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis.errors import Unsatisfiable
@@ -273,7 +281,6 @@ def test_no_generated_request_gets_a_server_error(spark, tmp_path):
     url = base_url(driver)
     failures: list[str] = []
     calls: list[str] = []
-    deadline = time.monotonic() + 150
     try:
         assert requests.get(f"{url}/openapi.json", timeout=30).status_code == 401
         schema = schemathesis.openapi.from_url(f"{url}/openapi.json", timeout=30, auth=("fuzzer", "fuzz-pass"))
@@ -282,9 +289,6 @@ def test_no_generated_request_gets_a_server_error(spark, tmp_path):
             for result in schema.get_all_operations():
                 operation = result.ok()
                 for mode in (schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE):
-                    if time.monotonic() > deadline:
-                        break
-
                     @given(case=operation.as_strategy(generation_mode=mode))
                     @settings(max_examples=8, deadline=None, database=None, phases=[Phase.generate],
                               suppress_health_check=list(HealthCheck), derandomize=True)
@@ -304,7 +308,6 @@ def test_no_generated_request_gets_a_server_error(spark, tmp_path):
         for name, level in levels.items():
             logging.getLogger(name).setLevel(level)
         logging.getLogger().setLevel(root_level)
-    assert time.monotonic() < deadline, "schemathesis run exceeded its time budget"
     assert len(set(calls)) >= 20 and len(calls) >= 150, f"too few generated requests: {len(calls)}"
     assert not failures, "\n".join(failures)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import collections
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -55,6 +54,22 @@ def states(driver: Driver, name: str) -> tuple[str, list[str]]:
 
 def file_lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
+
+
+def assert_nothing_arrives(driver: Driver, name: str, out: Path, count: int, tmp_path: Path, marker: str) -> None:
+    """``name`` (PAUSED or STOPPED) writes nothing past ``count`` lines of ``out``, shown by a marker connector
+    started after the count (same trigger interval, file sink of its own): once the marker wrote 3 batches,
+    several trigger intervals of a running query went by on the same driver and Spark, and ``name``, had it
+    been running, would have written too."""
+    assert name not in [q.name for q in driver.spark.streams.active], f"{name}'s query still runs"
+    marker_out = tmp_path / f"{marker}.jsonl"
+    driver.herder.put_connector_config(marker, {
+        "connector.class": "increment", "increments": "1", "records.per.poll": "5", "trigger.interval.ms": "200",
+        "sink.connector.class": "file-sink", "sink.file": str(marker_out)})
+    wait_until(lambda: len(file_lines(marker_out)) >= 15, message=f"3 batches of the marker connector {marker}")
+    assert len(file_lines(out)) == count, f"{out.name} grew while {name} was {states(driver, name)}"
+    driver.herder.delete_connector(marker)
+    wait_until(lambda: marker not in [q.name for q in driver.spark.streams.active], message=f"{marker}'s query gone")
 
 
 def test_increment_tutorial_continues_exactly_after_tasks_max_change(spark, broker, tmp_path, unique_name):
@@ -108,8 +123,7 @@ def test_pause_resume_stop_and_delete_show_in_status_and_data(spark, tmp_path):
         herder.set_target_state("pausable", TargetState.PAUSED)
         wait_until(lambda: states(driver, "pausable") == ("PAUSED", ["PAUSED"]), message="PAUSED status")
         paused_count = len(file_lines(out))
-        time.sleep(2.0)  # several trigger intervals: nothing may arrive while paused
-        assert len(file_lines(out)) == paused_count
+        assert_nothing_arrives(driver, "pausable", out, paused_count, tmp_path, "marker-paused")
 
         herder.set_target_state("pausable", TargetState.STARTED)
         wait_until(lambda: len(file_lines(out)) > paused_count + 5, message="records after resume")
@@ -119,8 +133,7 @@ def test_pause_resume_stop_and_delete_show_in_status_and_data(spark, tmp_path):
         wait_until(lambda: states(driver, "pausable") == ("STOPPED", []), message="STOPPED status")
         assert herder.task_configs("pausable") == []  # Connect empties task configs on stop
         stopped_count = len(file_lines(out))
-        time.sleep(1.5)
-        assert len(file_lines(out)) == stopped_count
+        assert_nothing_arrives(driver, "pausable", out, stopped_count, tmp_path, "marker-stopped")
 
         herder.set_target_state("pausable", TargetState.STARTED)
         wait_until(lambda: len(file_lines(out)) > stopped_count + 5, message="records after restart")

@@ -6,8 +6,8 @@ not an assertion here: timings are measured in benchmarks, where runs are repeat
 from __future__ import annotations
 
 import collections
+import json
 import socket
-import time
 
 import httpx
 import pytest
@@ -16,7 +16,7 @@ from sparkcat.bootstrap import Driver
 from sparkcat.runtime.worker_config import WorkerConfig
 from tests.driver_process import kill_session, start_driver_process
 from tests.integration.runtime.test_driver import JSON_NO_SCHEMA, kafka_worker_fields
-from tests.kafka_helpers import read_json_values, read_topic_with_timestamps, wait_until
+from tests.kafka_helpers import end_offsets, read_json_values, read_topic, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -124,20 +124,32 @@ def test_standby_takes_over_after_the_leaders_kill_9_exactly_once(broker, tmp_pa
         wait_until(lambda: (tmp_path / "two.started").exists() and _leader_of(url_two) == ("standby", url),
                    timeout_s=180,
                    message=lambda: "the second driver to stand by: " + (tmp_path / "two.log").read_text()[-2000:])
-        wait_until(lambda: len(positions(broker.bootstrap, prefix + "1")) >= 500, message="records from the leader")
+        topic = prefix + "1"
+        wait_until(lambda: len(positions(broker.bootstrap, topic)) >= 500, message="records from the leader")
 
-        killed_ms = time.time() * 1000
-        kill_session(leader)
-        wait_until(lambda: any(r[4] > killed_ms for r in read_topic_with_timestamps(broker.bootstrap, prefix + "1")),
-                   timeout_s=60, message=lambda: "records from the new leader: " +
-                   (tmp_path / "two.log").read_text()[-3000:])
-        records = read_topic_with_timestamps(broker.bootstrap, prefix + "1")
-        takeover_s = (min(r[4] for r in records if r[4] > killed_ms) - killed_ms) / 1000
-        print(f"failover: first record from the new leader {takeover_s:.2f} s after the kill -9")
+        kill_session(leader)  # returns once no process of the old leader's session is left
+        # Everything the old leader committed is in the log now (a transaction commits only once its records
+        # are acknowledged), so committed records at or past these end offsets were written by another driver.
+        ends = end_offsets(broker.bootstrap, topic)
+
+        def newer() -> list[tuple]:
+            return [r for r in read_topic(broker.bootstrap, topic) if r[1] >= ends[r[0]]]
+
+        wait_until(newer, timeout_s=120, message=lambda: f"records past the end offsets {ends} at the kill: "
+                   + (tmp_path / "two.log").read_text()[-3000:])
         assert _leader_of(url_two) == ("leader", url_two)
-        wait_until(lambda: len(positions(broker.bootstrap, prefix + "1")) >= len(records) + 200,
-                   message="the new leader to go on")
-        assert_each_once(positions(broker.bootstrap, prefix + "1"))
+        driver_two = f"{socket.gethostname()}:{two['rest_port']}"  # a driver's id: host and REST port
+        wait_until(lambda: [httpx.get(url_two + "/connectors/inc/status", timeout=30).json()["connector"].get(k)
+                            for k in ("state", "worker_id")] == ["RUNNING", driver_two], timeout_s=60,
+                   message=lambda: f"the connector RUNNING on {driver_two}: "
+                   + httpx.get(url_two + "/connectors/inc/status", timeout=30).text)
+        wait_until(lambda: len(newer()) >= 200, message="the new leader to go on")
+        assert_each_once(positions(broker.bootstrap, topic))
+        # the new leader's records continue the sequence where the old leader's committed ones end (read now:
+        # a commit the old leader sent just before the kill may have completed after the end offsets were taken)
+        records = read_topic(broker.bootstrap, topic)
+        old_last = max(json.loads(v)["position"] for p, o, _, v in records if o < ends[p])
+        assert min(json.loads(v)["position"] for p, o, _, v in records if o >= ends[p]) == old_last + 1
     finally:
         if leader.poll() is None:
             kill_session(leader)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +31,12 @@ class Batches:
         with self.lock:
             return sum(r.records for r in self.results)
 
+    def offset(self, topic: str, partition: int) -> int:
+        """The highest Kafka offset (the next to read) reported for ``topic``'s ``partition`` (0 before any)."""
+        with self.lock:
+            return max([o["kafka_offset"] for r in self.results for t in r.tasks.values() for p, o in t.offsets
+                        if p.get("kafka_topic") == topic and p.get("kafka_partition") == partition], default=0)
+
     def position(self, increment: int) -> int:
         """The highest position reported for ``{"increment": increment}`` (0 before any)."""
         with self.lock:
@@ -55,10 +60,23 @@ class Gate:
     def stop(self, query: Any) -> None:
         with self.lock:
             self.stopping = True
+        wait_for_idle(query)
         try:
             query.stop()
         except Exception:  # a batch refused by the gate may fail the query first; it is stopped either way
             pass
+
+
+def wait_for_idle(query: Any, timeout_s: float = WAIT_S) -> None:
+    """Like the herder's stop (``runtime/query_runner``): let the trigger in flight end, so that Spark writes a
+    batch that ran to its checkpoint's commit log before ``stop()``; else the same checkpoint replays it."""
+    def idle() -> bool:
+        try:
+            return not query.isActive or not query.status["isTriggerActive"]
+        except Exception:  # the query ended while we asked
+            return True
+
+    wait_for(idle, timeout_s, 0.05, lambda: f"the query's trigger to end; status: {query.status}")
 
 
 def wait_until(condition: Callable[[], bool], query: Any, timeout_s: float = WAIT_S) -> None:
@@ -74,16 +92,19 @@ def wait_until(condition: Callable[[], bool], query: Any, timeout_s: float = WAI
 
 
 def run_until(spark: Any, plan: QueryPlan, batches: Batches, condition: Callable[[], bool],
-              settle_s: float = 0.0) -> None:
+              then: Callable[[], Callable[[], bool]] | None = None) -> None:
     """Run ``plan``'s query behind a ``Gate`` until ``condition``, then stop it.
 
-    ``settle_s``: let it run that much longer first, so that a further (duplicate) batch would show.
+    ``then``: called once ``condition`` holds, it writes a later marker and returns the condition that the
+    query got past it; the query stops only after that, so a further (duplicate) batch of what came before
+    the marker would have shown.
     """
     from sparkcat.spark.queries import start_query
     gate = Gate()
     query = start_query(spark, plan, batches, gate)
     try:
         wait_until(condition, query)
-        time.sleep(settle_s)
+        if then is not None:
+            wait_until(then(), query)
     finally:
         gate.stop(query)

@@ -9,8 +9,8 @@ transactions are read, and a FAILED task's partitions go to the other tasks.
 
 from __future__ import annotations
 
-import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from sparkcat.storage.local.log import LocalLog
 from sparkcat.storage.offsets import OffsetStore
 from tests.integration.spark.query_helpers import WAIT_S, Batches, Gate, run_until, wait_until
 from tests.integration.spark.recording_sink import DIR_CONFIG, FAIL_AT_CONFIG, recorded
-from tests.kafka_helpers import create_topic
+from tests.kafka_helpers import create_topic, end_offsets
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -38,6 +38,26 @@ def produce(bootstrap: str, topic: str, n: int, partitions: int, first: int = 0)
     for i in range(first, first + n):
         producer.produce(topic, key=f"k{i}".encode(), value=None if i % 10 == 9 else f"v{i}".encode(),
                          partition=i % partitions)
+    assert producer.flush(30) == 0
+
+
+def marker_passed(bootstrap: str, topic: str, partitions: int, first: int, batches: Batches) -> Callable[[], bool]:
+    """Write a marker to each partition (records ``first``.. of ``produce``) and return the condition that the
+    query's batches reported offsets past every partition's end: each batch before the markers' then ran, so
+    a further (duplicate) batch of the earlier records would have shown."""
+    produce(bootstrap, topic, partitions, partitions, first=first)
+    return offsets_past(bootstrap, topic, batches)
+
+
+def offsets_past(bootstrap: str, topic: str, batches: Batches) -> Callable[[], bool]:
+    """The condition that ``batches`` reported an offset at or past each partition's end offset as of now."""
+    ends = end_offsets(bootstrap, topic)
+    return lambda: all(batches.offset(topic, p) >= end for p, end in ends.items())
+
+
+def produce_marker(bootstrap: str, topic: str, partition: int, key: str) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap})
+    producer.produce(topic, key=key.encode(), value=key.encode(), partition=partition)
     assert producer.flush(30) == 0
 
 
@@ -103,11 +123,11 @@ def test_each_task_gets_its_partitions_once_per_batch_and_batches_are_bounded(sp
         wait_until(lambda: batches.records() >= 900, query)
         produce(broker.bootstrap, unique_name, 300, 3, first=900)  # more while it runs
         wait_until(lambda: batches.records() >= 1200, query)
-        time.sleep(1.0)  # a further batch would show duplicates
+        wait_until(marker_passed(broker.bootstrap, unique_name, 3, 1200, batches), query)  # 1200-1202
     finally:
         gate.stop(query)
     rows = records_of(out)
-    check_exactly_once(rows, unique_name, 1200, 3)
+    check_exactly_once(rows, unique_name, 1203, 3)
     # sorted partitions 0, 1, 2 over two tasks: [0, 1] and [2]
     assert {r["partition"]: r["_task"] for r in rows} == {0: 0, 1: 0, 2: 1}
     # one SinkTask instance per task and batch
@@ -121,7 +141,7 @@ def test_each_task_gets_its_partitions_once_per_batch_and_batches_are_bounded(sp
         assert result.records <= 200
         for t in result.tasks.values():
             last.update({(p["kafka_topic"], p["kafka_partition"]): o["kafka_offset"] for p, o in t.offsets})
-    assert last == {(unique_name, p): 400 for p in range(3)}
+    assert last == {(unique_name, p): 401 for p in range(3)}
 
 
 def test_topics_regex_picks_up_a_topic_created_later(spark, broker, unique_name, tmp_path):
@@ -139,13 +159,15 @@ def test_topics_regex_picks_up_a_topic_created_later(spark, broker, unique_name,
         create_topic(broker.bootstrap, later, partitions=2)
         produce(broker.bootstrap, later, 40, 2)
         wait_until(lambda: batches.records() >= 130, query)
-        time.sleep(1.0)
+        passed = [marker_passed(broker.bootstrap, first, 3, 90, batches),
+                  marker_passed(broker.bootstrap, later, 2, 40, batches)]
+        wait_until(lambda: all(p() for p in passed), query)
     finally:
         gate.stop(query)
     rows = records_of(out)
-    assert Counter(r["topic"] for r in rows) == {first: 90, later: 40}
-    check_exactly_once(rows, first, 90, 3)
-    check_exactly_once(rows, later, 40, 2)
+    assert Counter(r["topic"] for r in rows) == {first: 93, later: 42}  # nothing of ``other``
+    check_exactly_once(rows, first, 93, 3)
+    check_exactly_once(rows, later, 42, 2)
     # five partitions sorted by (topic, partition) over two tasks: a:0..a:2 -> 0, b:0, b:1 -> 1... once b exists
     assert {(r["topic"], r["partition"]): r["_task"] for r in rows if r["topic"] == later} == {(later, 0): 1,
                                                                                                (later, 1): 1}
@@ -168,27 +190,32 @@ def test_fresh_checkpoint_and_more_tasks_continue_from_the_offsets_store(spark, 
     after = Batches(store)
     # tasks.max 1 -> 3 and a fresh checkpoint: the offsets store says where to go on
     run_until(spark, sink_plan(unique_name, tmp_path / "ck2", out, broker.bootstrap, 3, config,
-                               store_dir=stores), after, lambda: after.records() >= 150, settle_s=1.0)
+                               store_dir=stores), after, lambda: after.records() >= 150,
+              then=lambda: marker_passed(broker.bootstrap, unique_name, 3, 600, after))  # 600-602
 
-    produce(broker.bootstrap, unique_name, 30, 3, first=600)
+    produce(broker.bootstrap, unique_name, 30, 3, first=603)
     again = Batches(store)
     # the same checkpoint again: it continues from the checkpoint
     run_until(spark, sink_plan(unique_name, tmp_path / "ck2", out, broker.bootstrap, 3, config,
-                               store_dir=stores), again, lambda: again.records() >= 30, settle_s=1.0)
+                               store_dir=stores), again, lambda: again.records() >= 30,
+              then=lambda: marker_passed(broker.bootstrap, unique_name, 3, 633, again))  # 633-635
 
     rows = records_of(out)
-    check_exactly_once(rows, unique_name, 630, 3)
+    check_exactly_once(rows, unique_name, 636, 3)
     assert {r["partition"]: r["_task"] for r in rows if int(r["key"][1:]) >= 450} == {0: 0, 1: 1, 2: 2}
     assert {t for r in after.results for t in r.tasks} == {0, 1, 2}
-    assert {p["kafka_partition"]: o["kafka_offset"] for p, o in store.partitions(unique_name)} == {0: 210, 1: 210,
-                                                                                                  2: 210}
+    assert {p["kafka_partition"]: o["kafka_offset"] for p, o in store.partitions(unique_name)} == {0: 212, 1: 212,
+                                                                                                  2: 212}
     store.close()
 
 
 def test_reads_only_committed_transactions(spark, broker, unique_name, tmp_path):
-    """An open transaction holds its records back (read_committed); they arrive once committed."""
-    create_topic(broker.bootstrap, unique_name, partitions=1)
-    produce(broker.bootstrap, unique_name, 20, 1)
+    """An open transaction holds its records back (read_committed); they arrive once committed.
+
+    Partition 0 has the transaction; a marker written to partition 1 after the transaction's records shows
+    that the query read past the moment they were in the log."""
+    create_topic(broker.bootstrap, unique_name, partitions=2)
+    produce(broker.bootstrap, unique_name, 20, 1)  # k0..k19, all to partition 0
     producer = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": f"tx-{unique_name}"})
     producer.init_transactions(30)
     producer.begin_transaction()
@@ -201,16 +228,19 @@ def test_reads_only_committed_transactions(spark, broker, unique_name, tmp_path)
                                          {"topics": unique_name}), batches, gate)
     try:
         wait_until(lambda: batches.records() >= 20, query)
-        time.sleep(3.0)
-        assert batches.records() == 20
+        produce_marker(broker.bootstrap, unique_name, 1, "marker-open")
+        wait_until(lambda: batches.offset(unique_name, 1) >= 1, query)
+        assert batches.records() == 21 and batches.offset(unique_name, 0) == 20  # nothing of the open transaction
         producer.commit_transaction(30)
-        wait_until(lambda: batches.records() >= 30, query)
-        time.sleep(1.0)
+        wait_until(lambda: batches.records() >= 31, query)
+        produce_marker(broker.bootstrap, unique_name, 0, "marker-committed")
+        wait_until(offsets_past(broker.bootstrap, unique_name, batches), query)  # a duplicate would show by now
     finally:
         gate.stop(query)
     rows = records_of(out)
-    assert len(rows) == 30
-    assert sorted(r["value"] for r in rows if r["offset"] >= 20) == sorted(f"v{i}" for i in range(20, 30))
+    assert sorted(r["key"] for r in rows) == sorted([f"k{i}" for i in range(30)] + ["marker-open", "marker-committed"])
+    assert sorted(r["value"] for r in rows if r["partition"] == 0 and 20 <= r["offset"] < 30) == sorted(
+        f"v{i}" for i in range(20, 30))
 
 
 def test_a_failed_task_is_named_and_its_partitions_go_to_the_other_tasks(spark, broker, unique_name, tmp_path):
@@ -234,7 +264,8 @@ def test_a_failed_task_is_named_and_its_partitions_go_to_the_other_tasks(spark, 
 
     # Same checkpoint, task 0 FAILED: task 1 takes both partitions (a Connect group rebalance) and goes on.
     excluded = Batches(store)
-    run_until(spark, plan(excluded_tasks=[0]), excluded, lambda: excluded.records() >= 140, settle_s=1.0)
+    run_until(spark, plan(excluded_tasks=[0]), excluded, lambda: excluded.records() >= 140,
+              then=lambda: marker_passed(broker.bootstrap, unique_name, 2, 200, excluded))  # offset 100 of each
     assert {t for r in excluded.results for t in r.tasks} == {1}
     # the first batch replays the failed one as it was planned (two tasks: 20 records); later ones are
     # planned for one live task (batch.max.records x 1)
@@ -244,9 +275,9 @@ def test_a_failed_task_is_named_and_its_partitions_go_to_the_other_tasks(spark, 
     # Nothing lost. Task 1's part of the failed batch (partition 1, offsets 30-39) may have been flushed
     # before task 0 failed, and is then put again by the replay (at least once); nothing else twice.
     seen = Counter((r["partition"], r["offset"]) for r in rows)
-    assert set(seen) == {(p, o) for p in (0, 1) for o in range(100)}
+    assert set(seen) == {(p, o) for p in (0, 1) for o in range(101)}
     assert {k for k, c in seen.items() if c > 1} <= {(1, o) for o in range(30, 40)}
     assert {r["partition"] for r in rows if r["_task"] == 1 and r["offset"] >= 40} == {0, 1}
     assert not [r for r in rows if r["_task"] == 0 and r["offset"] >= 30]
-    assert {p["kafka_partition"]: o["kafka_offset"] for p, o in store.partitions(unique_name)} == {0: 100, 1: 100}
+    assert {p["kafka_partition"]: o["kafka_offset"] for p, o in store.partitions(unique_name)} == {0: 101, 1: 101}
     store.close()
