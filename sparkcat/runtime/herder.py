@@ -4,8 +4,9 @@ REST, CLI and YAML apply call the request methods; each is validated, queued, an
 executed by the herder thread, which is the single writer of the config log. The
 config log comes back through a follower thread (``on_config_records``) and every
 change is reconciled: connectors started on the driver, task configs committed,
-one streaming query per connector started, paused, stopped or restarted. Just over
-400 lines: the ``OffsetsApi`` mixin and the REST protocol go with issue 27's split.
+one streaming query per connector started, paused, stopped or restarted. The state read from the
+config log is ``config_view.ConfigView``; the offsets API is ``offsets_api.ConnectorOffsets``; what
+REST may call is ``herder_api.HerderApi``.
 """
 
 from __future__ import annotations
@@ -23,16 +24,16 @@ from sparkcat.errors import ConflictError, FencedError, NotFoundError, NotLeader
 from sparkcat.model.config_state import ClusterConfigState, TargetState
 from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.runtime import status_view
+from sparkcat.runtime.config_view import ConfigView
 from sparkcat.runtime.connector_runtime import Progress
 from sparkcat.runtime.logger_levels import ClusterLevels, LoggerLevels
 from sparkcat.runtime.membership import Leadership, SoleLeader
 from sparkcat.runtime.names import check_connector_name
-from sparkcat.runtime.offsets_api import OffsetsApi
+from sparkcat.runtime.offsets_api import ConnectorOffsets
 from sparkcat.runtime.reconciler import Reconciler
 from sparkcat.runtime.status_reporter import new_status_reporter
 from sparkcat.runtime.supervision import Outage
 from sparkcat.runtime.validation import validate_connector_config
-from sparkcat.storage.config_log import ConfigStateBuilder
 from sparkcat.storage.factory import Stores
 from sparkcat.storage.log import LogRecord
 
@@ -41,7 +42,7 @@ log = logging.getLogger("sparkcat.herder")
 TICK_S = 0.5
 
 
-class Herder(OffsetsApi):
+class Herder:
     """Owns the cluster: validates requests, writes the config log, reconciles what runs."""
 
     def __init__(self, stores: Stores, reconciler: Reconciler, driver_id: str,
@@ -56,9 +57,7 @@ class Herder(OffsetsApi):
         self._role_known = threading.Event()
         self.reconciler = reconciler
         self.driver_id = driver_id
-        self._builder = ConfigStateBuilder()
-        self._state_lock = threading.Lock()
-        self._state_read = threading.Condition(self._state_lock)  # notified as config records are applied
+        self._config = ConfigView()  # the config log as the follower read it
         self._requests: queue.Queue[tuple[Callable[[], Any], Future]] = queue.Queue()
         self._wake = threading.Event()
         reconciler.wake = self._wake.set  # a query stopped on its own thread: reconcile without waiting a tick
@@ -66,11 +65,13 @@ class Herder(OffsetsApi):
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._start_offset = 0
-        self._pending_builder: ConfigStateBuilder | None = None  # a restarted config stream's, until caught up
         #: Whether the loop's last pass worked (``/health``); a failed pass is retried with backoff.
         self.outage = Outage("The herder")
         #: Called at the start of every pass, before anything that can fail (e.g. the config stream's watchdog).
         self.watches: list[Callable[[], None]] = []
+        #: Connect's offsets API (KIP-875) and the active-topics reset, run through this herder.
+        self.offsets = ConnectorOffsets(stores, reconciler, self._require, self._submit, self.snapshot,
+                                        lambda: self.ready)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -113,48 +114,23 @@ class Herder(OffsetsApi):
             log.exception("Stopping the connectors did not finish cleanly")
 
     def on_config_records(self, records: list[LogRecord]) -> None:
-        """Called from the config log stream's foreachBatch: apply in log order, then reconcile.
-
-        After ``rebuild_config_state`` the records go to a fresh state, which replaces the current
-        one only once it has read as far: the herder never sees a half-read log.
-        """
-        with self._state_read:
-            pending = self._pending_builder
-            if pending is None:
-                self._builder.apply_all(records)
-            else:
-                pending.apply_all(records)
-                if pending.state.offset >= self._builder.state.offset:
-                    self._builder, self._pending_builder = pending, None
-                    log.info("Config state rebuilt from the config log up to offset %d", pending.state.offset)
-            self._state_read.notify_all()
+        """Called by the config log follower: apply in log order (``ConfigView``), then reconcile."""
+        self._config.apply(records)
         self._wake.set()
 
     @property
     def rebuilding(self) -> bool:
         """True while a restarted config stream has not yet read as far as the state in use."""
-        return self._pending_builder is not None
+        return self._config.rebuilding
 
     def config_log_read_to_end(self) -> None:
-        """The restarted config stream has read the whole log as it is now: a state being rebuilt replaces the
-        one in use even if it ends at a lower offset (the config topic was deleted and created again)."""
-        with self._state_read:
-            pending = self._pending_builder
-            if pending is None:
-                return
-            self._builder, self._pending_builder = pending, None
-            log.info("Config state rebuilt from the whole config log (up to offset %d)", pending.state.offset)
-            self._state_read.notify_all()
-        self._wake.set()
+        """The restarted config stream has read the whole log as it is now (``ConfigView.read_to_end``)."""
+        if self._config.read_to_end():
+            self._wake.set()
 
     def rebuild_config_state(self) -> None:
-        """The config stream was restarted and reads the log from its beginning again.
-
-        Nothing read yet (an empty log): the current, empty state simply goes on.
-        """
-        with self._state_read:
-            if self._builder.state.offset >= 0:
-                self._pending_builder = ConfigStateBuilder()
+        """The config stream was restarted and reads the log from its beginning again."""
+        self._config.rebuild()
 
     def _run(self) -> None:
         """Tick until stopped; a pass that raises (a store or broker error) is retried with backoff."""
@@ -272,14 +248,12 @@ class Herder(OffsetsApi):
 
     def _await_config_offset(self, offset: int, timeout_s: float) -> None:
         """Wait until the config stream has applied ``offset`` (a write of ours came back), at most ``timeout_s``."""
-        with self._state_read:
-            self._state_read.wait_for(lambda: self._builder.state.offset >= offset, timeout_s)
+        self._config.wait_for_offset(offset, timeout_s)
 
     # ------------------------------------------------------------------ reads
 
     def snapshot(self) -> ClusterConfigState:
-        with self._state_lock:
-            return _copy_state(self._builder.state)
+        return self._config.snapshot()
 
     def connectors(self) -> list[str]:
         return self.snapshot().connectors()
@@ -393,6 +367,18 @@ class Herder(OffsetsApi):
 
         self._submit(act)
 
+    def connector_offsets(self, name: str) -> list[tuple[dict[str, Any], Any]]:
+        return self.offsets.connector_offsets(name)
+
+    def alter_connector_offsets(self, name: str, offsets: list[tuple[Any, Any]]) -> None:
+        self.offsets.alter_connector_offsets(name, offsets)
+
+    def reset_connector_offsets(self, name: str) -> None:
+        self.offsets.reset_connector_offsets(name)
+
+    def reset_connector_active_topics(self, name: str) -> None:
+        self.offsets.reset_connector_active_topics(name)
+
     def set_cluster_logger_level(self, namespace: str, level: str) -> None:
         """``PUT /admin/loggers/NAME?scope=cluster``: a ``logger-cluster-`` record every driver on this config log applies."""
         self.stores.config.put_logger_level(namespace, level)
@@ -402,22 +388,4 @@ class Herder(OffsetsApi):
         if not state.contains(name):
             raise NotFoundError(f"Connector {name} not found")
         return state
-
-
-def _copy_state(state: ClusterConfigState) -> ClusterConfigState:
-    """A snapshot safe to read while the stream keeps applying records."""
-    return ClusterConfigState(
-        offset=state.offset,
-        connector_configs={k: dict(v) for k, v in state.connector_configs.items()},
-        target_states=dict(state.target_states),
-        task_counts=dict(state.task_counts),
-        task_configs={k: dict(v) for k, v in state.task_configs.items()},
-        task_config_generations=dict(state.task_config_generations),
-        task_count_records=dict(state.task_count_records),
-        pending_fencing=set(state.pending_fencing),
-        inconsistent=set(state.inconsistent),
-        restart_requests=dict(state.restart_requests),
-        session_key=state.session_key,
-        logger_levels=dict(state.logger_levels),
-    )
 

@@ -10,20 +10,30 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from typing import Any
 
 from sparkcat import plugins
 from sparkcat.errors import BadRequestError, ConflictError
 from sparkcat.model.config_state import ClusterConfigState, TargetState
 from sparkcat.runtime import sink_groups
+from sparkcat.runtime.reconciler import Reconciler
 from sparkcat.runtime.status_view import connector_type
+from sparkcat.storage.factory import Stores
 from sparkcat.storage.offsets import partition_key
 
 log = logging.getLogger("sparkcat.herder")
 
 
-class OffsetsApi:
-    """Mixed into ``Herder``; uses its ``_require``, ``_submit``, ``snapshot``, stores and reconciler."""
+class ConnectorOffsets:
+    """The herder's offsets requests; ``require`` (the state, NotFoundError for an unknown connector), ``submit``
+    (run on the herder thread, as the leader) and ``snapshot`` are the herder's, given once by it."""
+
+    def __init__(self, stores: Stores, reconciler: Reconciler, require: Callable[[str], ClusterConfigState],
+                 submit: Callable[[Callable[[], Any]], Any], snapshot: Callable[[], ClusterConfigState],
+                 ready: Callable[[], bool]) -> None:
+        self.stores, self.reconciler = stores, reconciler
+        self._require, self._submit, self.snapshot, self._ready = require, submit, snapshot, ready
 
     def connector_offsets(self, name: str) -> list[tuple[dict[str, Any], Any]]:
         """``(partition, offset)`` pairs of ``name``, as ``GET /connectors/NAME/offsets`` lists them.
@@ -92,8 +102,7 @@ class OffsetsApi:
     def reset_connector_active_topics(self, name: str) -> None:
         """Forget the topics ``name`` used (``PUT /connectors/NAME/topics/reset``, KIP-558).
 
-        Not an offsets request: it lives here only because this section is the place
-        for new herder entry points of the REST API.
+        Not an offsets request, but a reset of what a connector used, next to the offsets' resets.
         """
         self._require(name)
         self.stores.status.delete_topics(name)
@@ -127,7 +136,7 @@ class OffsetsApi:
 
     def _halted_for_offsets(self, name: str):
         """Reconcile now (herder thread), so a STOPPED connector's query is surely gone before offsets change."""
-        if not self.ready:
+        if not self._ready():
             raise ConflictError("The driver is still reading the config log; try again shortly")
         self.reconciler.reconcile(self.snapshot())
         rt = self.reconciler.runtimes.get(name)
@@ -177,7 +186,7 @@ class OffsetsApi:
                 raise BadRequestError("Kafka topic names must be valid strings and may not be null")
             if number is None:
                 raise BadRequestError("Kafka partitions must be valid numbers and may not be null")
-            number = OffsetsApi._java_integer(number)
+            number = ConnectorOffsets._java_integer(number)
             if number is None:
                 raise BadRequestError(f"Failed to parse the following Kafka partition value in the provided "
                                       f"offsets: '{partition['kafka_partition']}'. Partition values for sink "
@@ -189,7 +198,7 @@ class OffsetsApi:
             if not isinstance(offset, dict) or "kafka_offset" not in offset:
                 raise BadRequestError("The offset for a sink connector should either be null or contain the key "
                                       "'kafka_offset'")
-            value = OffsetsApi._java_integer(offset["kafka_offset"])
+            value = ConnectorOffsets._java_integer(offset["kafka_offset"])
             if value is None:
                 raise BadRequestError(f"Failed to parse the following Kafka offset value in the provided offsets: "
                                       f"'{offset['kafka_offset']}'. Offset values for sink connectors need to be "

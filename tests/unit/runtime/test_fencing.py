@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from sparkcat.model.config_state import ClusterConfigState
-from sparkcat.runtime.herder import _copy_state
+from sparkcat.runtime.config_view import copy_state as _copy_state
 from sparkcat.storage import json_codec
 from sparkcat.storage.config_log import ConfigLog, ConfigStateBuilder
 from sparkcat.storage.log import LogRecord, MemoryLog
