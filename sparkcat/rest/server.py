@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sparkcat.errors import ConfigError, SparkcatError
+from sparkcat.rest.slow_headers import HEADER_TIMEOUT_S, with_timeout
 from sparkcat.runtime.herder_api import DriverApi
 from sparkcat.runtime.rest_config import Listener, TlsConfig, check_exposure
 from sparkcat.runtime.worker_config import WorkerConfig
@@ -67,8 +68,10 @@ class RestServer:
     'http://127.0.0.1:0'
     """
 
-    def __init__(self, driver: DriverApi, listeners: tuple[Listener, ...] | None = None, tls: TlsConfig | None = None):
+    def __init__(self, driver: DriverApi, listeners: tuple[Listener, ...] | None = None, tls: TlsConfig | None = None,
+                 header_timeout_s: float = HEADER_TIMEOUT_S):
         self.driver = driver
+        self.header_timeout_s = header_timeout_s  # slow_headers: a request head must arrive within it
         self.listeners = list(listeners if listeners is not None else driver.worker.rest_listeners)
         self.tls = tls  # None: the worker config's, read at start()
         self._running: list[_Running] = []
@@ -120,7 +123,7 @@ class RestServer:
                 sock = self._bind(listener)
                 listener = self.listeners[i] = replace(listener, port=sock.getsockname()[1])
                 config = uvicorn.Config(app, log_config=None, lifespan="off", timeout_graceful_shutdown=10,
-                                        server_header=False,
+                                        server_header=False, http=with_timeout(self.header_timeout_s),
                                         limit_concurrency=connections)
                 config.load()
                 config.ssl = context if listener.scheme == "https" else None

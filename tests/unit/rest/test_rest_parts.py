@@ -116,3 +116,18 @@ def _instance_attributes(cls) -> set[str]:
     import inspect
     import re
     return set(re.findall(r"self\.(\w+)\s*(?::[^=\n]+)?=", inspect.getsource(cls.__init__)))
+
+
+def test_a_client_sending_its_headers_too_slowly_is_cut_off_and_others_are_served(driver):
+    """A slowloris client cannot hold a connection slot: without a complete request head in time, it is closed."""
+    server = RestServer(driver, (Listener("http", "127.0.0.1", 0),), header_timeout_s=1.0)
+    server.start()
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=30) as slow:
+            slow.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\n")  # never the blank line that ends the head
+            assert httpx.get(server.url + "/health").json()["status"] == "healthy"  # others are served meanwhile
+            assert slow.recv(1024) == b""  # closed by the server (the socket's own timeout is 30 s)
+        with httpx.Client() as client:  # keep-alive: a second request on the same connection is answered too
+            assert [client.get(server.url + "/health").status_code for _ in range(2)] == [200, 200]
+    finally:
+        server.stop()
