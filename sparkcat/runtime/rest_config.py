@@ -36,6 +36,16 @@ KEYS = {
     "rest.max.request.bytes": "max_request_bytes",
     "rest.max.concurrent.requests": "max_concurrent_requests",
 }
+#: Kafka Connect REST keys sparkcat does not implement -> why, so a copied worker file fails with a reason.
+NOT_IMPLEMENTED = {
+    "listeners.https.ssl.client.auth": "client certificates (mutual TLS) are not implemented; authenticate "
+                                       "clients with rest.auth.basic.credentials.file or rest.auth.bearer.tokens.file",
+    "listeners.https.ssl.truststore.location": "a truststore is only used for client certificates (mutual TLS), "
+                                               "which are not implemented",
+    "rest.extension.classes": "Java REST extensions cannot load into a Python REST API; sparkcat's own "
+                              "rest.auth.* keys replace BasicAuthSecurityRestExtension",
+    "admin.listeners": "the admin endpoints (/admin/loggers) are served on the listeners of the rest of the API",
+}
 _TLS_ATTRS = {"keystore_type", "keystore_location", "key_location", "key_password"}
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024

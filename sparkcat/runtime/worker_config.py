@@ -209,6 +209,9 @@ def load_worker_config(path: str | Path | None) -> WorkerConfig:
             present[key] = value
         elif key in rest_config.KEYS:
             rest[key] = value
+        elif key in rest_config.NOT_IMPLEMENTED:
+            raise ConfigError(f"{path}: {key} is a Kafka Connect key sparkcat refuses: "
+                              f"{rest_config.NOT_IMPLEMENTED[key]}", {key: ["not implemented"]})
         else:
             known = ", ".join([*_KEYS, *rest_config.KEYS])
             raise ConfigError(f"{path}: unknown worker config key {key!r}; known keys: {known}",

@@ -58,6 +58,15 @@ def test_unknown_key_error_names_key_and_file(tmp_path):
     assert "rest.prot" in excinfo.value.errors
 
 
+def test_connect_rest_keys_sparkcat_does_not_implement_are_refused_with_the_reason(tmp_path):
+    path = tmp_path / "worker.yaml"
+    path.write_text("listeners: https://127.0.0.1:8443\nlisteners.https.ssl.client.auth: required\n")
+    with pytest.raises(ConfigError) as excinfo:
+        load_worker_config(path)
+    assert "listeners.https.ssl.client.auth" in excinfo.value.errors
+    assert "mutual TLS" in excinfo.value.message and "unknown" not in excinfo.value.message
+
+
 def test_non_numeric_rest_port_names_the_key(tmp_path):
     path = tmp_path / "worker.yaml"
     path.write_text("rest.port: eighty\n")
