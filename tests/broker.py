@@ -226,6 +226,25 @@ class KafkaBroker:
         self.stop(keep_data=True)
         return self.start()
 
+    def stop_node(self, node: int, kill: bool = False) -> None:
+        """Stop one node (1-based) keeping its data: SIGTERM (a rolling restart) or SIGKILL (a crash)."""
+        proc = self._procs[node - 1]
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGCONT)
+            proc.kill() if kill else proc.terminate()
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=20)
+
+    def start_node(self, node: int) -> None:
+        """Start a stopped node again on its ports with its data (the others keep running)."""
+        server, log4j = self.log_dir / f"server-{node}.properties", self.log_dir / f"log4j2-{node}.properties"
+        with open(self.log_dir / f"kafka-{node}.out", "ab") as out:
+            self._procs[node - 1] = subprocess.Popen(self._jvm(log4j, "kafka.Kafka", str(server)), stdout=out,
+                                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
     def pause(self) -> None:
         """Freeze every node (SIGSTOP): clients' connections hang until ``resume``."""
         for proc in self._procs:
