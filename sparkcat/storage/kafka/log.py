@@ -96,6 +96,9 @@ class KafkaLog(KeyedLog):
         # One reading consumer, re-assigned per scan: concurrent scans (REST threads asking for the
         # end offset while the herder reads) would unassign each other's partition mid-fetch.
         self._scan_lock = threading.Lock()
+        # One append at a time: librdkafka allows one transaction call per producer at once, and a failed
+        # append replaces the producer (a new one with the same transactional id fences the other thread's).
+        self._append_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"KafkaLog(topic={self.topic!r}, bootstrap_servers={self.bootstrap_servers!r})"
@@ -244,6 +247,10 @@ class KafkaLog(KeyedLog):
         """Write records in order (each to its key's partition) and wait until all are acknowledged."""
         if not records:
             return
+        with self._append_lock:
+            self._append(records)
+
+    def _append(self, records: list[tuple[str, bytes | None]]) -> None:
         self.open()
         producer = self._get_producer()
         try:

@@ -239,6 +239,24 @@ def test_transactional_appends_are_read_back(broker, unique_name):
         kafka_log.close()
 
 
+def test_transactional_appends_from_several_threads_each_commit(broker, unique_name):
+    """The leader's herder and REST threads append to the config log at once: a transaction is not shared.
+
+    librdkafka allows one transaction API call at a time per producer; two threads' commits at once
+    failed one append with "Conflicting commit_transaction API call is already in progress"."""
+    from concurrent.futures import ThreadPoolExecutor
+    kafka_log = KafkaLog(broker.bootstrap, unique_name, transactional_id=unique_name, timeout_s=10)
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(lambda i: kafka_log.append([(f"k{i}", b"a"), (f"k{i}", b"b")]), range(40)))
+        records = kafka_log.read()
+        assert len(records) == 80
+        for i in range(40):  # each append's records together, in order
+            assert [r.value for r in records if r.key == f"k{i}"] == [b"a", b"b"]
+    finally:
+        kafka_log.close()
+
+
 def test_newer_transactional_writer_fences_the_older(broker, unique_name):
     first = KafkaLog(broker.bootstrap, unique_name, transactional_id=unique_name, timeout_s=10)
     second = KafkaLog(broker.bootstrap, unique_name, transactional_id=unique_name, timeout_s=10)
