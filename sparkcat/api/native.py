@@ -37,7 +37,7 @@ Example, a sink that appends every record's value to a Parquet directory::
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
@@ -63,6 +63,7 @@ class NativeWriteContext:
     ``replay_through_epoch`` are for writers that commit positions in their own Kafka transactions:
     the leader group whose lease their commits must carry (empty: no group), the worker's ``group.id``,
     the offsets topic, and the last micro-batch id that may repeat one an earlier run committed.
+    ``starting_offsets`` lets a sink whose output records Kafka positions drop what it already holds.
     """
 
     connector: str
@@ -75,6 +76,9 @@ class NativeWriteContext:
     lease_key: str = ""
     replay_through_epoch: int = -1
     checkpoint_dir: str = ""
+    #: Where the query's Kafka source starts, per subscribed (topic, partition), unless its checkpoint is
+    #: further on: the committed positions (offsets store, consumer group), 0 where none is committed.
+    starting_offsets: Mapping[tuple[str, int], int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,11 @@ How batches are written, and the delivery guarantee
 A Kafka-fed **append** is a native sink (``native_write``): one streaming query from Spark's Kafka
 source to Delta's own streaming sink (``writeStream.format("delta")``), no Python per batch. Delta
 records each batch as its query id and batch id in the table's log and skips a replayed one: exactly
-once per checkpoint. Positions reach the offsets store from the query's progress, after the commit.
+once per checkpoint. Positions reach the offsets store from the query's progress, after the commit, so a
+query that starts from the store (leadership moved to a driver with a checkpoint of its own) can start
+behind the table: at its start the sink reads the table's largest ``kafka_offset`` past the start, per
+topic-partition, and drops the records up to it (``sparkcat.connectors.delta_positions``). The table's
+contents decide: positions moved back with the offsets API re-deliver only what the table no longer holds.
 
 A **merge**, and a Delta sink behind a source's ``sink.*`` keys, are written by a foreachBatch batch
 writer (``sparkcat.spark.delta_writer``): each commit carries Delta's transaction id (``txn.app.id``,
@@ -76,6 +80,7 @@ they share it.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -86,6 +91,8 @@ from sparkcat.api.connector import CopiesConfigToTasks, ExactlyOnceSupport, Sink
 from sparkcat.api.native import NativeWrite, NativeWriteContext
 from sparkcat.api.records import SinkRecord
 from sparkcat.errors import ConfigError, ConnectorError
+
+log = logging.getLogger("sparkcat.connectors.delta")
 
 __all__ = ["DeltaSinkConnector", "DeltaSinkTask", "DeltaSinkSettings", "CONFIG_DEF", "config_problems",
            "APPEND", "MERGE"]
@@ -283,10 +290,20 @@ class DeltaSinkConnector(CopiesConfigToTasks, SinkConnector):
         settings = DeltaSinkSettings.parse(context.config)
         if settings.merges:
             return None
-        from sparkcat.connectors.delta_rows import kafka_rows  # pyspark: imported where the query starts
+        from pyspark.sql import SparkSession  # pyspark: imported where the query starts
+
+        from sparkcat.connectors.delta_positions import held_positions, without_held
+        from sparkcat.connectors.delta_rows import kafka_rows
         config = dict(context.config)
         options = {"mergeSchema": "true"} if settings.schema_evolution else {}
-        return NativeWrite("delta", options, lambda records: kafka_rows(records, config, settings),
+        # getActiveSession is per thread, and a query starter thread has none: the driver's one session
+        spark = SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
+        held = held_positions(spark, settings, context.starting_offsets)
+        if held:
+            log.info("Connector %s: the table already holds records past the committed positions in %d "
+                     "partition(s) (another driver committed them last); they are skipped: %s", context.connector,
+                     len(held), ", ".join(f"{t}:{p} up to {o}" for (t, p), o in sorted(held.items())[:5]))
+        return NativeWrite("delta", options, lambda records: kafka_rows(without_held(records, held), config, settings),
                            path=settings.table_path, table=settings.table_name,
                            partition_by=settings.partition_columns)
 

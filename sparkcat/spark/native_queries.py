@@ -55,7 +55,8 @@ class NativeQueries:
             return None
         partitions = subscribed_partitions(plan)
         assignment = Assignment.of(partitions, plan.live_tasks or [0])
-        context = self._context(plan, assignment, lease_key)
+        starting = sink_starting_offsets(plan, partitions=partitions)
+        context = self._context(plan, assignment, lease_key, starting, partitions)
         try:
             native = connector.native_write(context)
             if native is None:
@@ -63,7 +64,6 @@ class NativeQueries:
             _check_real_time(self.spark, plan, native, len(partitions))
         except Exception as e:  # the connector's own refusal: each of its tasks fails to start, with the reason
             raise RuntimeError("\n".join(task_failure_message(plan.connector, t, e) for t in plan.live_tasks)) from e
-        starting = sink_starting_offsets(plan, partitions=partitions)
         records = self._records(plan, native, starting, partitions)
         records = route(records, assignment) if native.transactional else tag_tasks(records, assignment)
         writer = self._writer(plan, native, native.rows(records))
@@ -79,14 +79,16 @@ class NativeQueries:
         if self._listener is not None:
             self._listener.finish(str(query.id), lambda: [json.loads(p.json) for p in query.recentProgress])
 
-    def _context(self, plan: QueryPlan, assignment: Assignment, lease_key: str) -> NativeWriteContext:
+    def _context(self, plan: QueryPlan, assignment: Assignment, lease_key: str, starting: dict[str, int],
+                 partitions: list[tuple[str, int]]) -> NativeWriteContext:
         ck = read_offset_log(self.spark, plan.checkpoint_dir)
         return NativeWriteContext(
             connector=plan.connector, config=prepare(plan.connector_config), bootstrap_servers=plan.bootstrap_servers,
             kafka_config=dict(plan.kafka_config), task_of=dict(assignment.owners), group_id=plan.group_id,
             offsets_topic=plan.offsets_store.get("topic", "") if plan.offsets_store.get("backend") == "kafka" else "",
             lease_key=lease_key, replay_through_epoch=ck.batches[-1] if ck.batches else -1,
-            checkpoint_dir=plan.checkpoint_dir)
+            checkpoint_dir=plan.checkpoint_dir,
+            starting_offsets={(t, p): starting.get(tp_key(t, p), 0) for t, p in partitions})
 
     def _records(self, plan: QueryPlan, native: NativeWrite, starting: dict[str, int],
                  partitions: list[tuple[str, int]]) -> DataFrame:
