@@ -13,8 +13,7 @@ positions table. This assumes one connector writes a topic's records into the ta
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pyspark.sql import Column, DataFrame
@@ -22,23 +21,18 @@ from pyspark.sql import functions as F
 
 from sparkcat.connectors.delta_sink import DeltaSinkSettings
 
-log = logging.getLogger("sparkcat.connectors.delta")
-
 __all__ = ["held_positions", "without_held"]
 
 
 def held_positions(spark: Any, settings: DeltaSinkSettings, starting: Mapping[tuple[str, int], int]
                    ) -> dict[tuple[str, int], int]:
     """``{(topic, partition): next offset}`` the table holds beyond ``starting`` (where the query starts)."""
+    if not starting:
+        return {}
     table = _table(spark, settings)
     if table is None or not {"kafka_topic", "kafka_partition", "kafka_offset"} <= set(table.columns):
         return {}
-    if not starting:
-        return {}
-    past = F.lit(False)
-    for (topic, partition), offset in starting.items():
-        past = past | ((F.col("kafka_topic") == topic) & (F.col("kafka_partition") == partition)
-                       & (F.col("kafka_offset") >= offset))
+    past = _any_partition(starting, "kafka_topic", "kafka_partition", lambda start: F.col("kafka_offset") >= start)
     rows = (table.where(past).groupBy("kafka_topic", "kafka_partition")
             .agg(F.max("kafka_offset").alias("last")).collect())
     return {(r["kafka_topic"], int(r["kafka_partition"])): int(r["last"]) + 1 for r in rows}
@@ -48,10 +42,16 @@ def without_held(records: DataFrame, held: Mapping[tuple[str, int], int]) -> Dat
     """Spark's Kafka records minus those the table already holds (a column filter; none when nothing is held)."""
     if not held:
         return records
-    written: Column = F.lit(False)
-    for (topic, partition), end in held.items():
-        written = written | ((F.col("topic") == topic) & (F.col("partition") == partition) & (F.col("offset") < end))
-    return records.where(~written)
+    return records.where(~_any_partition(held, "topic", "partition", lambda end: F.col("offset") < end))
+
+
+def _any_partition(bounds: Mapping[tuple[str, int], int], topic: str, partition: str,
+                   test: Callable[[int], Column]) -> Column:
+    """True for a row of one of ``bounds``' topic-partitions that passes ``test(bound)``."""
+    matched: Column = F.lit(False)
+    for (name, number), bound in bounds.items():
+        matched = matched | ((F.col(topic) == name) & (F.col(partition) == number) & test(bound))
+    return matched
 
 
 def _table(spark: Any, settings: DeltaSinkSettings) -> DataFrame | None:
