@@ -164,10 +164,7 @@ class KafkaBroker:
                                      capture_output=True, text=True, timeout=120)
                 if fmt.returncode != 0:
                     raise RuntimeError(f"formatting Kafka's storage failed: {fmt.stdout}{fmt.stderr}")
-                with open(self.log_dir / f"kafka-{node}.out", "ab") as out:
-                    self._procs.append(subprocess.Popen(self._jvm(log4j, "kafka.Kafka", str(server)),
-                                                        stdout=out, stderr=subprocess.STDOUT,
-                                                        stdin=subprocess.DEVNULL))
+                self._procs.append(self._launch(node))
             self._wait_ready()
         except BaseException:
             self.stop()
@@ -240,10 +237,14 @@ class KafkaBroker:
 
     def start_node(self, node: int) -> None:
         """Start a stopped node again on its ports with its data (the others keep running)."""
+        self._procs[node - 1] = self._launch(node)
+
+    def _launch(self, node: int) -> subprocess.Popen[bytes]:
+        """Node ``node``'s JVM on the config files ``_write_config`` wrote, its console appended to kafka-N.out."""
         server, log4j = self.log_dir / f"server-{node}.properties", self.log_dir / f"log4j2-{node}.properties"
         with open(self.log_dir / f"kafka-{node}.out", "ab") as out:
-            self._procs[node - 1] = subprocess.Popen(self._jvm(log4j, "kafka.Kafka", str(server)), stdout=out,
-                                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            return subprocess.Popen(self._jvm(log4j, "kafka.Kafka", str(server)), stdout=out,
+                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
     def pause(self) -> None:
         """Freeze every node (SIGSTOP): clients' connections hang until ``resume``."""
