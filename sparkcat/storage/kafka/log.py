@@ -30,27 +30,12 @@ from sparkcat.kafka.client_settings import admin_settings, consumer_settings, pr
 from sparkcat.kafka.partitioner import partition_for
 from sparkcat.kafka.producers import produce_all
 from sparkcat.storage.kafka import partitions as multi
+from sparkcat.storage.kafka.error_codes import FENCED_CODES, unavailable
 from sparkcat.storage.log import Cursor, KeyedLog, LogRecord
 
 _CLIENT_LOG = logging.getLogger("sparkcat.storage.kafka.client")  # librdkafka's own messages
-_FENCED_CODES = frozenset({KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH})
-#: Errors of reaching the cluster, not of what was asked: the store is unavailable for now.
-UNAVAILABLE_CODES = frozenset({
-    KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT, KafkaError._MSG_TIMED_OUT,
-    KafkaError._WAIT_COORD, KafkaError._RESOLVE, KafkaError.REQUEST_TIMED_OUT, KafkaError.NETWORK_EXCEPTION,
-    KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_NOT_AVAILABLE, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
-    KafkaError.LEADER_NOT_AVAILABLE, KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.NOT_ENOUGH_REPLICAS,
-    KafkaError.NOT_ENOUGH_REPLICAS_AFTER_APPEND, KafkaError.UNKNOWN_LEADER_EPOCH, KafkaError.FENCED_LEADER_EPOCH,
-    KafkaError._UNKNOWN_PARTITION, KafkaError.CONCURRENT_TRANSACTIONS})
 
 
-def unavailable(err: KafkaError) -> bool:
-    """Whether ``err`` says the cluster could not be reached or answer in time (retriable), not a refusal.
-
-    >>> unavailable(KafkaError(KafkaError._TRANSPORT)), unavailable(KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED))
-    (True, False)
-    """
-    return err.code() in UNAVAILABLE_CODES
 class KafkaLog(KeyedLog):
     """A KeyedLog on one Kafka topic; clients are created on first use, not in __init__.
 
@@ -112,7 +97,7 @@ class KafkaLog(KeyedLog):
         A text (not a KafkaError) is one of this class's own timeouts."""
         text = err.str() if isinstance(err, KafkaError) else str(err)
         message = f"Kafka log {self.topic!r} at {self.bootstrap_servers}: {action} failed: {text}"
-        if isinstance(err, KafkaError) and err.code() in _FENCED_CODES:
+        if isinstance(err, KafkaError) and err.code() in FENCED_CODES:
             return FencedError(message + " (a newer writer with the same transactional id took over)")
         if not isinstance(err, KafkaError) or unavailable(err):
             return StorageUnavailable(message)
