@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 
+from sparkcat.errors import StorageError
 from sparkcat.model.status import TopicStatus
 from sparkcat.spark.plan import BatchResult
 from sparkcat.storage.status import StatusStore
@@ -28,9 +29,15 @@ def record_sink_topics(status: StatusStore, result: BatchResult) -> None:
                 used.setdefault(topic, task.task)
     if not used:
         return
-    known = set(status.known_topics(result.connector))
-    now = int(time.time() * 1000)
-    for topic, task in sorted(used.items()):
-        if topic not in known:
-            status.put_topic(TopicStatus(topic, result.connector, task, now))
-            log.info("Connector %s: topic %s is active (first used by task %d)", result.connector, topic, task)
+    try:
+        known = set(status.known_topics(result.connector))
+        now = int(time.time() * 1000)
+        for topic, task in sorted(used.items()):
+            if topic not in known:
+                status.put_topic(TopicStatus(topic, result.connector, task, now))
+                log.info("Connector %s: topic %s is active (first used by task %d)", result.connector, topic, task)
+    except StorageError as e:
+        # Bookkeeping, as Connect's status writes are: a status topic that cannot be read or written now
+        # does not fail the batch that was written; the next batch finds the topic unlisted and tries again.
+        log.warning("Connector %s: its active topics were not recorded (tried again with its next batch): %s",
+                    result.connector, e)

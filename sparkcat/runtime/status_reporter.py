@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import traceback
 
 from sparkcat import redact
@@ -60,12 +61,25 @@ class StatusReporter:
         log.info("Connector %s deleted; its status was removed", name)
 
 
+#: The line of a Python or Java trace that names the exception: ``module.SomeError: message``.
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.$]*(Error|Exception|Exit|Interrupt|Stopping|Fault)\b(:|$)")
+
+
 def _first_line(trace: str | None) -> str:
-    lines = [ln for ln in (trace or "").strip().splitlines() if ln.strip()]
+    """The line of ``trace`` that says why, for the one log line of a state change.
+
+    A failed query's trace is Python's, then Spark's description of the query (its plan); the reason
+    is the last exception line before that description, not the plan's last line.
+    """
+    text = (trace or "").split("=== Streaming Query ===")[0]
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
     for line in lines:
         if "sparkcat task failed:" in line:
-            return line.strip()
-    return lines[-1].strip() if lines else ""
+            return line
+    named = [ln for ln in lines if _EXCEPTION_LINE.match(ln)]
+    if named:
+        return named[-1]
+    return lines[-1] if lines else ""
 
 
 def new_status_reporter(stores: Stores, driver_id: str) -> StatusReporter:
