@@ -22,7 +22,6 @@ import os
 import re
 import statistics
 import time
-from typing import Any
 
 import psutil
 

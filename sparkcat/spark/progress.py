@@ -30,7 +30,7 @@ from typing import Any
 
 from pyspark.sql.streaming import StreamingQueryListener
 
-from sparkcat.spark.kafka_input import sink_position, tp_key
+from sparkcat.spark.kafka_input import sink_position
 from sparkcat.spark.plan import BatchResult, QueryPlan, TaskBatchResult
 
 __all__ = ["Tracked", "ProgressListener", "batch_result", "share_out", "LAST_BATCH_METRIC"]

@@ -11,14 +11,12 @@ from sparkcat.api.config import (
     ConfigDef,
     ConfigValue,
     Custom,
-    Importance,
     NonEmptyString,
     Password,
     Range,
     Type,
     ValidList,
     ValidString,
-    Width,
 )
 from sparkcat.errors import ConfigError
 from tests.unit.api.config_defs import small_def

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from sparkcat.api.connector import ExactlyOnceSupport, SinkConnector, SinkTask
-from sparkcat.errors import ConfigError
 from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.runtime.sink_guarantees import NO_PREFLIGHT, UNSUPPORTED, sink_exactly_once_errors
 from sparkcat.runtime.validation import validate_connector_config
