@@ -1,6 +1,6 @@
 """The converter interface: record keys and values to Kafka bytes and back (Connect's ``Converter``).
 
-The built-in implementations (JSON, String, ByteArray, Avro) are in ``sparkcat.connectors.converters``.
+The built-in implementations (JSON, String, ByteArray, Avro) are in ``sparkcat.converters``.
 Converters run on executors, once per record: ``configure`` is called once per task, so a
 converter may cache per-type work there or in its first ``to_bytes`` call.
 """

@@ -17,7 +17,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructType
 
-from sparkcat.connectors.converters import ByteArrayConverter, StringConverter, converter_for
+from sparkcat.converters import ByteArrayConverter, StringConverter, converter_for
 from sparkcat.connectors.delta_sink import KEY_SCHEMA, VALUE_SCHEMA, DeltaSinkSettings
 from sparkcat.errors import ConfigError
 

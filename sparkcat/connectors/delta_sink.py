@@ -241,7 +241,7 @@ def _ddl_problems(config: Mapping[str, Any], key: str) -> dict[str, list[str]]:
 
 def _converter_problems(config: Mapping[str, Any], is_key: bool) -> dict[str, list[str]]:
     """Whether the key or value converter has a Spark-side equivalent here, with the schema it needs."""
-    from sparkcat.connectors.converters import ByteArrayConverter, JsonConverter, StringConverter, converter_for
+    from sparkcat.converters import ByteArrayConverter, JsonConverter, StringConverter, converter_for
     side = "key" if is_key else "value"
     converter_key, schema_key = f"{side}.converter", f"{side}.schema"
     try:

@@ -19,9 +19,9 @@ __all__ = ["avro_converter_errors"]
 
 def avro_converter_errors(config: Mapping[str, object]) -> list[ConfigValue]:
     """Errors of the key and value AvroConverter settings in ``config`` (none when neither side uses it)."""
-    from sparkcat.connectors.avro_data import FASTAVRO_MISSING, fastavro_missing
-    from sparkcat.connectors.converters import is_avro_converter
-    from sparkcat.connectors.schema_registry import settings_problems
+    from sparkcat.converters.avro_data import FASTAVRO_MISSING, fastavro_missing
+    from sparkcat.converters import is_avro_converter
+    from sparkcat.converters.schema_registry import settings_problems
 
     out = []
     for prefix, is_key in (("key.converter", True), ("value.converter", False)):

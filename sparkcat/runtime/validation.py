@@ -143,7 +143,7 @@ REFUSED_CONVERTERS: dict[str, str] = {}
 
 def _converter_errors(config: Mapping[str, object], packages: Sequence[str]) -> list[ConfigValue]:
     """Converter classes that are neither built in nor in the worker's plugin.packages (checked without importing)."""
-    from sparkcat.connectors.converters import is_builtin_converter
+    from sparkcat.converters import is_builtin_converter
 
     out = []
     for key in ("key.converter", "value.converter"):
@@ -171,7 +171,7 @@ def _frame_writer(cls: type[Connector]) -> str | None:
 
 def _transform_errors(config: Mapping[str, object], sink: bool, frame_writer: str | None) -> list[ConfigValue]:
     """Connect's messages for the ``transforms`` / ``predicates`` keys; refusals for what sparkcat does not do."""
-    from sparkcat.connectors.converters import HEADER_CONVERTERS
+    from sparkcat.converters import HEADER_CONVERTERS
     from sparkcat.transforms import chain_errors
 
     out = []

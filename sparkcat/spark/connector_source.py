@@ -38,7 +38,7 @@ from sparkcat.plugins import load_class
 from sparkcat.policy.input_policy import prepare
 from sparkcat.spark.plan import QueryPlan, task_failure_message
 from sparkcat.storage.offsets import partition_key
-from sparkcat.connectors.converters import SimpleHeaderConverter
+from sparkcat.converters import SimpleHeaderConverter
 from sparkcat.transforms import HEADERS_DDL
 
 __all__ = ["ConnectorStreamReader", "TaskRanges", "row_schema_ddl", "value_type_ddl", "read_task_ranges",

@@ -152,7 +152,7 @@ class SourceRow:
 def _json_bytes(value: Any) -> bytes | None:
     """JsonConverter (schemas off) bytes of a source record's key or value; its text if even JSON fails."""
     from sparkcat.api.records import record_text
-    from sparkcat.connectors.converters import JsonConverter
+    from sparkcat.converters import JsonConverter
     converter = JsonConverter()
     converter.configure({"schemas.enable": "false"}, False)
     try:
@@ -296,7 +296,7 @@ def convert_source_batch(batch: Any, value_type: Any, convs: tuple[Any, Any],
     values returned leave the skipped rows out. A converter whose bytes depend on the record's
     topic (AvroConverter: its subject) goes row by row at once, told each row's topic.
     """
-    from sparkcat.connectors.converters import at_topic, topic_aware
+    from sparkcat.converters import at_topic, topic_aware
     key_conv, value_conv = convs
     if not (topic_aware(key_conv) or topic_aware(value_conv)):
         converted = _whole_columns(batch, value_type, convs)

@@ -61,7 +61,7 @@ def _flat_json_values(column: Any, value_type: DataType, conv: Any) -> list[Any]
     import pyarrow.compute as pc
     from pyspark.sql.types import StructType
 
-    from sparkcat.connectors.converters import JsonConverter
+    from sparkcat.converters import JsonConverter
     if type(conv) is not JsonConverter or not isinstance(value_type, StructType) or not value_type.fields:
         return None
     if isinstance(column, pa.ChunkedArray):
@@ -90,7 +90,7 @@ def column_bytes(column: Any, spark_type: DataType | None, conv: Any, json_keys:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from sparkcat.connectors.converters import ByteArrayConverter, StringConverter
+    from sparkcat.converters import ByteArrayConverter, StringConverter
     n = len(column)
     if column.null_count == n:
         return [None] * n

@@ -19,7 +19,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 
 from sparkcat.api.records import SinkRecord
-from sparkcat.connectors.converters import at_topic, converter_for
+from sparkcat.converters import at_topic, converter_for
 from sparkcat.policy.input_policy import prepare
 from sparkcat.spark.batch_results import Tallies
 from sparkcat.spark.error_handling import KEY_CONVERTER, VALUE_CONVERTER, ConsumedRecord, RecordErrors

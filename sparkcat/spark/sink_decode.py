@@ -34,7 +34,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from sparkcat.connectors.converters import ByteArrayConverter, JsonConverter, StringConverter, converter_for
+from sparkcat.converters import ByteArrayConverter, JsonConverter, StringConverter, converter_for
 
 __all__ = ["ORIGINAL", "Side", "sides_of", "decode_batch", "spark_type"]
 

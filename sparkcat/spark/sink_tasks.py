@@ -40,7 +40,7 @@ from sparkcat.spark.batch_results import (
     result_batch,
 )
 from sparkcat.api.task_context import SinkTaskContext
-from sparkcat.connectors.converters import at_topic, converter_for
+from sparkcat.converters import at_topic, converter_for
 from sparkcat.spark.error_handling import KEY_CONVERTER, VALUE_CONVERTER, ConsumedRecord, RecordErrors, record_errors
 from sparkcat.spark.kafka_input import Assignment, route, sink_position, subscribed_partitions, tp_key
 from sparkcat.spark.source_to_kafka import producer_config

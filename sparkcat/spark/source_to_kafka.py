@@ -23,7 +23,7 @@ from sparkcat.kafka.client_settings import ClientKind, connector_overrides, prod
 from sparkcat.kafka.producers import cached_producer, drop_producer, lz4_available, produce_all
 from sparkcat.policy.input_policy import prepare
 from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, Tallies, batch_result, raise_task_error, result_batch
-from sparkcat.connectors.converters import converter_for
+from sparkcat.converters import converter_for
 from sparkcat.spark.error_handling import RecordErrors, convert_source_batch, record_errors, without_rows
 from sparkcat.spark.kafka_serialisation import value_type_of
 from sparkcat.spark.plan import BatchResult, QueryPlan

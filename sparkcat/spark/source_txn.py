@@ -36,7 +36,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql.types import DataType
 
-from sparkcat.connectors.converters import converter_for
+from sparkcat.converters import converter_for
 from sparkcat.kafka.partitioner import keyed_partition
 from sparkcat.kafka.producers import LeaderLease, commit_under_lease, task_transactional_id, transactional_producer
 from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, Tallies, batch_result, raise_task_error, result_batch

@@ -10,8 +10,8 @@ from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from pyspark.sql import types as T
 
-from sparkcat.connectors.avro_data import AvroCodec, avro_schema
-from sparkcat.connectors.schema_registry import RegistryClient, RegistrySettings, subject_name
+from sparkcat.converters.avro_data import AvroCodec, avro_schema
+from sparkcat.converters.schema_registry import RegistryClient, RegistrySettings, subject_name
 
 ROW = T.StructType([T.StructField("id", T.LongType(), False), T.StructField("name", T.StringType()),
                     T.StructField("tiny", T.ByteType(), False)])
@@ -51,7 +51,7 @@ def test_use_latest_version_and_lookup_without_registering(schema_registry, uniq
 def test_avro_converter_writes_per_topic_subject_and_reads_back(schema_registry, unique_name) -> None:
     from pyspark.sql import Row
 
-    from sparkcat.connectors.avro_converter import AvroConverter
+    from sparkcat.converters.avro import AvroConverter
 
     topic = f"avro-conv-{unique_name}"
     spark_type = T.StructType([T.StructField("id", T.LongType(), False),
@@ -72,8 +72,8 @@ def test_avro_converter_writes_per_topic_subject_and_reads_back(schema_registry,
 def test_a_schemaless_source_key_is_written_as_its_avro_primitive(schema_registry, unique_name) -> None:
     import pytest
 
-    from sparkcat.connectors.avro_data import AvroError
-    from sparkcat.connectors.converters import at_topic, converter_for
+    from sparkcat.converters.avro_data import AvroError
+    from sparkcat.converters import at_topic, converter_for
 
     topic = f"avro-key-{unique_name}"
     conv = converter_for({"key.converter": "io.confluent.connect.avro.AvroConverter",

@@ -150,7 +150,7 @@ def test_sink_poison_record_goes_to_the_dlq_with_connect_context_headers_and_the
     assert {k: headers[k] for k in ("topic", "partition", "offset", "connector.name", "task.id", "stage",
                                     "class.name", "exception.class.name")} == {
         "topic": run.topic("in-all"), "partition": "0", "offset": "3", "connector.name": "sink-all",
-        "task.id": "0", "stage": "VALUE_CONVERTER", "class.name": "sparkcat.connectors.converters:JsonConverter",
+        "task.id": "0", "stage": "VALUE_CONVERTER", "class.name": "sparkcat.converters.builtins:JsonConverter",
         "exception.class.name": "ValueError"}
     assert headers["exception.message"].startswith("Converting byte[] to Kafka Connect data failed")
     assert "Traceback (most recent call last)" in headers["exception.stacktrace"]

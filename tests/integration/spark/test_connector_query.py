@@ -12,7 +12,7 @@ from pyspark.errors import StreamingQueryException
 
 from sparkcat.connectors.file_sink import FileStreamSinkConnector
 from sparkcat.connectors.increment import IncrementSourceConnector
-from sparkcat.connectors.converters import converter_for
+from sparkcat.converters import converter_for
 from sparkcat.spark.plan import QueryPlan
 from sparkcat.spark.queries import start_query
 from sparkcat.storage.local.log import LocalLog
@@ -227,7 +227,7 @@ def test_increment_to_file_sink_exactly_once_across_restarts(spark, unique_name,
 def test_sink_connector_reads_kafka_into_file_sink_tasks(spark, broker, unique_name, tmp_path):
     from confluent_kafka import Producer
 
-    from sparkcat.connectors.converters import JsonConverter
+    from sparkcat.converters import JsonConverter
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
     topic, out = f"{unique_name}-in", tmp_path / "sink.txt"

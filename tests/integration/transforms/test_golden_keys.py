@@ -110,7 +110,7 @@ def test_sink_schema_envelope_gives_connect_types_and_a_bad_record_fails_with_th
 def test_set_schema_metadata_reaches_json_converters_envelope(spark):
     # docs.confluent.io .../transforms/setschemametadata.html: schema.name and schema.version on the value schema;
     # JsonConverter writes them after "optional", as Connect's asJsonSchema does
-    from sparkcat.connectors.converters import converter_for
+    from sparkcat.converters import converter_for
     from sparkcat.spark.kafka_serialisation import column_bytes, value_type_of
 
     config = {"transforms": "SetSchemaMetadata", "transforms.SetSchemaMetadata.type": T + "SetSchemaMetadata$Value",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sparkcat.connectors import avro_data
-from sparkcat.connectors.converters import AvroConverter, at_topic, converter_for, is_builtin_converter
+from sparkcat.converters import avro_data
+from sparkcat.converters import AvroConverter, at_topic, converter_for, is_builtin_converter
 from sparkcat.runtime.validation import validate_connector_config
 
 AVRO = "io.confluent.connect.avro.AvroConverter"

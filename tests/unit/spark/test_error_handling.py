@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import types as T
 
-from sparkcat.connectors.converters import converter_for
+from sparkcat.converters import converter_for
 from sparkcat.kafka.dead_letter_queue import DeadLetterQueue
 from sparkcat.spark.batch_results import Tallies
 from sparkcat.spark.error_handling import (
@@ -86,7 +86,7 @@ def test_a_record_that_fails_conversion_is_skipped_dead_lettered_with_connect_he
         "__connect.errors.topic": b"t", "__connect.errors.partition": b"2", "__connect.errors.offset": b"6",
         "__connect.errors.connector.name": b"conn", "__connect.errors.task.id": b"1",
         "__connect.errors.stage": b"VALUE_CONVERTER",
-        "__connect.errors.class.name": b"sparkcat.connectors.converters:JsonConverter",
+        "__connect.errors.class.name": b"sparkcat.converters.builtins:JsonConverter",
         "__connect.errors.exception.class.name": b"ValueError",
         "__connect.errors.exception.message":
             headers["__connect.errors.exception.message"]}
@@ -124,7 +124,7 @@ def test_with_tolerance_none_the_task_fails_naming_the_record_after_dead_letteri
     text = str(info.value)
     assert text.startswith("sparkcat task failed: conn-1: ToleranceExceededError: Tolerance exceeded in error "
                            "handler. Executing stage 'VALUE_CONVERTER' with class "
-                           "'sparkcat.connectors.converters:JsonConverter', where consumed record is {topic='t', "
+                           "'sparkcat.converters.builtins:JsonConverter', where consumed record is {topic='t', "
                            "partition=2, offset=6, timestamp=1700000000001}.")
     assert "Caused by: ValueError: Converting byte[] to Kafka Connect data failed" in text
     assert [r["value"] for r in producer.records] == [b"not json"] and producer.flushes == 1
@@ -147,7 +147,7 @@ def test_the_error_log_has_one_line_per_failure_with_the_record_only_when_asked(
     assert len(lines) == 2
     assert all(r.levelno == logging.ERROR and r.exc_info for r in lines)
     prefix = ("Error encountered in task conn-1. Executing stage 'VALUE_CONVERTER' with class "
-              "'sparkcat.connectors.converters:JsonConverter'")
+              "'sparkcat.converters.builtins:JsonConverter'")
     if include:
         assert lines[1].getMessage() == prefix + (", where consumed record is {topic='t', partition=2, offset=7, "
                                                   "timestamp=1700000000002}.")
@@ -206,7 +206,7 @@ def test_a_source_row_that_fails_is_dead_lettered_as_json_without_kafka_coordina
     assert headers["__connect.errors.stage"] == b"VALUE_CONVERTER"
     assert headers["__connect.errors.task.id"] == b"0"
     assert headers["__connect.errors.exception.class.name"] == b"UnicodeEncodeError"
-    assert headers["__connect.errors.class.name"] == b"sparkcat.connectors.converters:StringConverter"
+    assert headers["__connect.errors.class.name"] == b"sparkcat.converters.builtins:StringConverter"
 
 
 def test_a_failing_source_row_with_tolerance_none_names_its_source_partition_and_offset():

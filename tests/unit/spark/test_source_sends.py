@@ -15,7 +15,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 from pyspark.sql import types as T
 
-from sparkcat.connectors.converters import converter_for
+from sparkcat.converters import converter_for
 from sparkcat.spark.batch_results import Tallies
 from sparkcat.spark.error_handling import ErrorSettings, RecordErrors
 from sparkcat.spark.source_sends import SendFailedError, SourceSends

@@ -8,7 +8,7 @@ import pyarrow as pa
 from pyspark.sql import types as T
 
 from sparkcat.api.converter import Converter
-from sparkcat.connectors.converters import JsonConverter, StringConverter
+from sparkcat.converters import JsonConverter, StringConverter
 from sparkcat.spark.batch_results import Tallies
 from sparkcat.spark.error_handling import ErrorSettings, RecordErrors, convert_source_batch
 from sparkcat.spark.sink_tasks import _kafka_records

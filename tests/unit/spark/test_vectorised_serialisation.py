@@ -9,7 +9,7 @@ import pytest
 from pyspark.sql import types as T
 
 from sparkcat.spark.kafka_serialisation import column_bytes
-from sparkcat.connectors.converters import converter_for
+from sparkcat.converters import converter_for
 
 STRUCT = T.StructType([T.StructField("position", T.LongType()), T.StructField("flag", T.BooleanType()),
                        T.StructField("name", T.StringType()), T.StructField("small", T.IntegerType())])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pyspark.sql import types as T
 
-from sparkcat.connectors.avro_data import AvroCodec, AvroError, avro_schema, schema_id_of
-from sparkcat.connectors.schema_registry import RegistrySettings, subject_name
+from sparkcat.converters.avro_data import AvroCodec, AvroError, avro_schema, schema_id_of
+from sparkcat.converters.schema_registry import RegistrySettings, subject_name
 from sparkcat.errors import ConfigError
 
 NS = "io.confluent.connect.avro"

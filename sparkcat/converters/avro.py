@@ -18,8 +18,8 @@ from typing import Any
 from pyspark.sql import types as T
 
 from sparkcat.api.converter import Converter
-from sparkcat.connectors.avro_data import AvroCodec, AvroError, avro_schema, schema_id_of
-from sparkcat.connectors.schema_registry import RegistryClient, RegistrySettings, subject_name
+from sparkcat.converters.avro_data import AvroCodec, AvroError, avro_schema, schema_id_of
+from sparkcat.converters.schema_registry import RegistryClient, RegistrySettings, subject_name
 
 #: Python type -> the Spark type (one object each: codecs are cached per type object) of a schemaless value.
 _SCHEMALESS: tuple[tuple[type | tuple[type, ...], T.DataType], ...] = (

@@ -18,7 +18,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparkcat.connectors.avro_data import record_name
+from sparkcat.converters.avro_data import record_name
 from sparkcat.errors import ConfigError, SparkcatError
 
 _STRATEGY_PKG = "io.confluent.kafka.serializers.subject."

@@ -1,10 +1,7 @@
-"""Kafka Connect's built-in converters: record keys and values to Kafka bytes and back.
+"""Kafka Connect's built-in converters (JSON, String, ByteArray) and its default header converter.
 
-The interface is ``sparkcat.api.converter.Converter``.
-
-A connector picks them with Connect's keys ``key.converter`` / ``value.converter``
-(and their ``key.converter.*`` / ``value.converter.*`` settings), by Connect's Java
-class name, a short alias or a ``module:Class`` path:
+The interface is ``sparkcat.api.converter.Converter``; ``sparkcat.converters.registry`` maps
+Connect's class names and the short aliases to these classes:
 
 - ``org.apache.kafka.connect.json.JsonConverter`` (``json``, the default): JSON; with
   ``schemas.enable`` (default true, as in Connect) wrapped in Connect's envelope
@@ -12,9 +9,6 @@ class name, a short alias or a ``module:Class`` path:
 - ``org.apache.kafka.connect.storage.StringConverter`` (``string``): UTF-8 text
   (``encoding`` setting as in Connect).
 - ``org.apache.kafka.connect.converters.ByteArrayConverter`` (``bytearray``): bytes as they are.
-- ``io.confluent.connect.avro.AvroConverter`` (``avro``): Avro in Confluent's wire format, schemas
-  in a Schema Registry (``sparkcat.connectors.avro_converter``; needs fastavro, the ``avro`` extra).
-  Its subject depends on the record's topic: callers name it with ``at_topic`` before converting.
 
 ``to_bytes`` runs on executors for every record, so the schema JSON of a Spark type
 is computed once per type object and payloads are only walked when the type holds
@@ -33,12 +27,10 @@ from pyspark.sql import types as T
 
 from sparkcat.api.converter import Converter
 from sparkcat.api.records import record_text
-from sparkcat.connectors.avro_converter import AvroConverter
 
-__all__ = ["Converter", "JsonConverter", "StringConverter", "ByteArrayConverter", "converter_for",
-           "SimpleHeaderConverter", "HEADER_CONVERTERS", "SIMPLE_HEADER_CONVERTER",
-           "connect_schema", "JSON_CONVERTER", "STRING_CONVERTER", "BYTE_ARRAY_CONVERTER", "AVRO_CONVERTER",
-           "AvroConverter", "is_avro_converter", "topic_aware", "at_topic"]
+__all__ = ["JsonConverter", "StringConverter", "ByteArrayConverter", "SimpleHeaderConverter",
+           "HEADER_CONVERTERS", "SIMPLE_HEADER_CONVERTER", "connect_schema",
+           "JSON_CONVERTER", "STRING_CONVERTER", "BYTE_ARRAY_CONVERTER", "AVRO_CONVERTER"]
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
@@ -294,59 +286,3 @@ class SimpleHeaderConverter:
 
 #: ``header.converter`` values sparkcat implements (the default, and its names).
 HEADER_CONVERTERS = frozenset({SIMPLE_HEADER_CONVERTER, "SimpleHeaderConverter"})
-
-
-_ALIASES: dict[str, type[Converter]] = {
-    JSON_CONVERTER: JsonConverter, "JsonConverter": JsonConverter, "json": JsonConverter,
-    STRING_CONVERTER: StringConverter, "StringConverter": StringConverter, "string": StringConverter,
-    BYTE_ARRAY_CONVERTER: ByteArrayConverter, "ByteArrayConverter": ByteArrayConverter,
-    "bytearray": ByteArrayConverter, "bytes": ByteArrayConverter,
-    AVRO_CONVERTER: AvroConverter, "AvroConverter": AvroConverter, "avro": AvroConverter,
-}
-
-
-def is_builtin_converter(name: str) -> bool:
-    """True for the Java names and aliases of the converters sparkcat ships (nothing is imported)."""
-    return name in _ALIASES or name.lower() in _ALIASES
-
-
-def is_avro_converter(name: str) -> bool:
-    """True for the names of Confluent's AvroConverter (nothing is imported)."""
-    return _ALIASES.get(name, _ALIASES.get(name.lower())) is AvroConverter
-
-
-def topic_aware(converter: Any) -> bool:
-    """Whether the converter's bytes depend on the record's topic (it has ``for_topic``, as AvroConverter)."""
-    return callable(getattr(converter, "for_topic", None))
-
-
-def at_topic(converter: Any, topic: str) -> Any:
-    """``converter``, told the topic of the record it converts next when it cares (``for_topic``)."""
-    if topic_aware(converter):
-        converter.for_topic(topic)
-    return converter
-
-
-def _converter_class(name: str) -> type[Converter]:
-    """A converter class by Java name, alias or ``module:Class`` path."""
-    cls = _ALIASES.get(name) or _ALIASES.get(name.lower())
-    if cls is not None:
-        return cls
-    from sparkcat.plugins import load_class
-    loaded = load_class(name)
-    if not (isinstance(loaded, type) and issubclass(loaded, Converter)):
-        raise TypeError(f"{name} is not a converter (subclass sparkcat.api.converter.Converter)")
-    return loaded
-
-
-def converter_for(config: dict[str, str], is_key: bool) -> Converter:
-    """The configured key or value converter of a connector config (JsonConverter when unset)."""
-    from sparkcat.policy.input_policy import prepare
-
-    config = prepare(config)  # a plan's connector config: its placeholders resolved here, where it is used
-    prefix = "key.converter" if is_key else "value.converter"
-    name = (config.get(prefix) or JSON_CONVERTER).strip()
-    settings = {k[len(prefix) + 1:]: v for k, v in config.items() if k.startswith(prefix + ".")}
-    converter = _converter_class(name)()
-    converter.configure(settings, is_key)
-    return converter
