@@ -10,7 +10,7 @@ string-keyed maps are Avro arrays and maps, other maps arrays of ``MapEntry`` re
 The wire format is magic byte 0, the schema id as 4 bytes big-endian, then Avro binary.
 
 fastavro (the ``avro`` extra: ``pip install 'sparkcat[avro]'``) is imported when a codec is
-built, so sparkcat imports and validates without it; ``fastavro_missing`` tells validation.
+built, so sparkcat imports and validates without it; ``avro_missing`` tells validation.
 """
 
 from __future__ import annotations
@@ -45,20 +45,28 @@ class AvroError(SparkcatError):
     """A record that cannot be written or read as Avro (names the topic)."""
 
 
-FASTAVRO_MISSING = ("io.confluent.connect.avro.AvroConverter needs the Python package fastavro, which is not "
-                    "installed; install it with pip install 'sparkcat[avro]' (or pip install fastavro)")
+#: What AvroConverter imports: fastavro, and confluent-kafka's Schema Registry client's own packages.
+AVRO_PACKAGES = ("fastavro", "attrs", "cachetools", "certifi", "authlib")
 
 
-def fastavro_missing() -> bool:
-    """Whether fastavro cannot be imported here (checked without importing it)."""
-    return importlib.util.find_spec("fastavro") is None
+def avro_missing() -> list[str]:
+    """The packages AvroConverter needs that cannot be imported here (checked without importing them)."""
+    missing = [p for p in AVRO_PACKAGES if importlib.util.find_spec(p) is None]
+    if importlib.util.find_spec("httpx2") is None and importlib.util.find_spec("httpx") is None:
+        missing.append("httpx2")
+    return missing
+
+
+def avro_missing_message(missing: list[str]) -> str:
+    return (f"io.confluent.connect.avro.AvroConverter needs the Python package(s) {', '.join(missing)}, not "
+            "installed; install them with pip install 'sparkcat[avro]'")
 
 
 def _fastavro() -> Any:
     try:
         import fastavro
     except ImportError as exc:
-        raise ConfigError(FASTAVRO_MISSING) from exc
+        raise ConfigError(avro_missing_message(["fastavro"])) from exc
     return fastavro
 
 

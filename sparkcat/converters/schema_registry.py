@@ -1,4 +1,4 @@
-"""A small Schema Registry client (Confluent REST API) for ``AvroConverter``, with its settings.
+"""AvroConverter's Schema Registry settings and calls (confluent-kafka's client underneath).
 
 Settings, as Confluent's converter reads them after the ``key.converter.`` / ``value.converter.``
 prefix: ``schema.registry.url``, ``key.subject.name.strategy`` / ``value.subject.name.strategy``
@@ -10,11 +10,8 @@ are cached, so a batch asks the registry once per schema, never once per record.
 
 from __future__ import annotations
 
-import base64
 import json
-import urllib.error
-import urllib.parse
-import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +23,6 @@ STRATEGIES = ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrateg
 _KNOWN = {"schema.registry.url", "key.subject.name.strategy", "value.subject.name.strategy",
           "auto.register.schemas", "use.latest.version", "basic.auth.credentials.source",
           "basic.auth.user.info"}
-_CONTENT = "application/vnd.schemaregistry.v1+json"
 
 
 @dataclass(frozen=True)
@@ -115,49 +111,69 @@ def subject_name(strategy: str, topic: str, is_key: bool, schema: Any) -> str:
 
 
 class RegistryClient:
-    """The Confluent REST calls AvroConverter needs, cached per client."""
+    """The registry calls AvroConverter needs, through confluent-kafka's ``SchemaRegistryClient``.
+
+    That client brings the REST calls, basic auth, retries and its own caches; this one adds the
+    choice Confluent's converter makes between registering, looking up and the subject's latest
+    version, and a cache per (subject, schema) so a batch asks once per schema, never per record.
+    """
 
     def __init__(self, settings: RegistrySettings) -> None:
         self.settings = settings
+        self._sr: Any = None  # made on first use, where the calls run (an HTTP client does not pickle)
         self._ids: dict[tuple[str, str], int] = {}
         self._schemas: dict[int, Any] = {}
 
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_sr": None}
+
+    @property
+    def _client(self) -> Any:
+        if self._sr is None:
+            from confluent_kafka.schema_registry import SchemaRegistryClient
+
+            conf = {"url": self.settings.url}
+            if self.settings.user_info:
+                conf["basic.auth.user.info"] = self.settings.user_info
+            self._sr = SchemaRegistryClient(conf)
+        return self._sr
+
     def id_for(self, subject: str, schema: Any) -> tuple[int, Any]:
         """The id (and schema) to write with: registered, looked up or the subject's latest."""
-        text = json.dumps(schema, sort_keys=True)
-        key = (subject, text)
+        key = (subject, json.dumps(schema, sort_keys=True))
         if key not in self._ids:
-            if self.settings.use_latest:
-                latest = self._call("GET", f"/subjects/{_q(subject)}/versions/latest")
-                self._ids[key] = latest["id"]
-                self._schemas[latest["id"]] = json.loads(latest["schema"])
-            else:
-                path = f"/subjects/{_q(subject)}" + ("/versions" if self.settings.auto_register else "")
-                self._ids[key] = self._call("POST", path, {"schema": json.dumps(schema)})["id"]
-                self._schemas[self._ids[key]] = schema
+            self._ids[key] = self._call(f"schema id for subject {subject}", lambda: self._resolve(subject, schema))
         return self._ids[key], self._schemas[self._ids[key]]
 
     def schema(self, schema_id: int) -> Any:
         if schema_id not in self._schemas:
-            self._schemas[schema_id] = json.loads(self._call("GET", f"/schemas/ids/{schema_id}")["schema"])
+            found = self._call(f"schema {schema_id}", lambda: self._client.get_schema(schema_id))
+            self._schemas[schema_id] = json.loads(found.schema_str)
         return self._schemas[schema_id]
 
-    def _call(self, method: str, path: str, body: Any = None) -> Any:
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.settings.url + path, data=data, method=method,
-                                     headers={"Content-Type": _CONTENT, "Accept": _CONTENT})
-        if self.settings.user_info:
-            token = base64.b64encode(self.settings.user_info.encode()).decode()
-            req.add_header("Authorization", f"Basic {token}")
+    def _resolve(self, subject: str, schema: Any) -> int:
+        from confluent_kafka.schema_registry import Schema
+
+        if self.settings.use_latest:
+            latest = self._client.get_latest_version(subject)
+            self._schemas[latest.schema_id] = json.loads(latest.schema.schema_str)
+            return latest.schema_id
+        wanted = Schema(json.dumps(schema), "AVRO")
+        if self.settings.auto_register:
+            schema_id = self._client.register_schema(subject, wanted)
+        else:
+            schema_id = self._client.lookup_schema(subject, wanted).schema_id
+        self._schemas[schema_id] = schema
+        return schema_id
+
+    def _call(self, what: str, call: Callable[[], Any]) -> Any:
+        """``call``, with the registry's errors as SparkcatError naming the registry and what was asked."""
+        from confluent_kafka.schema_registry.error import SchemaRegistryError
+
         try:
-            with urllib.request.urlopen(req, timeout=30) as resp:
-                return json.loads(resp.read())
-        except urllib.error.HTTPError as exc:
-            detail = exc.read().decode(errors="replace")[:300]
-            raise SparkcatError(f"schema registry {method} {path}: HTTP {exc.code} {detail}") from exc
-        except urllib.error.URLError as exc:
-            raise SparkcatError(f"schema registry {self.settings.url} unreachable: {exc.reason}") from exc
-
-
-def _q(subject: str) -> str:
-    return urllib.parse.quote(subject, safe="")
+            return call()
+        except SchemaRegistryError as exc:
+            raise SparkcatError(f"schema registry {self.settings.url}, {what}: HTTP {exc.http_status_code} "
+                                f"{exc.error_message}"[:400]) from exc
+        except Exception as exc:  # httpx's transport errors: refused, timed out, bad address
+            raise SparkcatError(f"schema registry {self.settings.url} unreachable ({what}): {exc}") from exc

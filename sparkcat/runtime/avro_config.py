@@ -19,8 +19,8 @@ __all__ = ["avro_converter_errors"]
 
 def avro_converter_errors(config: Mapping[str, object]) -> list[ConfigValue]:
     """Errors of the key and value AvroConverter settings in ``config`` (none when neither side uses it)."""
-    from sparkcat.converters.avro_data import FASTAVRO_MISSING, fastavro_missing
     from sparkcat.converters import is_avro_converter
+    from sparkcat.converters.avro_data import avro_missing, avro_missing_message
     from sparkcat.converters.schema_registry import settings_problems
 
     out = []
@@ -28,8 +28,9 @@ def avro_converter_errors(config: Mapping[str, object]) -> list[ConfigValue]:
         name = str(config.get(prefix) or "").strip()
         if not name or not is_avro_converter(name):
             continue
-        if fastavro_missing():
-            out.append(ConfigValue(prefix, name, errors=[FASTAVRO_MISSING]))
+        missing = avro_missing()
+        if missing:
+            out.append(ConfigValue(prefix, name, errors=[avro_missing_message(missing)]))
         settings = {k[len(prefix) + 1:]: v for k, v in config.items() if k.startswith(prefix + ".")}
         for key, messages in settings_problems(settings, is_key).items():
             full = f"{prefix}.{key}"

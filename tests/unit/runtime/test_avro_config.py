@@ -60,10 +60,11 @@ def test_supported_settings_are_accepted():
 
 
 def test_without_fastavro_the_converter_key_names_the_package(monkeypatch):
-    monkeypatch.setattr(avro_data, "fastavro_missing", lambda: True)
+    monkeypatch.setattr(avro_data, "AVRO_PACKAGES", ("fastavro", "sparkcat_no_such_package"))
     errors = validate_connector_config({**SOURCE, "value.converter": AVRO,
                                         "value.converter.schema.registry.url": URL}).errors
-    assert "fastavro" in errors["value.converter"][0] and "sparkcat[avro]" in errors["value.converter"][0]
+    assert "sparkcat_no_such_package" in errors["value.converter"][0]
+    assert "fastavro" not in errors["value.converter"][0] and "sparkcat[avro]" in errors["value.converter"][0]
 
 
 def test_the_delta_sink_still_refuses_avro_values():
