@@ -3,6 +3,7 @@
 Nothing here imports the runtime.
 """
 
+from sparkcat.api.batch_writer import BatchWriteContext, BatchWriter
 from sparkcat.api.config import (
     NO_DEFAULT,
     ConfigDef,
@@ -42,5 +43,5 @@ __all__ = [
     "SinkConnector",
     "SinkTask", "SourceConnector", "SourceTask", "Task", "task_config_copies", "Converter", "SinkRecord",
     "SourceRecord", "SinkTaskContext", "group_partitions", "partition_key", "RetriableError", "NativeWrite",
-    "NativeWriteContext", "TriggerMode",
+    "NativeWriteContext", "TriggerMode", "BatchWriter", "BatchWriteContext",
 ]

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from enum import Enum
 from typing import Any, ClassVar
 
+from sparkcat.api.batch_writer import BatchWriteContext, BatchWriter
 from sparkcat.api.config import ConfigDef, ConfigValue
 from sparkcat.api.native import NativeWrite, NativeWriteContext
 from sparkcat.api.records import SinkRecord, SourceRecord
@@ -145,21 +146,6 @@ class SinkTask(Task):
 
     wants_raw_bytes: ClassVar[bool] = False
     """True: keys and values arrive as the bytes in Kafka, whatever converters the config names."""
-
-    frame_writer: ClassVar[str | None] = None
-    """``"module:factory"`` of a foreachBatch handler factory that writes whole micro-batches.
-
-    When set, the runtime never calls ``put``: ``factory(plan)`` returns the handler that
-    writes each batch DataFrame on the driver (Delta, the Kafka copy). For sinks whose
-    system has a Spark writer.
-
-    >>> class DeltaLike(SinkTask):
-    ...     frame_writer = "sparkcat.spark.delta_writer:delta_handler"
-    ...     def start(self, config): ...
-    ...     def put(self, records): raise AssertionError("never called")
-    >>> DeltaLike.frame_writer.split(":")[1]
-    'delta_handler'
-    """
 
     def initialize(self, context: SinkTaskContext) -> None:
         """Receive what the task may know of its worker, before ``start`` (Connect's ``SinkTask.initialize``).
@@ -342,6 +328,17 @@ class SinkConnector(Connector):
     def writes_natively(cls) -> bool:
         """Whether the connector class overrides ``native_write`` (its records may never reach Python)."""
         return cls.native_write is not SinkConnector.native_write
+
+    def batch_writer(self, context: BatchWriteContext) -> BatchWriter | None:
+        """What writes each micro-batch whole with Spark (``sparkcat.api.batch_writer``), or None (the default):
+        its tasks' ``put`` gets the records instead. Called on the driver when the query starts, on an instance
+        that was not started: ``context.config`` holds the sink's config. ``native_write`` is asked first."""
+        return None
+
+    @classmethod
+    def writes_batches(cls) -> bool:
+        """Whether the connector class overrides ``batch_writer`` (its tasks' ``put`` is never called)."""
+        return cls.batch_writer is not SinkConnector.batch_writer
 
 
 def task_config_copies(config: Mapping[str, str], max_tasks: int, id_key: str | None = "task.id",

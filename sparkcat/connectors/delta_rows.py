@@ -1,5 +1,5 @@
 """The Delta sink's rows from Kafka records, as column expressions: shared by the native append (Delta's own
-streaming sink, ``DeltaSinkConnector.native_write``) and the merge writer (``sparkcat.spark.delta_writer``).
+streaming sink, ``DeltaSinkConnector.native_write``) and the batch writer (``delta_writer``).
 
 A Kafka record becomes its decoded key and value, as the connector's converters would decode them:
 StringConverter is a ``decode`` of the bytes in its ``encoding`` (STRING), ByteArrayConverter keeps the bytes

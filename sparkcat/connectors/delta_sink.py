@@ -60,7 +60,7 @@ topic-partition, and drops the records up to it (``sparkcat.connectors.delta_pos
 contents decide: positions moved back with the offsets API re-deliver only what the table no longer holds.
 
 A **merge**, and a Delta sink behind a source's ``sink.*`` keys, are written by a foreachBatch batch
-writer (``sparkcat.spark.delta_writer``): each commit carries Delta's transaction id (``txn.app.id``,
+writer (``sparkcat.connectors.delta_writer``): each commit carries Delta's transaction id (``txn.app.id``,
 version = the runtime's ``sink_batch_id``: checkpoint creation time in ms * 1000 + batch id), set
 through the session settings ``spark.databricks.delta.write.txnAppId``/``txnVersion``, which
 Delta honours for appends and MERGE alike. A batch replayed after a crash between the Delta
@@ -86,6 +86,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sparkcat import __version__
+from sparkcat.api.batch_writer import BatchWriteContext, BatchWriter
 from sparkcat.api.config import ConfigDef, ConfigValue, Importance, Type, ValidString
 from sparkcat.api.connector import CopiesConfigToTasks, ExactlyOnceSupport, SinkConnector, SinkTask
 from sparkcat.api.native import NativeWrite, NativeWriteContext
@@ -286,7 +287,7 @@ class DeltaSinkConnector(CopiesConfigToTasks, SinkConnector):
 
     def native_write(self, context: NativeWriteContext) -> NativeWrite | None:
         """Appends run as Delta's own streaming sink (exactly once by the query's id and batch id in the table's
-        log); merges keep the batch writer (``frame_writer``), which MERGE needs."""
+        log); merges keep the batch writer (``batch_writer``), which MERGE needs."""
         settings = DeltaSinkSettings.parse(context.config)
         if settings.merges:
             return None
@@ -307,15 +308,15 @@ class DeltaSinkConnector(CopiesConfigToTasks, SinkConnector):
                            path=settings.table_path, table=settings.table_name,
                            partition_by=settings.partition_columns)
 
+    def batch_writer(self, context: BatchWriteContext) -> BatchWriter:
+        """Merges, and a source connector's records (``sink.*`` keys): one Delta commit per micro-batch, on the
+        driver (``delta_writer``)."""
+        from sparkcat.connectors.delta_writer import DeltaBatchWriter  # pyspark: imported where the query starts
+        return DeltaBatchWriter(context)
+
 
 class DeltaSinkTask(SinkTask):
-    """A Delta sink's task: its rows are written by the query's DataFrame writer, never through ``put``.
-
-    ``frame_writer`` names the foreachBatch handler factory that the runtime uses instead of
-    calling ``put`` on executors (``sparkcat.spark.handlers.handler_for``).
-    """
-
-    frame_writer = "sparkcat.spark.delta_writer:delta_handler"
+    """A Delta sink's task: its rows are written natively or by the connector's ``batch_writer``, never by ``put``."""
 
     def version(self) -> str:
         return __version__

@@ -64,15 +64,13 @@ def _unconverted_reason(cls: type[Connector], sink: bool, nested: bool,
         if any(str(k).startswith("sink.") for k in config):
             return "a source connector with sink.* keys hands its records to that sink without converting them"
         return None
-    if issubclass(cls, SinkConnector) and cls.writes_natively():
-        return f"{cls.__name__} writes whole micro-batches with Spark (native_write) and converts no record on its own"
+    if issubclass(cls, SinkConnector) and (cls.writes_natively() or cls.writes_batches()):
+        how = "native_write" if cls.writes_natively() else "batch_writer"
+        return f"{cls.__name__} writes whole micro-batches with Spark ({how}) and converts no record on its own"
     try:
         task_class = cls().task_class()
     except Exception:  # the task class is checked where it runs
         return None
-    if getattr(task_class, "frame_writer", None):
-        return (f"{cls.__name__} writes whole micro-batches with Spark ({task_class.frame_writer}) and converts "
-                f"no record on its own")
     if getattr(task_class, "wants_raw_bytes", False):
         return f"{cls.__name__} takes every record as the bytes in Kafka, with no converter"
     return None

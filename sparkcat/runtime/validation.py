@@ -158,18 +158,14 @@ def _converter_errors(config: Mapping[str, object], packages: Sequence[str]) -> 
     return out + avro_converter_errors(config)
 
 
-def _frame_writer(cls: type[Connector]) -> str | None:
-    """The connector's name when Spark writes its whole batches (a native sink, or a task class's frame writer)."""
-    if issubclass(cls, SinkConnector) and cls.writes_natively():
+def _whole_batch_writer(cls: type[Connector]) -> str | None:
+    """The connector's name when Spark writes its whole batches (a native sink, or a batch writer)."""
+    if issubclass(cls, SinkConnector) and (cls.writes_natively() or cls.writes_batches()):
         return cls.__name__
-    try:
-        task_class = cls().task_class()
-    except Exception:  # the task class is checked where it runs
-        return None
-    return cls.__name__ if getattr(task_class, "frame_writer", None) else None
+    return None
 
 
-def _transform_errors(config: Mapping[str, object], sink: bool, frame_writer: str | None) -> list[ConfigValue]:
+def _transform_errors(config: Mapping[str, object], sink: bool, batch_writer: str | None) -> list[ConfigValue]:
     """Connect's messages for the ``transforms`` / ``predicates`` keys; refusals for what sparkcat does not do."""
     from sparkcat.converters import HEADER_CONVERTERS
     from sparkcat.transforms import chain_errors
@@ -180,9 +176,9 @@ def _transform_errors(config: Mapping[str, object], sink: bool, frame_writer: st
         out.append(ConfigValue("header.converter", header_converter, errors=[
             f"header.converter {header_converter} is not supported by sparkcat yet; only "
             "org.apache.kafka.connect.storage.SimpleHeaderConverter (the default) is"]))
-    if frame_writer and str(config.get("transforms") or "").strip():
+    if batch_writer and str(config.get("transforms") or "").strip():
         return out + [ConfigValue("transforms", config.get("transforms"), errors=[
-            f"{frame_writer} writes whole micro-batches with Spark and has no record for a transformation to "
+            f"{batch_writer} writes whole micro-batches with Spark and has no record for a transformation to "
             "change, so its 'transforms' would be ignored; remove 'transforms', or use a sink connector driven "
             "through put (file-sink, plugin sinks)"])]
     errors = chain_errors(config)
@@ -280,7 +276,7 @@ def validate_connector_config(config: Mapping[str, object], policy: InputPolicy 
     extra = _unknown_keys(definition, config, allow_sink=not sink and not _nested, is_sink=sink) \
         + _unsupported(config)
     extra += _converter_errors(config, policy.plugin_packages) + _path_errors(cls, config, policy)
-    extra += _transform_errors(config, sink, _frame_writer(cls) if sink else None)
+    extra += _transform_errors(config, sink, _whole_batch_writer(cls) if sink else None)
     if sink and not _nested:
         extra += _sink_topic_errors(config)
     extra += error_handling_errors(cls, config, sink, _nested)
@@ -329,7 +325,6 @@ def _embedded_sink_errors(config: Mapping[str, object], policy: InputPolicy) -> 
 
 
 def _reads_only_kafka(name: str, policy: InputPolicy) -> bool:
-    """A native sink whose task takes no records from a source (no frame writer for them): the kafka copy."""
+    """A native sink with no batch writer for a source's records: the kafka copy."""
     cls = plugins.connector_class(name, policy.plugin_packages)
-    return issubclass(cls, SinkConnector) and cls.writes_natively() \
-        and not getattr(cls().task_class(), "frame_writer", None)
+    return issubclass(cls, SinkConnector) and cls.writes_natively() and not cls.writes_batches()

@@ -4,11 +4,11 @@
 
 Each factory takes the ``QueryPlan`` and returns ``handler(batch_df, batch_id) -> BatchResult``
 (``batch_results``). The handler runs in the driver's main Python process (foreachBatch); the
-writing itself runs on executors through ``mapInArrow``, or, for a frame writer, through Spark's
+writing itself runs on executors through ``mapInArrow``, or, for a batch writer, through Spark's
 own writers.
 
-- a *frame writer*: a sink task class that names one in ``frame_writer`` (Delta merges, and Delta
-  behind a source's ``sink.*`` keys) writes the whole batch DataFrame itself;
+- ``batch_writer_handler`` (``batch_writers``): a sink connector that answers ``batch_writer``
+  (Delta merges, and Delta behind a source's ``sink.*`` keys) writes the whole batch DataFrame;
 - ``from_kafka_to_sink_task`` (``sink_tasks``): a sink connector's Kafka records into its tasks;
 - ``to_sink_task`` (``sink_tasks``): a source connector's records into the sink its ``sink.*``
   keys name, skipping Kafka;
@@ -18,27 +18,15 @@ own writers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from sparkcat.plugins import load_class
 from sparkcat.spark.batch_results import Handler
+from sparkcat.spark.batch_writers import batch_writer_for, batch_writer_handler
 from sparkcat.spark.error_handling import ensure_dead_letter_queue
 from sparkcat.spark.plan import LeaseSource, QueryPlan, no_lease
 from sparkcat.spark.sink_tasks import from_kafka_to_sink_task, to_sink_task
 from sparkcat.spark.source_to_kafka import to_kafka
 from sparkcat.spark.source_txn import to_kafka_exactly_once
 
-__all__ = ["Handler", "handler_for", "frame_writer"]
-
-
-def frame_writer(plan: QueryPlan) -> Callable[[QueryPlan], Handler] | None:
-    """The handler factory a sink task class names in ``frame_writer`` (it writes whole batches, e.g. Delta)."""
-    task_class = plan.task_class if plan.connector_type == "sink" else plan.sink_task_class
-    try:
-        path = getattr(load_class(task_class), "frame_writer", None) if task_class else None
-    except Exception:  # an unloadable task class fails on the executors, blamed on its task
-        return None
-    return load_class(path) if path else None
+__all__ = ["Handler", "handler_for"]
 
 
 def handler_for(plan: QueryPlan, lease: LeaseSource = no_lease) -> Handler:
@@ -49,9 +37,9 @@ def handler_for(plan: QueryPlan, lease: LeaseSource = no_lease) -> Handler:
     creates it when a task starts: a topic that cannot be created fails the connector's query now.
     """
     ensure_dead_letter_queue(plan)
-    writer = frame_writer(plan)
-    if writer is not None:
-        return writer(plan, lease=lease)
+    writer = batch_writer_for(plan)
+    if writer is not None:  # its writes are idempotent by batch id: no lease needed
+        return batch_writer_handler(plan, writer)
     if plan.connector_type == "sink":
         return from_kafka_to_sink_task(plan)
     if plan.sink_class:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sparkcat.api import ConfigDef, CopiesConfigToTasks, SinkConnector, SinkTask, SinkTaskContext, Type
+from sparkcat.api import (
+    BatchWriteContext, BatchWriter, ConfigDef, CopiesConfigToTasks, SinkConnector, SinkTask, SinkTaskContext, Type,
+)
 from sparkcat.errors import ConfigError
 
 
@@ -45,7 +47,18 @@ def test_task_configs_are_numbered_copies_with_the_count() -> None:
 def test_sink_task_hooks_default_to_what_the_runtime_does_without_them() -> None:
     task = _Task()
     assert task.begin_batch(5) is True
-    assert task.wants_raw_bytes is False and task.frame_writer is None
+    assert task.wants_raw_bytes is False
     context = SinkTaskContext("c", 1)
     task.initialize(context)
     assert task.context is context
+
+
+def test_a_sink_connector_takes_records_through_put_unless_it_answers_native_write_or_batch_writer() -> None:
+    assert not _Sink.writes_natively() and not _Sink.writes_batches()
+    assert _Sink().batch_writer(BatchWriteContext("c", {}, "kafka")) is None
+
+    class _Batches(_Sink):
+        def batch_writer(self, context: BatchWriteContext) -> BatchWriter:
+            raise AssertionError("not called here")
+
+    assert _Batches.writes_batches() and not _Batches.writes_natively()
