@@ -247,6 +247,6 @@ def _target_admin(context: NativeWriteContext, servers: str, config: Mapping[str
     """An AdminClient for the target cluster (the worker's settings on its own cluster, else the overrides')."""
     from confluent_kafka.admin import AdminClient
     if servers == context.bootstrap_servers:
-        return AdminClient(admin_settings(servers, context.kafka_config))
+        return AdminClient(admin_settings(servers, context.kafka_config, connector_overrides(config, ClientKind.ADMIN)))
     overrides = connection_settings(connector_overrides(config, ClientKind.PRODUCER))  # how to reach the target
     return AdminClient(admin_settings(servers, {}, overrides))

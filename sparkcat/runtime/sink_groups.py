@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sparkcat.kafka.sink_groups import commit_positions, sink_group_id
-from sparkcat.spark.kafka_input import worker_admin
+from sparkcat.spark.kafka_input import connector_admin, worker_admin
 from sparkcat.spark.plan import QueryPlan
 
 log = logging.getLogger(__name__)
@@ -95,7 +95,7 @@ class GroupMirror:
         if failed_at is not None and time.monotonic() - failed_at < MIRROR_RETRY_AFTER_S:
             return  # a later batch's positions cover these partitions again
         try:
-            commit_positions(worker_admin(plan.bootstrap_servers, plan.kafka_config), group,
+            commit_positions(connector_admin(plan), group,
                              [(t, p, o) for (t, p), o in sorted(merged.items())], MIRROR_TIMEOUT_S)
         except Exception as e:  # noqa: BLE001 - a monitoring copy: the batch is committed all the same
             if failed_at is None:

@@ -25,7 +25,8 @@ from sparkcat.runtime.sink_guarantees import sink_exactly_once_errors
 
 #: Keys under these prefixes configure converters and the producer, whose own settings are
 #: checked where they are used (the converter, librdkafka).
-ALLOWED_PREFIXES = ("key.converter.", "value.converter.", "producer.override.", "transforms.", "predicates.")
+ALLOWED_PREFIXES = ("key.converter.", "value.converter.", "producer.override.", "admin.override.", "transforms.",
+                    "predicates.")
 #: A sink connector's consumer settings go to Spark's Kafka source (``kafka.``-prefixed options).
 SINK_ALLOWED_PREFIXES = ("consumer.override.",)
 SINK_PREFIX = "sink."
@@ -35,7 +36,6 @@ UNSUPPORTED_PREFIXES = {
     "header.converter.": "Header converters are not supported by sparkcat yet",
     "consumer.override.": "Consumer overrides apply to sink connectors only (their Kafka input); a source "
                           "connector has no consumer",
-    "admin.override.": "Admin client overrides are not supported by sparkcat yet",
     "topic.creation.": "Topic creation settings are not supported by sparkcat yet (topics are created with the "
                        "broker's defaults)",
 }

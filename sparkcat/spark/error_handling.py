@@ -255,12 +255,12 @@ class RecordErrors:
 def ensure_dead_letter_queue(plan: QueryPlan) -> None:
     """Driver: create the connector's dead letter queue topic if it names one (DeadLetterQueueError if that fails)."""
     from sparkcat.policy.input_policy import prepare
-    from sparkcat.spark.kafka_input import worker_admin
+    from sparkcat.spark.kafka_input import connector_admin
     if not str(plan.connector_config.get("errors.deadletterqueue.topic.name") or "").strip():
         return
     settings = ErrorSettings.of(prepare(plan.connector_config))
     if settings.dlq_topic:
-        admin = worker_admin(plan.bootstrap_servers, plan.kafka_config)
+        admin = connector_admin(plan)
         ensure_topic(admin, settings.dlq_topic, settings.dlq_replication_factor, plan.connector)
 
 

@@ -164,10 +164,10 @@ _ADMINS: dict[tuple[tuple[str, str], ...], Any] = {}
 _ADMINS_LOCK = threading.Lock()
 
 
-def worker_admin(bootstrap: str, kafka_config: Mapping[str, Any]) -> Any:
-    """A cached AdminClient for the worker's Kafka (its admin settings), shared by all queries."""
+def worker_admin(bootstrap: str, kafka_config: Mapping[str, Any], overrides: Mapping[str, Any] | None = None) -> Any:
+    """A cached AdminClient for the worker's Kafka (its admin settings, then ``overrides``), shared by all queries."""
     from confluent_kafka.admin import AdminClient
-    conf = admin_settings(bootstrap, kafka_config)
+    conf = admin_settings(bootstrap, kafka_config, overrides)
     key = tuple(sorted(conf.items()))
     with _ADMINS_LOCK:
         admin = _ADMINS.get(key)
@@ -176,11 +176,18 @@ def worker_admin(bootstrap: str, kafka_config: Mapping[str, Any]) -> Any:
         return admin
 
 
+def connector_admin(plan: Any) -> Any:
+    """The AdminClient of one connector's work on the worker's Kafka: the worker's settings and its ``admin.override.*``."""
+    from sparkcat.policy.input_policy import prepare
+    overrides = connector_overrides(prepare(plan.connector_config), ClientKind.ADMIN)  # placeholders resolved here
+    return worker_admin(plan.bootstrap_servers, plan.kafka_config, overrides)
+
+
 def subscribed_partitions(plan: Any) -> list[TopicPartitionKey]:
     """The topic-partitions the sink connector subscribes to now, sorted (one metadata request)."""
     from confluent_kafka import KafkaException
     try:
-        metadata = worker_admin(plan.bootstrap_servers, plan.kafka_config).list_topics(timeout=METADATA_TIMEOUT_S)
+        metadata = connector_admin(plan).list_topics(timeout=METADATA_TIMEOUT_S)
     except KafkaException as e:
         raise SparkKafkaError(f"Kafka at {plan.bootstrap_servers}: listing topics for connector "
                               f"{plan.connector!r} failed: {e}") from e

@@ -176,6 +176,7 @@ def test_producer_overrides_and_converter_settings_are_accepted(tmp_path, unique
     path = _increment(tmp_path, unique_name, """
         producer.override:
           compression.type: lz4
+        admin.override.request.timeout.ms: 20000
         value.converter: org.apache.kafka.connect.json.JsonConverter
         value.converter.schemas.enable: false
         errors.retry.timeout: 30000
@@ -191,7 +192,6 @@ def test_keys_nothing_implements_are_refused_each_with_its_reason(tmp_path, uniq
         transforms.meta.type: org.apache.kafka.connect.transforms.SetSchemaMetadata$Value
         errors.some.future.setting: x
         consumer.override.max.poll.records: 10
-        admin.override.request.timeout.ms: 10
         topic.creation.default.partitions: 3
         topic.creation.groups: big
         header.converter: org.apache.kafka.connect.storage.StringConverter
@@ -202,7 +202,7 @@ def test_keys_nothing_implements_are_refused_each_with_its_reason(tmp_path, uniq
     err = capsys.readouterr().err
     assert _flagged_keys(err, path, unique_name) == {
         "transforms.meta.type",
-        "errors.some.future.setting", "consumer.override.max.poll.records", "admin.override.request.timeout.ms",
+        "errors.some.future.setting", "consumer.override.max.poll.records",
         "topic.creation.default.partitions", "topic.creation.groups", "header.converter", "header.converter.x",
         "offsets.storage.topic"}
     assert "not supported by sparkcat yet" in err and "Unknown configuration key 'errors.some.future.setting'" in err

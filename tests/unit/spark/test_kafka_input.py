@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
+from confluent_kafka import KafkaException
 
+from sparkcat.spark import kafka_input
 from sparkcat.spark.kafka_input import (
     Assignment,
     SparkKafkaError,
     assign_tasks,
+    connector_admin,
     murmur3_int,
     partition_route_keys,
     reader_options,
     starting_offsets_option,
     subscribed,
+    worker_admin,
 )
 from sparkcat.spark.plan import QueryPlan
 
@@ -79,3 +84,16 @@ def test_route_keys_give_every_spark_partition_exactly_one_key():
     for n in range(1, 40):
         keys = partition_route_keys(n)
         assert sorted(murmur3_int(k) % n for k in keys) == list(range(n))
+
+
+def test_a_connectors_admin_override_reaches_its_admin_client(monkeypatch):
+    monkeypatch.setattr(kafka_input, "_ADMINS", {})  # this test's clients are dropped with it
+    worker = {"admin.request.timeout.ms": "9000", "log_level": "0"}  # nothing listens there: keep librdkafka quiet
+    plan = SimpleNamespace(bootstrap_servers="127.0.0.1:9", kafka_config=worker,
+                           connector_config={"admin.override.no.such.property": "1"})
+    with pytest.raises(KafkaException, match="no.such.property"):  # librdkafka got it, and refuses it
+        connector_admin(plan)
+    plan.connector_config = {"admin.override.request.timeout.ms": "4000"}
+    other = SimpleNamespace(**{**vars(plan), "connector_config": {}})
+    assert connector_admin(plan) is not connector_admin(other)  # two settings, two clients
+    assert connector_admin(other) is worker_admin("127.0.0.1:9", worker)
