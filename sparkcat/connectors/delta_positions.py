@@ -19,7 +19,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from sparkcat.connectors.delta_sink import DeltaSinkSettings
+from sparkcat.connectors.delta_settings import DeltaSinkSettings
 
 __all__ = ["held_positions", "without_held"]
 

@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructType
 
 from sparkcat.converters import ByteArrayConverter, StringConverter, converter_for
-from sparkcat.connectors.delta_sink import KEY_SCHEMA, VALUE_SCHEMA, DeltaSinkSettings
+from sparkcat.connectors.delta_settings import KEY_SCHEMA, VALUE_SCHEMA, DeltaSinkSettings
 from sparkcat.errors import ConfigError
 
 __all__ = ["struct_of", "decoded", "key_columns", "kafka_rows", "KAFKA_COLUMNS"]

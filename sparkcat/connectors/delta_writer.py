@@ -31,7 +31,7 @@ from pyspark.sql.types import StructType
 
 from sparkcat.api.batch_writer import BatchWriteContext, BatchWriter
 from sparkcat.connectors.delta_rows import kafka_rows, key_columns, struct_of
-from sparkcat.connectors.delta_sink import KEY_SCHEMA, DeltaSinkSettings
+from sparkcat.connectors.delta_settings import KEY_SCHEMA, DeltaSinkSettings
 from sparkcat.errors import ConnectorError
 
 __all__ = ["DeltaBatchWriter", "TXN_APP_ID_CONF", "TXN_VERSION_CONF", "AUTO_MERGE_CONF"]

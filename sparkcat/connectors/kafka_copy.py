@@ -29,7 +29,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from sparkcat.api.native import NativeWrite, NativeWriteContext, TriggerMode
-from sparkcat.connectors.kafka_sink import (
+from sparkcat.connectors.kafka_sink_settings import (
     ASYNC_PROGRESS_CONFIG,
     ASYNC_PROGRESS_INTERVAL_CONFIG,
     CONFIG_DEF,
@@ -125,7 +125,7 @@ def writer_options(config: Mapping[str, str], worker_bootstrap: str,
     Copy defaults < the worker's settings for producers (own cluster only) < ``producer.override.*``,
     in the Java client's names (``client_settings.spark_writer_options``). The interceptor that restores
     timestamps is always set (after any interceptor the settings name). Raises ConfigError for
-    overrides the writer cannot honour (``kafka_sink.producer_overrides``).
+    overrides the writer cannot honour (``kafka_sink_settings.producer_overrides``).
     """
     servers = target_servers(dict(config), worker_bootstrap)
     own_cluster = worker_kafka if servers == worker_bootstrap else {}
