@@ -22,7 +22,11 @@ NOT_READY_CODES = frozenset({KafkaError._UNKNOWN_PARTITION, KafkaError.UNKNOWN_T
                              KafkaError._UNKNOWN_TOPIC,
                              # a topic created a moment ago: the client may know a leader epoch the broker
                              # has not applied yet (seen in CI as "Leader epoch is newer than broker epoch")
-                             KafkaError.UNKNOWN_LEADER_EPOCH, KafkaError.FENCED_LEADER_EPOCH})
+                             KafkaError.UNKNOWN_LEADER_EPOCH, KafkaError.FENCED_LEADER_EPOCH,
+                             # ListOffsets before any leader is known: "Failed to query partition leaders: No
+                             # leaders found" (a driver's first read of a topic it just created, on a loaded
+                             # machine); and a new leader whose high watermark is still catching up
+                             KafkaError._NOENT, KafkaError.OFFSET_NOT_AVAILABLE})
 _TRANSIENT_CODES = frozenset({KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT})
 
 
