@@ -178,8 +178,12 @@ def worker_admin(bootstrap: str, kafka_config: Mapping[str, Any], overrides: Map
 
 def connector_admin(plan: Any) -> Any:
     """The AdminClient of one connector's work on the worker's Kafka: the worker's settings and its ``admin.override.*``."""
-    from sparkcat.policy.input_policy import prepare
-    overrides = connector_overrides(prepare(plan.connector_config), ClientKind.ADMIN)  # placeholders resolved here
+    config = plan.connector_config
+    overrides = connector_overrides(config, ClientKind.ADMIN)
+    if overrides:  # placeholders resolved here, and only when there are overrides: this runs once per batch
+        from sparkcat.policy.input_policy import POLICY_KEY, prepare
+        own = {k: v for k, v in config.items() if k == POLICY_KEY or k.startswith(f"{ClientKind.ADMIN.value}.override.")}
+        overrides = connector_overrides(prepare(own), ClientKind.ADMIN)
     return worker_admin(plan.bootstrap_servers, plan.kafka_config, overrides)
 
 
