@@ -28,6 +28,7 @@ from sparkcat.runtime.status_reporter import new_status_reporter
 from sparkcat.runtime.worker_config import WorkerConfig, load_worker_config
 from sparkcat.runtime.stores import open_stores
 from sparkcat.runtime.supervision import install_thread_excepthook, unhealthy_reason
+from sparkcat.spark.kafka_input import drop_admins
 from sparkcat.storage.factory import Stores
 
 log = logging.getLogger("sparkcat.driver")
@@ -167,6 +168,7 @@ class Driver:
             self._keep_warm.stop()
         if self.herder:
             self.herder.stop()
+        drop_admins()  # the queries' metadata clients: left open they would reconnect to Kafka for ever
         if self.membership is not None:  # after the queries stopped: a standby takes over at once
             self.membership.stop()
         if self.config_stream is not None:

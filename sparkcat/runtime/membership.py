@@ -159,6 +159,7 @@ class GroupMembership:
         if self._consumer is not None:
             self._consumer.close()
             self._consumer = None
+        self._admin = None  # an AdminClient has no close: dropping it ends its threads and connections
 
     def _run(self) -> None:
         next_check = 0.0

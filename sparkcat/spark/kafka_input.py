@@ -48,7 +48,7 @@ from sparkcat.kafka.client_settings import ClientKind, admin_settings, connector
 
 __all__ = ["TopicPartitionKey", "tp_key", "sink_position", "SparkKafkaError", "Assignment", "reader_options",
            "starting_offsets_option", "assign_tasks", "subscribed_partitions", "partition_route_keys",
-           "murmur3_int", "route", "worker_admin", "INTERNAL_TOPICS"]
+           "murmur3_int", "route", "worker_admin", "drop_admins", "INTERNAL_TOPICS"]
 
 TopicPartitionKey = tuple[str, int]
 
@@ -174,6 +174,13 @@ def worker_admin(bootstrap: str, kafka_config: Mapping[str, Any], overrides: Map
         if admin is None:
             admin = _ADMINS[key] = AdminClient(conf)
         return admin
+
+
+def drop_admins() -> None:
+    """Forget the cached AdminClients (a driver stopping): an AdminClient has no close, dropping the last
+    reference ends its threads and connections; one in use elsewhere stays valid, a new one is made on next use."""
+    with _ADMINS_LOCK:
+        _ADMINS.clear()
 
 
 def connector_admin(plan: Any) -> Any:

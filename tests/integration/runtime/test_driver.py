@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import collections
+import gc
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -200,3 +202,37 @@ def test_file_source_to_kafka_to_file_sink_is_line_for_line_identical(spark, bro
         wait_until(lambda: file_lines(sink_file) == lines + ["appended later"], message="appended line")
     finally:
         driver.stop()
+
+
+def _kafka_client_threads() -> int:
+    """librdkafka handles alive in this process: each has one ``rdk:main`` thread."""
+    count = 0
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            count += open(f"/proc/self/task/{tid}/comm").read().strip() == "rdk:main"
+        except OSError:
+            pass  # the thread ended
+    return count
+
+
+def test_a_stopped_driver_leaves_no_kafka_client_behind(spark, broker, tmp_path, unique_name):
+    # A client left open keeps reconnecting: after the brokers go, it logs "Connection refused" forever.
+    topic = f"{unique_name}-1"
+    create_topic(broker.bootstrap, topic, 1)
+    gc.collect()
+    before = _kafka_client_threads()
+    driver = start_driver(spark, kafka_worker(broker, tmp_path, unique_name))
+    try:
+        out = tmp_path / "out.jsonl"
+        driver.herder.put_connector_config("inc", {
+            "connector.class": "increment", "increments": "1", "records.per.poll": "5", "trigger.interval.ms": "200",
+            "topic.prefix": f"{unique_name}-", **JSON_NO_SCHEMA})
+        driver.herder.put_connector_config("sink", {
+            "connector.class": "file-sink", "topics": topic, "file": str(out), **JSON_NO_SCHEMA})
+        wait_until(lambda: len(file_lines(out)) >= 10, message="records through the source and the sink")
+        assert _kafka_client_threads() > before
+    finally:
+        driver.stop()
+    gc.collect()
+    wait_until(lambda: _kafka_client_threads() <= before, timeout_s=30,
+               message=lambda: f"the driver's Kafka clients closed: {_kafka_client_threads()} alive, {before} before")
