@@ -12,7 +12,10 @@ scenario counts the committed batches and takes, per batch:
 
 Kinds: a Python source into Kafka, a Python source into a file sink (``sink.*`` keys, no Kafka), a
 Kafka-fed ``SinkTask.put`` sink (file sink), the Kafka -> Kafka copy (native Kafka writer) and the
-Kafka -> Delta append (Delta's streaming sink).
+Kafka -> Delta append (Delta's streaming sink). Beside them, on the same session and trickle, the
+same pipelines hand-written in PySpark with no sparkcat in the way (``spark_*``): Kafka -> Spark's
+``noop`` sink (Spark's own floor for a micro-batch of Kafka records), Kafka -> ``foreachBatch``
+appending the rows to a file (what ``SinkTask.put`` does), Kafka -> Kafka (what the copy does).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import os
 import re
 import statistics
 import time
+from typing import Any, Callable
 
 import psutil
 
@@ -52,12 +56,37 @@ def _kinds(bench: Bench, topic: str) -> dict[str, dict[str, str]]:
     }
 
 
+def _hand_written(bench: Bench, topic: str) -> dict[str, Callable[[str], Any]]:
+    """The same pipelines as a user would write them in PySpark: each starts its query and returns it."""
+    out = bench.work / "state" / "batchcost"
+
+    def kafka(name: str):
+        return (bench.spark.readStream.format("kafka").option("kafka.bootstrap.servers", bench.broker.bootstrap)
+                .option("subscribe", topic).option("startingOffsets", "latest").load())
+
+    def started(writer, name: str):
+        return (writer.option("checkpointLocation", str(out / "ckpt" / name)).trigger(processingTime="1 second")
+                .queryName(name).start())
+
+    def append_rows(frame, batch_id: int) -> None:
+        with open(out / "spark-foreach.txt", "a") as fh:
+            fh.writelines(f"{row.value!r}\n" for row in frame.select("value").collect())
+
+    return {
+        "spark_kafka_to_noop": lambda name: started(kafka(name).writeStream.format("noop"), name),
+        "spark_kafka_foreach_batch": lambda name: started(kafka(name).writeStream.foreachBatch(append_rows), name),
+        "spark_kafka_to_kafka": lambda name: started(
+            kafka(name).select("key", "value").writeStream.format("kafka")
+            .option("kafka.bootstrap.servers", bench.broker.bootstrap).option("topic", topic + ".spark"), name),
+    }
+
+
 def run(bench: Bench) -> None:
     observe, warm_up = (15.0, 5.0) if bench.quick else (40.0, bench.args.batchcost_warm_up)
     topic = bench.topic("bc-in")
     bench.create_topic(topic, 1)
     exclude = bench.broker_pids()
-    kinds = _kinds(bench, topic)
+    kinds: dict[str, Any] = {**_kinds(bench, topic), **_hand_written(bench, topic)}
     if bench.args.batchcost_kinds:
         kinds = {k: v for k, v in kinds.items() if k in bench.args.batchcost_kinds.split(",")}
     feeder = client("paced", "--bootstrap", bench.broker.bootstrap, "--topic", topic, "--rate", str(RATE),
@@ -128,31 +157,68 @@ def _cpu_delta(before: dict[str, dict[int, float]], after: dict[str, dict[int, f
             for group, pids in after.items()}
 
 
-def _measure(bench: Bench, kind: str, config: dict[str, str], observe: float, warm_up: float,
-             exclude: set[int]) -> None:
+class _Connector:
+    """A sparkcat connector of the kind: its committed batches and records, its query's progress."""
+
+    def __init__(self, bench: Bench, name: str, config: dict[str, str]) -> None:
+        self.bench, self.name = bench, name
+        bench.herder.put_connector_config(name, config)
+
+    def counts(self) -> tuple[int, int]:
+        rt = self.bench.runtime(self.name)
+        return (0, 0) if rt is None else (rt.progress.batches, rt.progress.records)
+
+    def progress(self) -> list[dict]:
+        return self.bench.progress(self.name)
+
+    def stop(self) -> None:
+        self.bench.delete(self.name)
+
+
+class _Query:
+    """A hand-written PySpark query: batches with data (as sparkcat counts them) and records, from its progress."""
+
+    def __init__(self, start: Callable[[str], Any], name: str) -> None:
+        self.query = start(name)
+
+    def progress(self) -> list[dict]:
+        return [{"timestamp": p.timestamp, "durationMs": dict(p.durationMs), "records": int(p.numInputRows)}
+                for p in self.query.recentProgress]  # at most 200 (the bench's numRecentProgressUpdates)
+
+    def counts(self) -> tuple[int, int]:
+        with_data = [p for p in self.progress() if p["records"] > 0]
+        return len(with_data), sum(p["records"] for p in with_data)
+
+    def stop(self) -> None:
+        self.query.stop()
+
+
+def _measure(bench: Bench, kind: str, config: Any, observe: float, warm_up: float, exclude: set[int]) -> None:
     name = f"bc-{bench.run_id}-{kind}"
     t0 = time.monotonic()
-    bench.herder.put_connector_config(name, config)
-    wait_for(lambda: bench.runtime(name) is not None and bench.runtime(name).progress.batches >= 3, 180, 0.1,
-             f"{name}: three committed batches")
+    subject = _Query(config, name) if callable(config) else _Connector(bench, name, config)
+    wait_for(lambda: subject.counts()[0] >= 1, 180, 0.02, f"{name}: a committed batch")
+    first_s = time.monotonic() - t0
+    wait_for(lambda: subject.counts()[0] >= 3, 180, 0.1, f"{name}: three committed batches")
     warm_s = time.monotonic() - t0
     time.sleep(warm_up)  # past the JIT's first compilations of this kind's plan
-    rt = bench.runtime(name)
     jvm = driver_processes(exclude)["jvm"][0].pid
-    batches0, records0 = rt.progress.batches, rt.progress.records
+    batches0, records0 = subject.counts()
     cpu0, threads0, w0 = _cpu(exclude), _jvm_threads(jvm), time.time()
     time.sleep(observe)
     cpu1, threads1, w1 = _cpu(exclude), _jvm_threads(jvm), time.time()
     threads = _thread_groups(threads0, threads1)
-    batches = rt.progress.batches - batches0
-    records = rt.progress.records - records0
-    progress = [p for p in bench.progress(name) if w0 <= parse_ts(p["timestamp"]) <= w1]
-    bench.delete(name)
+    batches1, records1 = subject.counts()
+    batches, records = batches1 - batches0, records1 - records0
+    progress = [p for p in subject.progress() if w0 <= parse_ts(p["timestamp"]) <= w1]
+    subject.stop()
     cpu = _cpu_delta(cpu0, cpu1)
     f = bench.figures
     per = max(1, batches)
     f[f"batchcost_{kind}_batches_per_s"] = stats([batches / (w1 - w0)], "batches/s",
                                                  f"committed batches per second, 1 s trigger, {RATE} records/s")
+    f[f"batchcost_{kind}_first_batch_s"] = stats([first_s], "s", "put (or query start) -> first batch with "
+                                                 "records committed, on a driver that ran the kinds before it")
     f[f"batchcost_{kind}_records_per_batch"] = stats([records / per], "records", "records per committed batch")
     for group in ("driver_python", "jvm", "python_workers"):
         f[f"batchcost_{kind}_cpu_ms_{group}"] = stats([1000 * cpu.get(group, 0.0) / per], "ms",
