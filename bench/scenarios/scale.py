@@ -109,6 +109,8 @@ def _scale_level(bench: Bench, level: int, observe: float, exclude: set[int]) ->
         _put_all(bench, _sink_configs(sinks, prefix, bench.work / "state" / "out" / f"scale{level}"))
         sink_ready, broke = _wait_running(bench, sinks, t1)
         ready_at.update({n: t + (t1 - t0) for n, t in sink_ready.items()})
+    else:
+        sinks = []  # the sources did not all come up: no sink was put
     all_ready = time.monotonic() - t0
     obs_start = time.monotonic()
     time.sleep(observe)
@@ -117,12 +119,14 @@ def _scale_level(bench: Bench, level: int, observe: float, exclude: set[int]) ->
     names = sources + sinks
     durations, periods = _batch_timings(bench, names)
     delete_s = bench.delete(*names)
-    per_sink = mb_per_added_connector(sources_mem, mem, len(sinks))
+    per_sink = mb_per_added_connector(sources_mem, mem, len(sinks)) if sinks else None
     per_source = (sources_mem["total_rss_mb"] - base_mem["total_rss_mb"]) / max(1, len(sources))
     f = bench.figures
     f[f"scale_{level}_all_running_s"] = stats(
         [all_ready], "s", f"{len(sources)} sources x 2 tasks, then {len(sinks)} Kafka-fed sinks: first put -> "
         "all RUNNING with a committed batch")
+    f[f"scale_{level}_ready"] = stats([len(ready_at)], "connectors", f"of the {len(sources + sinks)} put, RUNNING "
+                                      f"with a committed batch within {bench.args.scale_timeout:.0f} s")
     f[f"scale_{level}_rss_mb"] = stats([mem["total_rss_mb"]], "MB", "driver Python + JVM + Python workers, RSS sum")
     f[f"scale_{level}_pss_mb"] = stats([mem["total_pss_mb"]], "MB", "same processes, PSS (shared pages once)")
     f[f"scale_{level}_mb_per_kafka_fed_connector"] = stats(
@@ -146,6 +150,6 @@ def _scale_level(bench: Bench, level: int, observe: float, exclude: set[int]) ->
     bench.details[f"scale_{level}"] = {"memory_before": base_mem, "memory_sources": sources_mem, "memory": mem,
                                        "broke": broke, "ready": len(ready_at),
                                        "ready_s_by_connector": sorted(round(v, 2) for v in ready_at.values())}
-    log.info("scale %d: all running in %.1fs, RSS %.0f MB (%.0f MB per Kafka-fed sink, %.0f per source), "
-             "broke: %s", level, all_ready, mem["total_rss_mb"], per_sink, per_source, broke)
+    log.info("scale %d: all running in %.1fs, RSS %.0f MB (%s MB per Kafka-fed sink, %.0f per source), "
+             "broke: %s", level, all_ready, mem["total_rss_mb"], per_sink and round(per_sink), per_source, broke)
     return {"broke": broke}
