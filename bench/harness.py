@@ -135,6 +135,7 @@ class Bench:
 
     def stop(self) -> None:
         self.cpu.stop()
+        self._admin = None  # an AdminClient has no close; kept past the broker it would reconnect and log
         for step in (lambda: self.driver and self.driver.stop(), lambda: self.spark and self.spark.stop(),
                      lambda: self.broker and self.broker.stop()):
             try:
