@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from bench.clients import percentile
 from bench.harness import Bench, log
 from bench.measure import driver_memory, mb_per_added_connector, parse_ts, stats
 
@@ -137,9 +138,9 @@ def _scale_level(bench: Bench, level: int, observe: float, exclude: set[int]) ->
     f[f"scale_{level}_batch_ms"] = stats(durations, "ms", "micro-batch duration per connector")
     f[f"scale_{level}_trigger_period_s"] = stats(periods, "s", "time between batch starts per connector (1 s)")
     if periods:
-        p95 = sorted(periods)[min(len(periods) - 1, round(0.95 * (len(periods) - 1)))]
-        f[f"scale_{level}_trigger_period_p95_s"] = stats([p95], "s", "95th percentile over the connectors of "
-                                                         "their time between batch starts (1 s trigger)")
+        f[f"scale_{level}_trigger_period_p95_s"] = stats(
+            [percentile(sorted(periods), 0.95)], "s",
+            "95th percentile over the connectors of their time between batch starts (1 s trigger)")
     f[f"scale_{level}_delete_s"] = stats([delete_s], "s", "deleting all of them")
     f[f"scale_{level}_offsets_put_ms"] = stats(puts_ms, "ms", "offsets-store write per committed batch, "
                                                "waiting for the store's lock included")
