@@ -7,11 +7,16 @@ import time
 import uuid
 from collections.abc import Callable
 
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int = 1) -> None:
+    """Create ``topic`` (already there is fine) and return once every partition's leader answers.
+
+    A partition is not served the moment the controller created it: a producer that writes at once
+    gets NOT_LEADER_FOR_PARTITION and retries, which reorders records unless it is idempotent.
+    """
     admin = AdminClient({"bootstrap.servers": bootstrap})
     futures = admin.create_topics([NewTopic(topic, partitions, 1)])
     for f in futures.values():
@@ -20,10 +25,27 @@ def create_topic(bootstrap: str, topic: str, partitions: int = 1) -> None:
         except Exception as e:  # already there is fine
             if "TOPIC_ALREADY_EXISTS" not in str(e):
                 raise
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"test-{uuid.uuid4().hex}"})
+    try:
+        wait_until(lambda: all(_answers(c, topic, p) for p in range(partitions)), timeout_s=30, interval_s=0.05,
+                   message=f"the leaders of topic {topic!r}'s {partitions} partition(s)")
+    finally:
+        c.close()
+
+
+def _answers(consumer: Consumer, topic: str, partition: int) -> bool:
+    """Whether the partition's leader answers an offsets request now (False while it is not ready)."""
+    try:
+        consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=5)
+        return True
+    except KafkaException as e:
+        if e.args[0].code() in NOT_READY:
+            return False
+        raise
 
 
 def produce(bootstrap: str, topic: str, values: list[bytes], partition: int | None = None) -> None:
-    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    p = Producer(ordered_producer_settings(bootstrap))
     for v in values:
         if partition is None:
             p.produce(topic, value=v)
@@ -39,6 +61,14 @@ def read_topic(bootstrap: str, topic: str, timeout_s: float = 20.0,
 
 
 MISSING_TOPIC = (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC)
+#: What a partition's leader answers while it is not ready yet (a topic just created): ask again.
+NOT_READY = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.UNKNOWN_TOPIC_OR_PART)
+
+
+def ordered_producer_settings(bootstrap: str, **more: object) -> dict:
+    """A test producer whose records land in the order they were produced, retries included (idempotent:
+    a plain producer's retried request can land after later ones, and a test comparing orders then fails)."""
+    return {"bootstrap.servers": bootstrap, "linger.ms": 5, "enable.idempotence": True, **more}
 
 
 class IncompleteRead(AssertionError):
@@ -70,8 +100,7 @@ def read_topic_with_timestamps(bootstrap: str, topic: str, timeout_s: float = 20
                 raise IncompleteRead(f"could not read topic {topic!r} within {timeout_s}s: metadata error {md.error}")
             time.sleep(0.2)
         parts = sorted(md.partitions)
-        ends = {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=max(1.0, deadline - time.monotonic()))[1]
-                for p in parts}
+        ends = {p: _end_offset(c, topic, p, deadline) for p in parts}
         c.assign([TopicPartition(topic, p, 0) for p in parts])
         pending, out = {p for p in parts if ends[p] > 0}, []
         while pending and time.monotonic() < deadline:
@@ -93,6 +122,18 @@ def read_topic_with_timestamps(bootstrap: str, topic: str, timeout_s: float = 20
         return out
     finally:
         c.close()
+
+
+def _end_offset(consumer: Consumer, topic: str, partition: int, deadline: float) -> int:
+    """The partition's end offset, asked again while its leader is not ready (a topic just created)."""
+    while True:
+        try:
+            return consumer.get_watermark_offsets(TopicPartition(topic, partition),
+                                                  timeout=max(1.0, deadline - time.monotonic()))[1]
+        except KafkaException as e:
+            if e.args[0].code() not in NOT_READY or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
 
 
 def _incomplete(topic: str, timeout_s: float, ends: dict[int, int], pending: list[int], out: list[tuple]) -> str:

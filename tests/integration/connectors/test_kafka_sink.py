@@ -14,7 +14,13 @@ from confluent_kafka import Producer
 from sparkcat.runtime.worker_config import WorkerConfig
 from tests.broker import KafkaBroker
 from tests.integration.runtime.test_driver import start_driver, status_of
-from tests.kafka_helpers import create_topic, read_topic, read_topic_with_timestamps, wait_until
+from tests.kafka_helpers import (
+    create_topic,
+    ordered_producer_settings,
+    read_topic,
+    read_topic_with_timestamps,
+    wait_until,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -37,7 +43,7 @@ def kafka_worker(broker, tmp_path: Path, name: str) -> WorkerConfig:
 
 def produce_records(bootstrap: str, topic: str, partitions: int, count: int, start: int = 0) -> list[tuple]:
     """``count`` records spread over ``partitions`` with keys (some null), values (some tombstones), timestamps."""
-    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    p = Producer(ordered_producer_settings(bootstrap))
     sent = []
     for i in range(start, start + count):
         part = i % partitions
@@ -55,6 +61,45 @@ def by_partition(records) -> dict[int, list[tuple]]:
     for part, key, value, ts in records:
         out[part].append((key, value, ts))
     return dict(out)
+
+
+def record_name(record: tuple) -> str:
+    """A (key, value, timestamp) record by its ``value-N`` tail, as ``produce_records`` wrote it."""
+    return f"ts {record[2] - TS0}" if record[1] is None else record[1].rsplit(b"|", 1)[-1].decode(errors="replace")
+
+
+def index_runs(got: list[tuple], want: list[tuple]) -> str:
+    """``got`` as runs of consecutive indexes into ``want`` (``?`` for a record not in it): "0-444, 445-499"."""
+    index = {r: i for i, r in enumerate(want)}
+    runs: list[list] = []
+    for r in got:
+        i = index.get(r, "?")
+        if runs and i != "?" and runs[-1][1] != "?" and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def partition_differences(got_records: list[tuple], wanted: list[tuple]) -> str:
+    """Where ``got_records``' partitions differ from ``wanted``'s: per partition the counts, the first index that
+    differs, the values there and the runs of indexes (a failure's own diagnosis: loss, duplicate or reordering)."""
+    got, want = by_partition(got_records), by_partition(wanted)
+    lines = []
+    for part in sorted(set(got) | set(want)):
+        g, w = got.get(part, []), want.get(part, [])
+        if g == w:
+            continue
+        first = next((i for i, (a, b) in enumerate(zip(g, w)) if a != b), min(len(g), len(w)))
+        there = [[record_name(r) for r in records[first:first + 3]] for records in (g, w)]
+        lines.append(f"partition {part}: {len(g)} got, {len(w)} wanted; first difference at index {first}: "
+                     f"got {there[0]}, wanted {there[1]}")
+        kept = set(g)
+        missing = [record_name(r) for r in w if r not in kept]
+        if missing:
+            lines.append(f"  {len(missing)} wanted record(s) missing: {missing[:3]} ... {missing[-3:]}")
+        lines.append(f"  got, as runs of indexes into the wanted partition: {index_runs(g, w)}")
+    return "\n".join(lines)
 
 
 def read_with_ts(bootstrap: str, topic: str) -> list[tuple]:
@@ -98,9 +143,10 @@ def test_copy_keeps_keys_values_timestamps_and_partitions_without_loss(spark, br
         wait_for_markers(broker.bootstrap, target, markers)
     finally:
         driver.stop()
-    copied = read_with_ts(broker.bootstrap, target)
-    assert len(copied) == len(sent)  # no loss, no duplicates
-    assert by_partition(copied) == by_partition(sent)  # same partition, same order, same bytes and timestamps
+    copied, source = read_with_ts(broker.bootstrap, target), read_with_ts(broker.bootstrap, src)
+    assert by_partition(source) == by_partition(sent), partition_differences(source, sent)  # the test's own input
+    # no loss, no duplicates; same partition, same order, same bytes and timestamps as the source
+    assert by_partition(copied) == by_partition(source), partition_differences(copied, source)
     offsets = {(p["kafka_topic"], p["kafka_partition"]): o["kafka_offset"]
                for p, o in driver.stores.offsets.partitions("copy")}
     assert offsets == {(src, p): len(by_partition(sent)[p]) for p in range(3)}
@@ -168,7 +214,7 @@ def test_a_target_inside_the_subscription_fails_the_task_with_a_clear_trace(spar
 def test_copies_headers_and_the_query_progress_counts_records(spark, broker, tmp_path, unique_name, delivery):
     src = f"{unique_name}-hdr"
     create_topic(broker.bootstrap, src, partitions=2)
-    p = Producer({"bootstrap.servers": broker.bootstrap})
+    p = Producer(ordered_producer_settings(broker.bootstrap))
     for i in range(200):
         headers = [("trace", f"t-{i}".encode()), ("dup", b"1"), ("dup", b"2")] if i % 2 else None
         p.produce(src, value=f"v{i}".encode(), key=f"k{i}".encode(), partition=i % 2, headers=headers)

@@ -18,7 +18,7 @@ from sparkcat.spark.native_queries import NativeQueries
 from sparkcat.spark.plan import QueryPlan
 from sparkcat.storage.factory import open_offsets_store
 from tests.integration.spark.query_helpers import Batches, wait_until
-from tests.kafka_helpers import create_topic
+from tests.kafka_helpers import create_topic, ordered_producer_settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -39,7 +39,7 @@ def copy_plan(name: str, ck: Path, bootstrap: str, tasks: int, offsets_topic: st
 
 def fill(bootstrap: str, src: str) -> None:
     create_topic(bootstrap, src, partitions=3)
-    p = Producer({"bootstrap.servers": bootstrap})
+    p = Producer(ordered_producer_settings(bootstrap))
     for i in range(90):
         # the source's own header of the reserved name is copied unchanged: only sparkcat's own is taken
         headers = [(TIMESTAMP_HEADER, b"mine"), ("h", b"x")] if i == 7 else None
