@@ -26,6 +26,8 @@ temporary log directory, free loopback ports) and an in-process sparkcat ``Drive
   vs a raw loop, FileStreamSource vs ``file-source``, from the create request to the first and last record.
 - ``delta``: Kafka -> Delta append, the ``delta`` connector vs the hand-written Delta streaming job.
 - ``batchcost``: the fixed cost (CPU per process, Spark's phases) of one tiny micro-batch per connector kind.
+- ``firstbatch``: a new source connector on a running driver, put -> first records written, with its
+  records ready before the put (``file-source``) and not (``increment``), beside the hand-written query.
 
 The scenarios are ``bench/scenarios/<name>.py``; ``bench/harness.py`` holds the broker, Spark and
 driver they share, ``bench/measure.py`` what they measure with (psutil for CPU and memory, a timed
@@ -48,7 +50,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 BENCH = REPO / "bench"
-SCENARIOS = ("copy", "source", "apply", "e2e", "scale", "smt", "connect", "delta", "batchcost")  # modules of bench/scenarios/
+SCENARIOS = ("copy", "source", "apply", "e2e", "scale", "smt", "connect", "delta", "batchcost",
+             "firstbatch")  # modules of bench/scenarios/
 
 
 def _ensure_environment() -> None:
