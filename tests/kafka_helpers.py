@@ -7,8 +7,10 @@ import time
 import uuid
 from collections.abc import Callable
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+
+from sparkcat.storage.kafka.partitions import watermarks
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int = 1) -> None:
@@ -27,21 +29,10 @@ def create_topic(bootstrap: str, topic: str, partitions: int = 1) -> None:
                 raise
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"test-{uuid.uuid4().hex}"})
     try:
-        wait_until(lambda: all(_answers(c, topic, p) for p in range(partitions)), timeout_s=30, interval_s=0.05,
-                   message=f"the leaders of topic {topic!r}'s {partitions} partition(s)")
+        for p in range(partitions):  # sparkcat's own wait while a new partition's leader is not ready
+            watermarks(c, TopicPartition(topic, p), 30.0)
     finally:
         c.close()
-
-
-def _answers(consumer: Consumer, topic: str, partition: int) -> bool:
-    """Whether the partition's leader answers an offsets request now (False while it is not ready)."""
-    try:
-        consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=5)
-        return True
-    except KafkaException as e:
-        if e.args[0].code() in NOT_READY:
-            return False
-        raise
 
 
 def produce(bootstrap: str, topic: str, values: list[bytes], partition: int | None = None) -> None:
@@ -61,8 +52,6 @@ def read_topic(bootstrap: str, topic: str, timeout_s: float = 20.0,
 
 
 MISSING_TOPIC = (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC)
-#: What a partition's leader answers while it is not ready yet (a topic just created): ask again.
-NOT_READY = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.UNKNOWN_TOPIC_OR_PART)
 
 
 def ordered_producer_settings(bootstrap: str, **more: object) -> dict:
@@ -100,7 +89,7 @@ def read_topic_with_timestamps(bootstrap: str, topic: str, timeout_s: float = 20
                 raise IncompleteRead(f"could not read topic {topic!r} within {timeout_s}s: metadata error {md.error}")
             time.sleep(0.2)
         parts = sorted(md.partitions)
-        ends = {p: _end_offset(c, topic, p, deadline) for p in parts}
+        ends = {p: watermarks(c, TopicPartition(topic, p), max(1.0, deadline - time.monotonic()))[1] for p in parts}
         c.assign([TopicPartition(topic, p, 0) for p in parts])
         pending, out = {p for p in parts if ends[p] > 0}, []
         while pending and time.monotonic() < deadline:
@@ -122,18 +111,6 @@ def read_topic_with_timestamps(bootstrap: str, topic: str, timeout_s: float = 20
         return out
     finally:
         c.close()
-
-
-def _end_offset(consumer: Consumer, topic: str, partition: int, deadline: float) -> int:
-    """The partition's end offset, asked again while its leader is not ready (a topic just created)."""
-    while True:
-        try:
-            return consumer.get_watermark_offsets(TopicPartition(topic, partition),
-                                                  timeout=max(1.0, deadline - time.monotonic()))[1]
-        except KafkaException as e:
-            if e.args[0].code() not in NOT_READY or time.monotonic() >= deadline:
-                raise
-            time.sleep(0.05)
 
 
 def _incomplete(topic: str, timeout_s: float, ends: dict[int, int], pending: list[int], out: list[tuple]) -> str:

@@ -34,11 +34,9 @@ from sparkcat.storage.kafka.error_codes import FENCED_CODES, unavailable
 from sparkcat.storage.log import Cursor, KeyedLog, LogRecord
 
 _CLIENT_LOG = logging.getLogger("sparkcat.storage.kafka.client")  # librdkafka's own messages
-#: How long the broker holds a reader's fetch that finds nothing new. A read ends at each partition's
-#: end-of-partition event, which comes with the first empty fetch, so every read of a log that is up
-#: to date (a status refresh, the config stream's poll, an offsets read at query start) lasted at
-#: least this long: 100 ms cost about 105 ms a read, 10 ms costs 16 (measured on a local broker).
-#: A fetch that finds records returns at once whatever this is, so bulk reads are not slower.
+#: How long the broker holds a reader's fetch that finds nothing. A read ends with the first empty fetch
+#: (end-of-partition), so each up-to-date read lasted this long: 100 ms cost ~105 ms a read, 10 ms costs 16
+#: (local broker). A fetch that finds records returns at once, so bulk reads are not slower.
 READ_FETCH_WAIT_MS = 10
 
 
