@@ -92,7 +92,7 @@ class Bench:
         from pyspark.sql import SparkSession
 
         from sparkcat.spark.jvm import jvm_conf
-        from sparkcat.spark.pools import scheduler_conf
+        from sparkcat.spark.pools import level_stage_ids, scheduler_conf
 
         builder = SparkSession.builder
         for key, value in jvm_conf(REPO).items():  # Spark's Kafka connector and Delta, as ./spark-submit.sh passes
@@ -116,6 +116,8 @@ class Bench:
                  .getOrCreate())
         # FATAL: deleting a connector stops its query with a deliberate error that Spark logs as ERROR
         spark.sparkContext.setLogLevel("FATAL")
+        if not self.args.fifo:
+            level_stage_ids(spark)  # as the driver does
         return spark
 
     def _driver(self):

@@ -229,7 +229,7 @@ def _session(worker: WorkerConfig):
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
-    from sparkcat.spark.pools import scheduler_conf
+    from sparkcat.spark.pools import level_stage_ids, scheduler_conf
     from sparkcat.spark.ui import ui_conf
 
     SparkContext._ensure_initialized()  # so SparkConf() sees spark-submit's --conf settings
@@ -242,7 +242,10 @@ def _session(worker: WorkerConfig):
             builder = builder.config(key, value)
     for key, value in ui_conf(submitted).items():  # kill links off even without conf/spark-defaults.conf
         builder = builder.config(key, value)
-    return builder.getOrCreate()
+    spark = builder.getOrCreate()
+    if spark.sparkContext.getConf().get("spark.scheduler.mode", "FIFO").upper() == "FAIR":
+        level_stage_ids(spark)
+    return spark
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,7 +24,7 @@ def make_spark(master: str = "local[2]"):
     from pyspark.sql import SparkSession
 
     from sparkcat.spark.jvm import jvm_conf
-    from sparkcat.spark.pools import scheduler_conf
+    from sparkcat.spark.pools import level_stage_ids, scheduler_conf
 
     builder = SparkSession.builder
     # the driver's fair-scheduler pools, Spark's Kafka connector and Delta Lake, as in production
@@ -40,4 +40,5 @@ def make_spark(master: str = "local[2]"):
              .config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
+    level_stage_ids(spark)
     return spark

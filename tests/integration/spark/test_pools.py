@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 
 import pytest
 
-from sparkcat.spark.pools import CONNECTORS_POOL, POOL_PROPERTY, in_pool
+from sparkcat.spark.pools import CONNECTORS_POOL, POOL_PROPERTY, in_pool, level_stage_ids
 
 pytestmark = pytest.mark.integration
 
@@ -62,3 +63,38 @@ def test_a_query_started_in_a_pool_runs_its_batches_there(spark, tmp_path):
     finally:
         query.stop()
     assert [s for s in seen if s][:2] == [{CONNECTORS_POOL}, {CONNECTORS_POOL}]
+
+
+def test_stage_ids_have_ten_digits_so_fair_ties_go_to_the_oldest_task_set(spark):
+    """FAIR orders tied task sets by name as strings ('TaskSet_1000.0' before 'TaskSet_999.0'); with every id ten
+    digits long, string order is age order (sparkcat/spark/pools.py)."""
+    sc = spark.sparkContext
+    assert level_stage_ids(spark)  # again: never moves ids down
+    sc.setJobGroup("ten-digit-stages", "stage ids")
+    try:
+        sc.parallelize(range(4), 2).count()
+    finally:
+        sc.setJobGroup(None, None)
+    tracker = sc.statusTracker()
+    stages = [s for j in tracker.getJobIdsForGroup("ten-digit-stages") for s in tracker.getJobInfo(j).stageIds]
+    assert stages and all(len(str(s)) == 10 for s in stages), stages
+
+
+def test_connectors_tiny_batches_all_keep_their_pace_when_the_slots_are_never_free(spark):
+    """Eight connectors' tiny two-task batches, back to back on local[2] for 15 s: each gets its share. Before
+    the stage ids were levelled, four such threads ran 130 jobs each and the other four 1 or 2."""
+    sc, done, stop = spark.sparkContext, Counter(), time.monotonic() + 15.0
+
+    def connector(i: int) -> None:
+        with in_pool(spark, CONNECTORS_POOL):
+            while time.monotonic() < stop:
+                sc.parallelize(range(2), 2).foreach(lambda _: time.sleep(0.02))
+                done[i] += 1
+
+    threads = [threading.Thread(target=connector, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    counts = [done[i] for i in range(8)]
+    assert min(counts) >= max(counts) / 2, f"jobs per connector in 15 s: {counts}"
