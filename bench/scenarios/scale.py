@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ def run(bench: Bench) -> None:
     topic, and the difference over the number of sinks is the memory of one Kafka-fed connector.
     """
     levels = [int(x) for x in (bench.args.scale_levels or ("4,8" if bench.quick else "10,50,100")).split(",")]
-    observe = 10.0 if bench.quick else 30.0
+    observe = 10.0 if bench.quick else 60.0
     running_max = 0
     exclude = bench.broker_pids()
     for level in levels:
@@ -84,16 +85,31 @@ def _sink_configs(names: list[str], prefix: str, out_dir: Path) -> dict[str, dic
         "value.converter": "org.apache.kafka.connect.storage.StringConverter"} for j, name in enumerate(names)}
 
 
-def _batch_timings(bench: Bench, names: list[str]) -> tuple[list[float], list[float]]:
-    """Durations (ms) of the connectors' recent non-empty batches, and each one's time between batch starts."""
-    durations, periods = [], []
+@dataclass
+class Pace:
+    """What the connectors' batches did in an observation window (wall clock, from their queries' progress)."""
+
+    durations_ms: list[float]   # non-empty batches that started in the window
+    periods_s: list[float]      # per connector: the window over its batch starts in it (the window if none)
+    longest_gaps_s: list[float]  # per connector: longest time without a batch start, the open gap at either end included
+    batches: int                # batch starts in the window, all connectors
+
+
+def _pace(bench: Bench, names: list[str], start: float, end: float) -> Pace:
+    """Every connector counts: one that started no batch in the window has the window as its period and gap."""
+    pace = Pace([], [], [], 0)
     for name in names:
-        rows = bench.progress(name)[-20:]
-        durations += [b["durationMs"]["triggerExecution"] for b in rows if b["records"] > 0]
-        stamps = [parse_ts(b["timestamp"]) for b in rows]
-        if len(stamps) >= 3:
-            periods.append((stamps[-1] - stamps[0]) / (len(stamps) - 1))
-    return durations, periods
+        rows = bench.progress(name)
+        stamps = sorted(parse_ts(b["timestamp"]) for b in rows)
+        inside = [t for t in stamps if start < t <= end]
+        before = [t for t in stamps if t <= start]
+        points = [before[-1] if before else start, *inside, end]
+        pace.longest_gaps_s.append(max(b - a for a, b in zip(points, points[1:])))
+        pace.periods_s.append((end - start) / max(1, len(inside)))
+        pace.batches += len(inside)
+        pace.durations_ms += [b["durationMs"]["triggerExecution"] for b in rows
+                              if b["records"] > 0 and start < parse_ts(b["timestamp"]) <= end]
+    return pace
 
 
 def _scale_level(bench: Bench, level: int, observe: float, exclude: set[int]) -> dict[str, Any]:
@@ -113,12 +129,13 @@ def _scale_level(bench: Bench, level: int, observe: float, exclude: set[int]) ->
     else:
         sinks = []  # the sources did not all come up: no sink was put
     all_ready = time.monotonic() - t0
-    obs_start = time.monotonic()
+    obs_start, wall_start = time.monotonic(), time.time()
     time.sleep(observe)
-    puts_ms, commits_per_s = bench.offset_put_stats(obs_start, time.monotonic())
+    puts_ms, _ = bench.offset_put_stats(obs_start, time.monotonic())
+    wall_end = time.time()
     mem = driver_memory(exclude)
     names = sources + sinks
-    durations, periods = _batch_timings(bench, names)
+    pace = _pace(bench, names, wall_start, wall_end)
     delete_s = bench.delete(*names)
     per_sink = mb_per_added_connector(sources_mem, mem, len(sinks)) if sinks else None
     per_source = (sources_mem["total_rss_mb"] - base_mem["total_rss_mb"]) / max(1, len(sources))
@@ -135,17 +152,21 @@ def _scale_level(bench: Bench, level: int, observe: float, exclude: set[int]) ->
         "any growth of the Python workers' RSS")
     f[f"scale_{level}_mb_per_source_connector"] = stats(
         [per_source], "MB", "RSS growth when the increment sources started, per source")
-    f[f"scale_{level}_batch_ms"] = stats(durations, "ms", "micro-batch duration per connector")
-    f[f"scale_{level}_trigger_period_s"] = stats(periods, "s", "time between batch starts per connector (1 s)")
-    if periods:
-        f[f"scale_{level}_trigger_period_p95_s"] = stats(
-            [percentile(sorted(periods), 0.95)], "s",
-            "95th percentile over the connectors of their time between batch starts (1 s trigger)")
+    window = f"in the {observe:.0f} s after all were RUNNING"
+    f[f"scale_{level}_batch_ms"] = stats(pace.durations_ms, "ms", f"micro-batch duration per connector, {window}")
+    f[f"scale_{level}_trigger_period_s"] = stats(
+        pace.periods_s, "s", f"per connector, the window over its batch starts {window} (1 s trigger; none: the window)")
+    f[f"scale_{level}_trigger_period_p95_s"] = stats(
+        [percentile(sorted(pace.periods_s), 0.95)], "s", "95th percentile over the connectors of that period")
+    f[f"scale_{level}_longest_gap_s"] = stats(
+        pace.longest_gaps_s, "s", f"per connector, its longest time without a batch start {window}")
+    f[f"scale_{level}_longest_gap_p95_s"] = stats(
+        [percentile(sorted(pace.longest_gaps_s), 0.95)], "s", "95th percentile over the connectors of that gap")
     f[f"scale_{level}_delete_s"] = stats([delete_s], "s", "deleting all of them")
     f[f"scale_{level}_offsets_put_ms"] = stats(puts_ms, "ms", "offsets-store write per committed batch, "
                                                "waiting for the store's lock included")
-    f[f"scale_{level}_commits_per_s"] = stats([commits_per_s], "batches/s", "committed batches per second, all "
-                                              "connectors together")
+    f[f"scale_{level}_batches_per_s"] = stats([pace.batches / observe], "batches/s",
+                                              f"batches started per second, all connectors together, {window}")
     if broke is None:
         f["mb_per_kafka_fed_connector"] = stats([per_sink], "MB", f"from the {level}-connector level")
     bench.details[f"scale_{level}"] = {"memory_before": base_mem, "memory_sources": sources_mem, "memory": mem,

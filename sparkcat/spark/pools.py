@@ -13,7 +13,7 @@ batch while others ran every second).
 Inside the pool, task sets with as many running tasks are ordered by name, ``TaskSet_<stageId>.<attempt>``
 compared as strings; when stage ids gain a digit, the task sets waiting with the shorter ids lose every tie to
 newer ones for ten times as many stages (measured: 8 threads of small jobs on local[2], 4 ran 130 jobs in 40 s
-and 4 ran 1 or 2; 6 of 15 sources took 95% of the batches at the scale benchmark's 30 level). ``level_stage_ids``
+and 4 ran 1 or 2; 6 of 15 sources took 94% of the batches at the scale benchmark's 30 level). ``level_stage_ids``
 starts stage ids at ten digits (``org.sparkcat.spark.StageIds``), where string order is numeric order, so
 the oldest waiting task set is served first.
 """
