@@ -28,7 +28,7 @@ def run(bench: Bench) -> None:
     exclude = bench.broker_pids()
     for level in levels:
         left = bench.deadline - time.monotonic()
-        if left < 12.0 * level + observe:  # measured: ~4 s per connector to start, ~8 s to delete
+        if left < 12.0 * level + observe + 120:  # measured: ~4 s per connector to start, ~8 s to delete
             bench.details[f"scale_{level}"] = {"skipped": f"only {left:.0f}s left of the run's time budget"}
             log.warning("scale %d skipped: %.0f s left of the time budget", level, left)
             break
@@ -95,6 +95,19 @@ class Pace:
     batches: int                # batch starts in the window, all connectors
 
 
+def _await_batches_begun_by(bench: Bench, names: list[str], moment: float, timeout_s: float) -> None:
+    """Until every connector reported a batch that began after ``moment`` (so each batch begun before it has
+    ended and is in its progress), or ``timeout_s``: a batch shows in the progress only once it has ended."""
+    deadline = time.monotonic() + timeout_s
+    waiting = list(names)
+    while waiting and time.monotonic() < deadline:
+        waiting = [n for n in waiting if not any(parse_ts(b["timestamp"]) > moment for b in bench.progress(n)[-3:])]
+        time.sleep(1.0)
+    if waiting:
+        log.warning("%d connector(s) began no batch within %.0f s after the window; their last one may be missing",
+                    len(waiting), timeout_s)
+
+
 def _pace(bench: Bench, names: list[str], start: float, end: float) -> Pace:
     """Every connector counts: one that started no batch in the window has the window as its period and gap."""
     pace = Pace([], [], [], 0)
@@ -135,6 +148,7 @@ def _scale_level(bench: Bench, level: int, observe: float, exclude: set[int]) ->
     wall_end = time.time()
     mem = driver_memory(exclude)
     names = sources + sinks
+    _await_batches_begun_by(bench, names, wall_end, timeout_s=120.0)
     pace = _pace(bench, names, wall_start, wall_end)
     delete_s = bench.delete(*names)
     per_sink = mb_per_added_connector(sources_mem, mem, len(sinks)) if sinks else None

@@ -77,8 +77,12 @@ METADATA_TIMEOUT_S = 30.0
 #: the Java consumer's 1 MB per partition: each Spark task reads one partition and fetches again only
 #: when its buffer is empty, so small fetches left the copy waiting on round trips (measured with
 #: bench/run.py --only copy: 154k -> 215k records/s, the same batches, load average under 2).
+#: fetch.max.wait.ms: a fetch that finds nothing is held that long by the broker, and the requests behind it on
+#: the connection with it. At a range's end on a transactional topic (a commit marker, no record) Spark's task asks
+#: the earliest and latest offsets, each behind a prefetch held 500 ms by default: a sink's slot idled about a
+#: second per batch (thread dumps of the scale benchmark). Spark's tasks read ranges known to exist.
 READER_DEFAULTS = {"isolation.level": "read_committed", "max.partition.fetch.bytes": str(8 << 20),
-                   "fetch.max.bytes": str(64 << 20)}
+                   "fetch.max.bytes": str(64 << 20), "fetch.max.wait.ms": "10"}
 
 
 class SparkKafkaError(ConnectorError):

@@ -39,6 +39,12 @@ def test_reader_options_of_a_sink_with_topics():
     assert options["kafka.isolation.level"] == "read_uncommitted"  # consumer.override.* wins
     assert options["kafka.bootstrap.servers"] == "h:9092"
     assert int(options["kafka.max.partition.fetch.bytes"]) > 1 << 20  # bigger fetches than the consumer's 1 MB
+    assert options["kafka.fetch.max.wait.ms"] == "10"  # no prefetch held 500 ms ahead of the end-of-range lookups
+
+
+def test_a_consumer_override_of_the_fetch_wait_wins():
+    config = {"topics": "a", "consumer.override.fetch.max.wait.ms": "500"}
+    assert reader_options(plan(config, tasks=1, batch_max_records=500), {}, None)["kafka.fetch.max.wait.ms"] == "500"
 
 
 def test_reader_options_with_a_regex_stored_offsets_and_a_failed_task():
