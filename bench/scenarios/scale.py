@@ -32,7 +32,7 @@ def run(bench: Bench) -> None:
             bench.details[f"scale_{level}"] = {"skipped": f"only {left:.0f}s left of the run's time budget"}
             log.warning("scale %d skipped: %.0f s left of the time budget", level, left)
             break
-        result = _scale_level(bench, level, observe, exclude)
+        result = _scale_level(bench, level, observe, exclude, first=level == levels[0])
         if result["broke"] is None:
             running_max = max(running_max, level)
         else:
@@ -125,7 +125,9 @@ def _pace(bench: Bench, names: list[str], start: float, end: float) -> Pace:
     return pace
 
 
-def _scale_level(bench: Bench, level: int, observe: float, exclude: set[int]) -> dict[str, Any]:
+def _scale_level(bench: Bench, level: int, observe: float, exclude: set[int], first: bool) -> dict[str, Any]:
+    """One level; memory per connector only when ``first``: a later level starts on the Python workers and the
+    JVM heap the earlier one grew, so its growth per connector reads near 0."""
     sources = [f"scale-{bench.run_id}-{level}-src-{i}" for i in range(level // 2)]
     sinks = [f"scale-{bench.run_id}-{level}-sink-{i}" for i in range(level - len(sources))]
     prefix = bench.topic(f"scale{level}_")
@@ -161,11 +163,12 @@ def _scale_level(bench: Bench, level: int, observe: float, exclude: set[int]) ->
                                       f"with a committed batch within {bench.args.scale_timeout:.0f} s")
     f[f"scale_{level}_rss_mb"] = stats([mem["total_rss_mb"]], "MB", "driver Python + JVM + Python workers, RSS sum")
     f[f"scale_{level}_pss_mb"] = stats([mem["total_pss_mb"]], "MB", "same processes, PSS (shared pages once)")
-    f[f"scale_{level}_mb_per_kafka_fed_connector"] = stats(
-        [per_sink], "MB", "JVM + driver Python RSS growth when the Kafka-fed sinks started, per sink, plus "
-        "any growth of the Python workers' RSS")
-    f[f"scale_{level}_mb_per_source_connector"] = stats(
-        [per_source], "MB", "RSS growth when the increment sources started, per source")
+    if first:
+        f[f"scale_{level}_mb_per_kafka_fed_connector"] = stats(
+            [per_sink], "MB", "JVM + driver Python RSS growth when the Kafka-fed sinks started, per sink, plus "
+            "any growth of the Python workers' RSS")
+        f[f"scale_{level}_mb_per_source_connector"] = stats(
+            [per_source], "MB", "RSS growth when the increment sources started, per source")
     window = f"in the {observe:.0f} s after all were RUNNING"
     f[f"scale_{level}_batch_ms"] = stats(pace.durations_ms, "ms", f"micro-batch duration per connector, {window}")
     f[f"scale_{level}_trigger_period_s"] = stats(
@@ -181,7 +184,7 @@ def _scale_level(bench: Bench, level: int, observe: float, exclude: set[int]) ->
                                                "waiting for the store's lock included")
     f[f"scale_{level}_batches_per_s"] = stats([pace.batches / observe], "batches/s",
                                               f"batches started per second, all connectors together, {window}")
-    if broke is None:
+    if broke is None and first:
         f["mb_per_kafka_fed_connector"] = stats([per_sink], "MB", f"from the {level}-connector level")
     bench.details[f"scale_{level}"] = {"memory_before": base_mem, "memory_sources": sources_mem, "memory": mem,
                                        "broke": broke, "ready": len(ready_at),
