@@ -116,8 +116,7 @@ class Bench:
                  .getOrCreate())
         # FATAL: deleting a connector stops its query with a deliberate error that Spark logs as ERROR
         spark.sparkContext.setLogLevel("FATAL")
-        if not self.args.fifo:
-            level_stage_ids(spark)  # as the driver does
+        level_stage_ids(spark)  # as the driver does (FAIR only)
         return spark
 
     def _driver(self):

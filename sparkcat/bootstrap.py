@@ -243,8 +243,7 @@ def _session(worker: WorkerConfig):
     for key, value in ui_conf(submitted).items():  # kill links off even without conf/spark-defaults.conf
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    if spark.sparkContext.getConf().get("spark.scheduler.mode", "FIFO").upper() == "FAIR":
-        level_stage_ids(spark)
+    level_stage_ids(spark)  # FAIR only: ours, or a mode spark-submit chose
     return spark
 
 

@@ -112,16 +112,14 @@ def _pace(bench: Bench, names: list[str], start: float, end: float) -> Pace:
     """Every connector counts: one that started no batch in the window has the window as its period and gap."""
     pace = Pace([], [], [], 0)
     for name in names:
-        rows = bench.progress(name)
-        stamps = sorted(parse_ts(b["timestamp"]) for b in rows)
-        inside = [t for t in stamps if start < t <= end]
-        before = [t for t in stamps if t <= start]
-        points = [before[-1] if before else start, *inside, end]
+        rows = sorted(((parse_ts(b["timestamp"]), b) for b in bench.progress(name)), key=lambda r: r[0])
+        inside = [(t, b) for t, b in rows if start < t <= end]
+        before = [t for t, _ in rows if t <= start]
+        points = [before[-1] if before else start, *(t for t, _ in inside), end]
         pace.longest_gaps_s.append(max(b - a for a, b in zip(points, points[1:])))
         pace.periods_s.append((end - start) / max(1, len(inside)))
         pace.batches += len(inside)
-        pace.durations_ms += [b["durationMs"]["triggerExecution"] for b in rows
-                              if b["records"] > 0 and start < parse_ts(b["timestamp"]) <= end]
+        pace.durations_ms += [b["durationMs"]["triggerExecution"] for _, b in inside if b["records"] > 0]
     return pace
 
 

@@ -73,9 +73,12 @@ def in_pool(spark: Any, pool: str) -> Iterator[None]:
 def level_stage_ids(spark: Any) -> bool:
     """Start the session's stage ids at ten digits, so FAIR serves the oldest waiting task set first (see above).
 
-    Call it right after the session is built; False (with a warning) when this Spark has no such counter.
+    Call it right after the session is built. False when the session does not schedule FAIR (FIFO has no such
+    tie), or (with a warning) when this Spark has no such counter.
     """
     sc = spark.sparkContext
+    if str(sc.getConf().get("spark.scheduler.mode", "FIFO")).upper() != "FAIR":
+        return False
     try:
         next_id = sc._jvm.org.sparkcat.spark.StageIds.startAtTenDigits(sc._jsc.sc())
     except Exception as e:  # sparkcat-jvm.jar missing, or a Spark whose DAGScheduler changed

@@ -1,4 +1,4 @@
-"""level_stage_ids without sparkcat's JVM helper: the driver starts, and says what it could not do."""
+"""level_stage_ids without sparkcat's JVM helper (the driver starts, and says what it could not do), and in FIFO mode."""
 
 from __future__ import annotations
 
@@ -18,9 +18,20 @@ class _MissingHelper:
         raise TypeError("'JavaPackage' object is not callable")
 
 
+def _context(mode: str) -> SimpleNamespace:
+    return SimpleNamespace(_jvm=_MissingHelper(), _jsc=SimpleNamespace(sc=lambda: None),
+                           getConf=lambda: {"spark.scheduler.mode": mode})
+
+
 def test_without_the_helper_stage_ids_are_left_alone_with_a_warning(caplog):
-    context = SimpleNamespace(_jvm=_MissingHelper(), _jsc=SimpleNamespace(sc=lambda: None))
+    context = _context("FAIR")
     with caplog.at_level(logging.WARNING, logger="sparkcat.spark.pools"):
         assert level_stage_ids(SimpleNamespace(sparkContext=context)) is False
     assert "'JavaPackage' object is not callable" in caplog.text
     assert "starve" in caplog.text
+
+
+def test_a_fifo_session_is_left_alone_without_a_warning(caplog):
+    with caplog.at_level(logging.WARNING, logger="sparkcat.spark.pools"):
+        assert level_stage_ids(SimpleNamespace(sparkContext=_context("FIFO"))) is False
+    assert caplog.text == ""
