@@ -56,6 +56,7 @@ class Bench:
         self.cpu = CpuSampler().start()
         self.broker = None
         self.spark = None
+        self.user_spark = None
         self.driver = None
         self.offsets: TimedOffsetStore | None = None
         self._admin = None
@@ -77,6 +78,9 @@ class Bench:
         log.info("Apache Kafka at %s (log %s)", self.broker.bootstrap, self.broker.log_path)
         t0 = time.monotonic()
         self.spark = self._spark()
+        # hand-written comparisons run here: the same SparkContext, Spark's own defaults for the settings
+        # sparkcat changes in its session (the checkpoint file manager)
+        self.user_spark = self.spark.newSession()
         self.figures["spark_session_start_s"] = stats([time.monotonic() - t0], "s", "SparkSession local[2], JVM start")
         t0 = time.monotonic()
         self.driver = self._driver()
@@ -92,7 +96,8 @@ class Bench:
         from pyspark.sql import SparkSession
 
         from sparkcat.spark.jvm import jvm_conf
-        from sparkcat.spark.pools import level_stage_ids, scheduler_conf
+        from sparkcat.spark.pools import scheduler_conf
+        from sparkcat.spark.session_tuning import tune_session
 
         builder = SparkSession.builder
         for key, value in jvm_conf(REPO).items():  # Spark's Kafka connector and Delta, as ./spark-submit.sh passes
@@ -116,7 +121,7 @@ class Bench:
                  .getOrCreate())
         # FATAL: deleting a connector stops its query with a deliberate error that Spark logs as ERROR
         spark.sparkContext.setLogLevel("FATAL")
-        level_stage_ids(spark)  # as the driver does (FAIR only)
+        tune_session(spark)  # as the driver does
         return spark
 
     def _driver(self):

@@ -229,7 +229,8 @@ def _session(worker: WorkerConfig):
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
-    from sparkcat.spark.pools import level_stage_ids, scheduler_conf
+    from sparkcat.spark.pools import scheduler_conf
+    from sparkcat.spark.session_tuning import tune_session
     from sparkcat.spark.ui import ui_conf
 
     SparkContext._ensure_initialized()  # so SparkConf() sees spark-submit's --conf settings
@@ -243,7 +244,7 @@ def _session(worker: WorkerConfig):
     for key, value in ui_conf(submitted).items():  # kill links off even without conf/spark-defaults.conf
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    level_stage_ids(spark)  # FAIR only: ours, or a mode spark-submit chose
+    tune_session(spark)  # stage ids (FAIR only: ours, or a mode spark-submit chose); local checkpoint writes
     return spark
 
 

@@ -24,7 +24,8 @@ def make_spark(master: str = "local[2]"):
     from pyspark.sql import SparkSession
 
     from sparkcat.spark.jvm import jvm_conf
-    from sparkcat.spark.pools import level_stage_ids, scheduler_conf
+    from sparkcat.spark.pools import scheduler_conf
+    from sparkcat.spark.session_tuning import tune_session
 
     builder = SparkSession.builder
     # the driver's fair-scheduler pools, Spark's Kafka connector and Delta Lake, as in production
@@ -40,5 +41,5 @@ def make_spark(master: str = "local[2]"):
              .config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
-    level_stage_ids(spark)
+    tune_session(spark)  # as the driver does
     return spark

@@ -12,10 +12,12 @@ scenario counts the committed batches and takes, per batch:
 
 Kinds: a Python source into Kafka, a Python source into a file sink (``sink.*`` keys, no Kafka), a
 Kafka-fed ``SinkTask.put`` sink (file sink), the Kafka -> Kafka copy (native Kafka writer) and the
-Kafka -> Delta append (Delta's streaming sink). Beside them, on the same session and trickle, the
+Kafka -> Delta append (Delta's streaming sink). Beside them, on the same SparkContext and trickle, the
 same pipelines hand-written in PySpark with no sparkcat in the way (``spark_*``): Kafka -> Spark's
 ``noop`` sink (Spark's own floor for a micro-batch of Kafka records), Kafka -> ``foreachBatch``
 appending the rows to a file (what ``SinkTask.put`` does), Kafka -> Kafka (what the copy does).
+They run in a session of their own (``bench.user_spark``) with Spark's defaults where sparkcat's differ
+(its checkpoint file manager on a local file system: ``sparkcat.spark.session_tuning``).
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def _hand_written(bench: Bench, topic: str) -> dict[str, Callable[[str], Any]]:
     out = bench.work / "state" / "batchcost"
 
     def kafka(name: str):
-        return (bench.spark.readStream.format("kafka").option("kafka.bootstrap.servers", bench.broker.bootstrap)
+        return (bench.user_spark.readStream.format("kafka").option("kafka.bootstrap.servers", bench.broker.bootstrap)
                 .option("subscribe", topic).option("startingOffsets", "latest").load())
 
     def started(writer, name: str):

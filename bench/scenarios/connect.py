@@ -168,12 +168,13 @@ def _cold_first_connector(bench: Bench, worker: Any, src: str, n: int) -> None:
 
 
 def _pyspark_copy(bench: Bench, worker: Any, src: str, n: int, i: int) -> dict[str, Any]:
-    """The copy a user would write by hand, on the same Spark session; the clock starts at ``start()``."""
+    """The copy a user would write by hand, on the same SparkContext (``bench.user_spark``); the clock starts at
+    ``start()``."""
     target, query = f"{src}.ps{i}", []
     bench.create_topic(target, 4)  # as its user would: Spark's Kafka sink does not create topics
 
     def start() -> None:
-        frame = (bench.spark.readStream.format("kafka").option("kafka.bootstrap.servers", bench.broker.bootstrap)
+        frame = (bench.user_spark.readStream.format("kafka").option("kafka.bootstrap.servers", bench.broker.bootstrap)
                  .option("subscribe", src).option("startingOffsets", "earliest").option("includeHeaders", "true")
                  .load().selectExpr("key", "value", "headers", "partition"))
         query.append(frame.writeStream.format("kafka").option("kafka.bootstrap.servers", bench.broker.bootstrap)

@@ -2,7 +2,7 @@
 
 The same N records of 100 bytes in a 4-partition topic are appended to a Delta table (a) by the
 ``delta`` connector (tasks.max 4, ByteArrayConverter: the value as bytes, Delta's own streaming sink
-since the speed work) and (b) by the job a user would write on the same Spark session:
+since the speed work) and (b) by the job a user would write on the same SparkContext (Spark's own session settings):
 ``readStream.format("kafka")`` -> ``writeStream.format("delta")``. Each is timed from the create
 request (``put_connector_config``, ``start()``) to its first and to its last committed batch holding
 all N records; repeats interleave the two."""
@@ -67,7 +67,7 @@ def _pyspark(bench: Bench, src: str, n: int, i: int) -> dict[str, Any]:
     query = []
 
     def start() -> None:
-        frame = (bench.spark.readStream.format("kafka").option("kafka.bootstrap.servers", bench.broker.bootstrap)
+        frame = (bench.user_spark.readStream.format("kafka").option("kafka.bootstrap.servers", bench.broker.bootstrap)
                  .option("subscribe", src).option("startingOffsets", "earliest").load()
                  .selectExpr("key", "value", "topic", "partition", "offset", "timestamp"))
         query.append(frame.writeStream.format("delta").option("checkpointLocation", str(bench.work / f"dps-{i}"))

@@ -51,7 +51,7 @@ def _hand_written(bench: Bench, name: str, source_dir: Path, out: Path) -> tuple
             fh.writelines(f"{row.value}\n" for row in frame.collect())
 
     t0 = time.monotonic()
-    query = (bench.spark.readStream.text(str(source_dir)).writeStream.foreachBatch(append)
+    query = (bench.user_spark.readStream.text(str(source_dir)).writeStream.foreachBatch(append)
              .option("checkpointLocation", str(out.parent / f"{name}-ckpt")).trigger(processingTime="1 second")
              .queryName(name).start())
     started = time.monotonic() - t0
