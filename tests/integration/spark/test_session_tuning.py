@@ -31,6 +31,19 @@ def test_a_local_checkpoint_is_renamed_through_hadoops_file_system(spark, tmp_pa
         manager = _manager(spark, path)
         assert manager.getClass().getName() == LOCAL_CHECKPOINT_MANAGER
         assert manager.delegateClass() == SPARK_MANAGERS + "FileSystemBasedCheckpointFileManager"
+        assert manager.localFileSystemClass() == "org.sparkcat.spark.NioLocalFileSystem"
+
+
+def test_the_local_file_system_sets_permissions_itself(spark, tmp_path):
+    """NioLocalFileSystem sets modes without a chmod process, and exactly: 0640 stays 0640."""
+    jvm = spark.sparkContext._jvm
+    fs = jvm.org.sparkcat.spark.NioLocalFileSystem()
+    fs.initialize(jvm.java.net.URI("file:///"), spark._jsparkSession.sessionState().newHadoopConf())
+    target = tmp_path / "f"
+    target.write_text("x")
+    hadoop = jvm.org.apache.hadoop.fs
+    fs.setPermission(hadoop.Path(str(target)), hadoop.permission.FsPermission(0o640))
+    assert target.stat().st_mode & 0o777 == 0o640
 
 
 def test_another_file_system_keeps_sparks_default(spark, tmp_path):
@@ -68,3 +81,4 @@ def test_a_restarted_query_resumes_after_its_last_committed_batch(spark, tmp_pat
     assert sorted(p.name for p in (checkpoint / "commits").iterdir() if not p.name.startswith(".")) == ["0", "1"]
     leftovers = [p.name for p in checkpoint.rglob("*") if p.name.endswith(".tmp")]
     assert leftovers == []  # every atomic write was renamed into place
+    assert (checkpoint / "offsets" / ".1.crc").is_file()  # Hadoop's checksum files, as Spark's default writes them

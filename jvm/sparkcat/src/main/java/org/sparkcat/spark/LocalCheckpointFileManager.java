@@ -18,7 +18,8 @@ import org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedChe
  * native library (pyspark ships none) forks {@code readlink} for every rename it resolves: about 15 process starts,
  * some 30-45 ms of the JVM's CPU, per micro-batch of every query (its offsets and commits files). Spark's
  * {@link FileSystemBasedCheckpointFileManager} renames with {@code java.io} there, which is atomic on a local
- * file system as the checkpoint protocol needs. Every other file system (HDFS, S3, ...) keeps what Spark would
+ * file system as the checkpoint protocol needs; it writes through {@link NioLocalFileSystem}, which sets the new
+ * files' permissions without forking {@code chmod}. Every other file system (HDFS, S3, ...) keeps what Spark would
  * pick. Spark instantiates this class for {@code spark.sql.streaming.checkpointFileManagerClass}.
  */
 public final class LocalCheckpointFileManager implements CheckpointFileManager {
@@ -29,8 +30,18 @@ public final class LocalCheckpointFileManager implements CheckpointFileManager {
 
     public LocalCheckpointFileManager(Path path, Configuration conf) {
         this.delegate = isLocal(path, conf)
-                ? new FileSystemBasedCheckpointFileManager(path, conf)
+                ? new FileSystemBasedCheckpointFileManager(path, withNioLocal(conf))
                 : sparkDefault(path, conf);
+    }
+
+    /** {@code conf} with {@code file:} served by a {@link NioLocalFileSystem} of its own. */
+    private static Configuration withNioLocal(Configuration conf) {
+        Configuration out = new Configuration(conf);
+        out.set("fs.file.impl", NioLocalFileSystem.class.getName());
+        // Hadoop caches file systems by scheme and user, not by configuration: a cached instance would be
+        // Hadoop's own class here, and ours would be handed to every other user of file: paths.
+        out.setBoolean("fs.file.impl.disable.cache", true);
+        return out;
     }
 
     /** The manager Spark picks for {@code path} with this setting unset. */
@@ -51,6 +62,13 @@ public final class LocalCheckpointFileManager implements CheckpointFileManager {
     /** The class of the manager this one hands every call to (for tests and logs). */
     public String delegateClass() {
         return delegate.getClass().getName();
+    }
+
+    /** The class of the file system a FileSystem-based delegate writes through (for tests); null for FileContext's. */
+    public String localFileSystemClass() {
+        return delegate instanceof FileSystemBasedCheckpointFileManager
+                ? ((FileSystemBasedCheckpointFileManager) delegate).fs().getClass().getName()
+                : null;
     }
 
     /** True: lets Python check that this class is on the driver's class path before naming it in the session. */
