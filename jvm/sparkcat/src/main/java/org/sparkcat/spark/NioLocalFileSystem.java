@@ -3,13 +3,12 @@ package org.sparkcat.spark;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.attribute.PosixFilePermission;
-import java.util.EnumSet;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Set;
 
 import org.apache.hadoop.fs.LocalFileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.RawLocalFileSystem;
-import org.apache.hadoop.fs.permission.FsAction;
 import org.apache.hadoop.fs.permission.FsPermission;
 
 /**
@@ -35,26 +34,7 @@ public final class NioLocalFileSystem extends LocalFileSystem {
 
     /** The read, write and execute bits of {@code permission} (sticky and the like do not apply to these files). */
     static Set<PosixFilePermission> posix(FsPermission permission) {
-        Set<PosixFilePermission> out = EnumSet.noneOf(PosixFilePermission.class);
-        add(out, permission.getUserAction(), PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE,
-                PosixFilePermission.OWNER_EXECUTE);
-        add(out, permission.getGroupAction(), PosixFilePermission.GROUP_READ, PosixFilePermission.GROUP_WRITE,
-                PosixFilePermission.GROUP_EXECUTE);
-        add(out, permission.getOtherAction(), PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_WRITE,
-                PosixFilePermission.OTHERS_EXECUTE);
-        return out;
-    }
-
-    private static void add(Set<PosixFilePermission> out, FsAction action, PosixFilePermission read,
-                            PosixFilePermission write, PosixFilePermission execute) {
-        if (action.implies(FsAction.READ)) {
-            out.add(read);
-        }
-        if (action.implies(FsAction.WRITE)) {
-            out.add(write);
-        }
-        if (action.implies(FsAction.EXECUTE)) {
-            out.add(execute);
-        }
+        return PosixFilePermissions.fromString(permission.getUserAction().SYMBOL
+                + permission.getGroupAction().SYMBOL + permission.getOtherAction().SYMBOL);
     }
 }
