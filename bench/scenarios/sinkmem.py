@@ -16,7 +16,6 @@ Needs the JDK's ``jcmd`` on the PATH for the heap, histogram and NMT parts.
 from __future__ import annotations
 
 import collections
-import os
 import re
 import shutil
 import subprocess
@@ -26,6 +25,7 @@ from typing import Any
 from bench.harness import Bench, log
 from bench.measure import driver_memory, driver_processes, stats
 from bench.scenarios import scale
+from bench.scenarios.batchcost import _jvm_threads
 
 HISTOGRAM_ROW = re.compile(r"\s*\d+:\s+(\d+)\s+(\d+)\s+(\S+)")
 NMT_ROW = re.compile(r"-\s+([A-Za-z ]+?) \(reserved=\d+KB, committed=(\d+)KB\)")
@@ -66,12 +66,7 @@ def _jcmd(pid: int, *command: str) -> str:
 def _snapshot(bench: Bench, jvm: int) -> dict[str, Any]:
     """RSS first (as ``scale`` takes it, before the full GC the histogram forces), then the JVM's own views."""
     memory = driver_memory(bench.broker_pids())
-    threads: collections.Counter[str] = collections.Counter()
-    for tid in os.listdir(f"/proc/{jvm}/task"):
-        try:
-            threads[re.sub(r"\d+", "N", open(f"/proc/{jvm}/task/{tid}/comm").read().strip())] += 1
-        except OSError:
-            continue  # the thread ended
+    threads = collections.Counter(name for _, name in _jvm_threads(jvm))  # names with digits folded
     nmt_text = _jcmd(jvm, "VM.native_memory", "summary")  # "not enabled" without the flag: no rows
     nmt = {m.group(1).strip(): int(m.group(2)) / 1024 for m in NMT_ROW.finditer(nmt_text)}
     histogram = {m.group(3): int(m.group(2)) for m in HISTOGRAM_ROW.finditer(_jcmd(jvm, "GC.class_histogram"))}
