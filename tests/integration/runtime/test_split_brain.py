@@ -10,8 +10,10 @@ the standby, and say why on ``/health``; the standby takes over. Sampled through
 never both say they lead. Both topics, read ``read_committed``, hold every position once.
 
 The same cut with both connectors at least once measures the overlap: nothing is lost, and a position
-appears twice only if it was written within the session timeout (plus a second of margin) before the
-cut: what the cut-off leader wrote but could not commit is all the new leader writes again.
+appears twice only if it is newer than what was committed at the cut (read from the offsets store
+through the standby, which cannot have written yet): what the cut-off leader wrote but could not commit
+is all the new leader writes again. How far the committed positions trail the written ones is printed;
+it is not asserted (it grows with the machine's load, see the issue notes).
 
 The network is not healed here: after a heal, librdkafka 2.16 in the old leader has been seen to abort
 the process (``rd_kafka_enq_once_del_source_return: Assertion `eonce->refcnt > 0' failed``) when a
@@ -100,16 +102,11 @@ def test_a_leader_cut_off_from_kafka_stops_before_the_standby_leads_and_stands_b
         start_leader_and_standby((one, two), logs, tmp_path, direct, prefix, children, exactly_once)
         wait_until(lambda: grown(direct, topics, (0, 0)) and running(url_one) == ["copy", "inc"],
                    message="records from the first leader")
-        # The newest position in each topic, sampled until the cut (a read takes a moment: stamped when done).
-        session_s = FAST_GROUP["session_timeout_ms"] / 1000
-        newest = []
-        while not newest or newest[-1][0] - newest[0][0] < session_s + 2:
-            newest.append((time.monotonic(), tuple(max(positions(direct, t), default=0) for t in topics)))
-            time.sleep(0.2)
+        time.sleep(FAST_GROUP["session_timeout_ms"] / 1000 + 2)
 
         proxy.cut()
-        cut_at = time.monotonic()
         at_cut = counts(direct, topics)
+        committed = None if exactly_once else committed_at_cut(url_two, direct, topics[0])
 
         def cut_off_leader_stepped_down() -> bool:
             state = health(url_one)
@@ -132,12 +129,33 @@ def test_a_leader_cut_off_from_kafka_stops_before_the_standby_leads_and_stands_b
             for topic in topics:
                 assert_each_once(positions(direct, topic))
         else:
-            # Written more than session timeout + 1 s before the cut: committed, never written again.
-            settled = max(stamp for stamp in newest if stamp[0] <= cut_at - session_s - 1)[1]
-            for topic, before in zip(topics, settled):
+            source, copy = committed
+            # The copy also copies the positions the source writes again, so its bound is the lower of the two.
+            for topic, before in zip(topics, (source, min(source, copy))):
                 assert_at_least_once(positions(direct, topic), before, topic)
     finally:
         end_sessions(children)
+
+
+def committed_at_cut(standby: str, bootstrap: str, topic: str) -> tuple[int, int]:
+    """The newest committed position of the source and of its copy, read through the standby right after the cut.
+
+    The cut-off leader can no longer write, and the standby, still a standby after the read, has not
+    written either: these are the positions the new leader resumes after.
+    """
+    def offsets(name: str) -> list:
+        answer = httpx.get(f"{standby}/connectors/{name}/offsets", timeout=10)
+        assert answer.status_code == 200, answer.text
+        return answer.json()["offsets"]
+
+    source = max((o["offset"]["position"] for o in offsets("inc")), default=0)
+    # The copy's offset is the next one of the source topic to read; without transactions (at least once)
+    # the records before it are the source's first positions, each once (one leader so far).
+    copied = sum(o["offset"]["kafka_offset"] for o in offsets("copy") if o["partition"]["kafka_topic"] == topic)
+    copy = max(positions(bootstrap, topic)[:copied], default=0)
+    assert (role(standby) or (None,))[0] == "standby", "the standby led before the committed positions were read"
+    print(f"committed at the cut: source position {source}, copy through position {copy}")
+    return source, copy
 
 
 def assert_at_least_once(got: list[int], settled: int, topic: str) -> None:
