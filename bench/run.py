@@ -30,6 +30,8 @@ temporary log directory, free loopback ports) and an in-process sparkcat ``Drive
   records ready before the put (``file-source``) and not (``increment``), beside the hand-written query.
 - ``sinkmem``: where a Kafka-fed sink's memory goes (RSS, heap committed and live, threads, NMT), N sinks
   beside N sources.
+- ``listener``: CPU per micro-batch of a query listener in the driver's session: none, PySpark's, sparkcat's
+  JVM progress feed, alternating.
 
 The scenarios are ``bench/scenarios/<name>.py``; ``bench/harness.py`` holds the broker, Spark and
 driver they share, ``bench/measure.py`` what they measure with (psutil for CPU and memory, a timed
@@ -53,7 +55,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 BENCH = REPO / "bench"
 SCENARIOS = ("copy", "source", "apply", "e2e", "scale", "smt", "connect", "delta", "batchcost",
-             "firstbatch", "sinkmem")  # modules of bench/scenarios/
+             "firstbatch", "sinkmem", "listener")  # modules of bench/scenarios/
 
 
 def _ensure_environment() -> None:
@@ -89,6 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
                    help="an extra Spark setting for the bench's session (repeatable), to compare a knob")
     p.add_argument("--sinkmem-n", type=int, default=25, help="sinks (and sources) of the sinkmem scenario")
+    p.add_argument("--listener-rounds", type=int, default=3, help="rounds of the listener scenario's three modes")
     p.add_argument("--batchcost-kinds", default="", help="comma-separated kinds of the batchcost scenario (default all)")
     p.add_argument("--batchcost-warm-up", type=float, default=20.0,
                    help="seconds each batchcost kind runs before its observation window")

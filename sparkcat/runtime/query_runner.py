@@ -144,6 +144,11 @@ class QueryRunner:
                 self._native.finished(running.query)
 
 
+    def close(self) -> None:
+        """The driver stops (after every query did): nothing more is taken from Spark's progress events."""
+        if self._native is not None:
+            self._native.close()
+
     def align_checkpoint(self, offsets: OffsetStore, plan: QueryPlan) -> bool:
         """Drop ``plan``'s checkpoint when the cluster committed past it (``runtime/resume.py``); True when dropped."""
         return resume.align_checkpoint(self.spark, offsets, plan)

@@ -360,6 +360,7 @@ class Reconciler:
         """Driver shutdown: ``release_all``, and no query starts after it."""
         self.release_all()
         self._moves.shutdown()
+        self.runner.close()
         self.group_mirror.close()
 
     def release_all(self, graceful: bool = True) -> None:

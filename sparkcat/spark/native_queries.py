@@ -45,8 +45,7 @@ class NativeQueries:
 
     def _progress(self) -> ProgressListener:
         if self._listener is None:
-            self._listener = ProgressListener(self._on_batch)
-            self.spark.streams.addListener(self._listener)
+            self._listener = ProgressListener(self.spark, self._on_batch)
         return self._listener
 
     def start(self, plan: QueryPlan, connector: Connector | None, lease_key: str) -> StreamingQuery | None:
@@ -78,6 +77,11 @@ class NativeQueries:
         """After ``query`` stopped (or failed): every batch it committed has been reported when this returns."""
         if self._listener is not None:
             self._listener.finish(str(query.id), lambda: [json.loads(p.json) for p in query.recentProgress])
+
+    def close(self) -> None:
+        """The driver stops: its native queries' progress is no longer taken."""
+        if self._listener is not None:
+            self._listener.close()
 
     def _context(self, plan: QueryPlan, assignment: Assignment, lease_key: str, starting: dict[str, int],
                  partitions: list[tuple[str, int]]) -> NativeWriteContext:

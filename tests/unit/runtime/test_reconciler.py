@@ -47,6 +47,9 @@ class FakeRunner:
     def align_checkpoint(self, offsets, plan: QueryPlan) -> bool:
         return False  # no Spark, no checkpoint
 
+    def close(self) -> None:
+        pass  # no Spark: no progress feed to close
+
 
 def setup(tmp_path):
     runner = FakeRunner()

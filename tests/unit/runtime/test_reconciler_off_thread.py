@@ -83,6 +83,9 @@ class SlowRunner:
     def align_checkpoint(self, offsets, plan: QueryPlan) -> bool:
         return False  # no Spark, no checkpoint
 
+    def close(self) -> None:
+        pass  # no Spark: no progress feed to close
+
     def stop(self, query: SlowQuery, graceful: bool = True) -> None:
         name = query.plan.connector
         with self.entered:
