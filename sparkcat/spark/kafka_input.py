@@ -285,11 +285,16 @@ def tag_tasks(df: Any, assignment: Assignment) -> Any:
 
 
 def route(df: Any, assignment: Assignment) -> Any:
-    """``tag_tasks``, then one Spark partition per task (a shuffle only when a task owns several partitions)."""
+    """``tag_tasks``, then one Spark partition per task (a shuffle only when one of several tasks owns several
+    partitions)."""
     from pyspark.sql import functions as F
     tagged = tag_tasks(df, assignment)
     if assignment.one_partition_per_task:
         return tagged
+    if len(assignment.live) == 1:
+        # One task: its Kafka partitions are read one after the other in one Spark task, without the shuffle
+        # (a map stage, a result stage and an exchange per micro-batch) that repartitioning would add.
+        return tagged.coalesce(1)
     index = {task: i for i, task in enumerate(assignment.live)}
     keys = partition_route_keys(len(assignment.live))
     route_map = F.create_map(*[x for task, i in index.items() for x in (F.lit(task), F.lit(keys[i]))])

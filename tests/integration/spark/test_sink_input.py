@@ -108,6 +108,18 @@ def test_route_keys_are_sparks_hash_and_give_each_task_one_spark_partition(spark
     assert len({next(iter(s)) for s in spark_partitions_of.values()}) == 3
 
 
+def test_one_task_gets_every_partition_in_one_spark_partition_without_a_shuffle(spark):
+    from pyspark.sql import functions as F
+    tps = [("a", 0), ("a", 1), ("b", 0)]
+    rows = spark.sparkContext.parallelize([(t, p, i) for t, p in tps for i in range(20)], 3)  # three partitions
+    routed = route(spark.createDataFrame(rows, "topic STRING, partition INT, n INT"), Assignment.of(tps, [0]))
+    placed = routed.select(F.spark_partition_id().alias("sp"), "_task", "topic", "partition", "n").collect()
+    assert len(placed) == 60 and {r._task for r in placed} == {0} and {r.sp for r in placed} == {0}
+    for t, p in tps:  # each Kafka partition's rows keep their order
+        assert [r.n for r in placed if (r.topic, r.partition) == (t, p)] == list(range(20))
+    assert "Exchange" not in routed._jdf.queryExecution().executedPlan().toString(), "no shuffle"
+
+
 # ---------------------------------------------------------------- against the broker
 
 
