@@ -143,7 +143,6 @@ class QueryRunner:
             if running.native and self._native is not None:
                 self._native.finished(running.query)
 
-
     def close(self) -> None:
         """The driver stops (after every query did): nothing more is taken from Spark's progress events."""
         if self._native is not None:

@@ -142,7 +142,7 @@ class ProgressListener:
     ``org.sparkcat.spark.ProgressFeed`` (jvm/sparkcat) is the session's listener: it keeps the events of the
     queries tracked here as JSON, and one thread takes them in batches. PySpark's own listener bridge would
     call into Python for every event of every query and read each progress field by field over py4j
-    (about 0.12 CPU-s per micro-batch of any query in the session, measured on 2 cores).
+    (about 75 ms of CPU per micro-batch of any query in the session: ``bench/run.py --only listener``).
     """
 
     def __init__(self, spark: Any, on_batch: Callable[[QueryPlan, BatchResult], None]):
