@@ -7,6 +7,7 @@ arguments, so tests can build a ``Driver`` on their own Spark session and worker
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import logging
 import os
 import signal
@@ -258,6 +259,10 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as e:
         log.error("sparkcat cannot start: %s", e.message)
         return 2
+    # kill -QUIT prints every Python thread's stack to stderr and the driver goes on, as a JVM does
+    # (spark-submit's JVM starts this process with SIGQUIT blocked: unblocked first, before any thread starts)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGQUIT})
+    faulthandler.register(signal.SIGQUIT, all_threads=True)
     spark = _session(worker)
     driver = Driver(spark, worker, rest=not args.no_rest)
     stopping = threading.Event()

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -36,13 +39,18 @@ def test_default_run_executes_the_example_pipelines_and_stops_cleanly(tmp_path):
         increments = state / "out" / "increment.jsonl"
         wait_until(lambda: increments.exists() and len(increments.read_text().splitlines()) >= 10,
                    timeout_s=120, message="increment pipeline output")
-        log_text = log_path.read_text()
-        assert "Connector increment-demo is RUNNING" in log_text
-        assert "batch" in log_text and "committed with" in log_text
+        assert "Connector increment-demo is RUNNING" in log_path.read_text()
+        # The sink writes a batch's records before the driver logs the batch as committed.
+        wait_until(lambda: re.search(r"batch \d+ committed with \d+ record", log_path.read_text()), timeout_s=60,
+                   message="a committed batch in the driver's log")
+        os.kill(int(pid_file.read_text()), signal.SIGQUIT)  # as documented: every thread's stack, and it goes on
+        wait_until(lambda: "(most recent call first)" in log_path.read_text(), timeout_s=30,
+                   message="the Python threads' stacks after kill -QUIT")
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=120) == 0
     finally:
         if proc.poll() is None:
+            print(_stacks(pid_file, log_path))  # shown with the failure: where a hung driver waits
             os.killpg(proc.pid, signal.SIGKILL)
         _kill_left_driver(pid_file)
     log_text = log_path.read_text()
@@ -63,6 +71,28 @@ def test_default_run_executes_the_example_pipelines_and_stops_cleanly(tmp_path):
     report = {c["name"]: c for c in json.loads(out.stdout)}
     assert set(report) == {"increment-demo", "file-copy"}
     assert report["increment-demo"]["offsets"], "offsets were committed"
+
+
+def _stacks(pid_file: Path, log_path: Path) -> str:
+    """The driver's log with its Python threads' stacks (SIGQUIT) and its JVM's (``jcmd Thread.print``) at the end."""
+    try:
+        pid = int(pid_file.read_text())
+        os.kill(pid, signal.SIGQUIT)
+    except (FileNotFoundError, ValueError, ProcessLookupError):
+        return log_path.read_text()
+    time.sleep(2)
+    jvm = _parent(pid)  # spark-submit's JVM starts the Python driver
+    dump = subprocess.run(["jcmd", str(jvm), "Thread.print"], capture_output=True, text=True, timeout=60).stdout \
+        if jvm and shutil.which("jcmd") else ""
+    return "\n".join([log_path.read_text(), dump])
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat[stat.rindex(")") + 2:].split()[1])
 
 
 def _kill_left_driver(pid_file: Path) -> None:
