@@ -14,11 +14,11 @@ all of them. Per committed batch: CPU of the JVM and of the driver's Python proc
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from typing import Any
 
+import psutil
 from pyspark.sql.streaming import StreamingQueryListener
 
 from bench.harness import Bench, log
@@ -46,11 +46,12 @@ class _PySparkListener(StreamingQueryListener):
 
 def run(bench: Bench) -> None:
     warm_up, observe = (5.0, 10.0) if bench.quick else (15.0, 30.0)
-    jvm = driver_processes(bench.broker_pids())["jvm"][0].pid
+    driver = driver_processes(bench.broker_pids())
+    jvm, python = driver["jvm"][0], driver["driver_python"][0]
     per_batch: dict[str, dict[str, list[float]]] = {m: {"jvm": [], "python": []} for m in MODES}
     for round_no in range(bench.args.listener_rounds):
         for mode in MODES:
-            jvm_ms, python_ms = _measure(bench, mode, jvm, warm_up, observe, f"r{round_no}")
+            jvm_ms, python_ms = _measure(bench, mode, (jvm, python), warm_up, observe, f"r{round_no}")
             per_batch[mode]["jvm"].append(jvm_ms)
             per_batch[mode]["python"].append(python_ms)
             log.info("listener: %s round %d: %.1f ms JVM, %.2f ms Python per batch", mode, round_no, jvm_ms, python_ms)
@@ -60,7 +61,9 @@ def run(bench: Bench) -> None:
                 values, "ms", f"CPU of the driver's {side} per committed batch, 8 tiny queries, {mode}")
 
 
-def _measure(bench: Bench, mode: str, jvm: int, warm_up: float, observe: float, tag: str) -> tuple[float, float]:
+def _measure(bench: Bench, mode: str, procs: tuple[psutil.Process, psutil.Process], warm_up: float, observe: float,
+             tag: str) -> tuple[float, float]:
+    """CPU per committed batch in ``mode``, in ms: of the JVM and of the driver's Python (``procs``)."""
     session = bench.spark.newSession()  # no listener but this mode's
     stop = threading.Event()
     feed = _listen(session, mode, stop)
@@ -73,9 +76,9 @@ def _measure(bench: Bench, mode: str, jvm: int, warm_up: float, observe: float, 
             for q in queries:
                 feed.track(str(q.id))
         time.sleep(warm_up)
-        b0, j0, p0 = _batches(queries), _jvm_cpu(jvm), _own_cpu()
+        b0, (j0, p0) = _batches(queries), map(_cpu, procs)
         time.sleep(observe)
-        b1, j1, p1 = _batches(queries), _jvm_cpu(jvm), _own_cpu()
+        b1, (j1, p1) = _batches(queries), map(_cpu, procs)
     finally:
         for q in queries:
             q.stop()
@@ -105,12 +108,6 @@ def _batches(queries: list[Any]) -> int:
     return sum((q.lastProgress or {}).get("batchId", 0) for q in queries)
 
 
-def _jvm_cpu(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _own_cpu() -> float:
-    t = os.times()
+def _cpu(proc: psutil.Process) -> float:
+    t = proc.cpu_times()
     return t.user + t.system
