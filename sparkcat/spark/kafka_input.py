@@ -3,9 +3,11 @@
 A sink connector's query reads its topics with ``spark.readStream.format("kafka")``, configured
 here from the ``QueryPlan`` (``reader_options``):
 
-- ``topics`` -> ``subscribe``, ``topics.regex`` -> ``subscribePattern``, anchored so that it
-  matches whole topic names as in Connect (new matching topics are picked up by Spark and start
-  at their earliest offset);
+- ``topics.regex`` -> ``subscribePattern``, anchored so that it matches whole topic names as in
+  Connect (new matching topics are picked up by Spark and start at their earliest offset);
+  ``topics`` -> ``subscribePattern`` too, of exactly those names: Spark's ``subscribe`` describes
+  the named topics and fails the query when one does not exist, where a Connect sink's consumer
+  waits for it; the pattern reads the topics that exist and each missing one once it is created;
 - the consumer's settings from ``sparkcat.kafka.client_settings`` (the worker's ``kafka.*`` for
   consumers and the connector's ``consumer.override.*``, in the Java client's names), as
   ``kafka.``-prefixed options; ``isolation.level`` defaults to ``read_committed``, fetches are
@@ -135,7 +137,7 @@ def reader_options(plan: Any, stored: Mapping[str, int], partitions: Sequence[To
         # anchored: Spark matches the pattern anywhere in a topic name, Connect matches whole names
         options["subscribePattern"] = f"^(?:{regex})$"
     else:
-        options["subscribe"] = ",".join(topics)
+        options["subscribePattern"] = names_pattern(topics)
     if stored and partitions:
         options["startingOffsets"] = starting_offsets_option(stored, partitions)
     else:
@@ -145,6 +147,17 @@ def reader_options(plan: Any, stored: Mapping[str, int], partitions: Sequence[To
     options["failOnDataLoss"] = "false"
     options["includeHeaders"] = "true"
     return options
+
+
+def names_pattern(topics: Sequence[str]) -> str:
+    """A Java regex matching exactly these topic names (every character not a letter, digit or ``_`` escaped).
+
+    >>> names_pattern(["orders.v1", "a-b"])
+    '^(?:orders\\\\.v1|a\\\\-b)$'
+    """
+    def escape(name: str) -> str:  # Java allows a backslash before any character that is not a letter or digit
+        return "".join(c if c.isalnum() or c == "_" else "\\" + c for c in name)
+    return "^(?:" + "|".join(escape(t) for t in topics) + ")$"
 
 
 def assign_tasks(partitions: Iterable[TopicPartitionKey], task_ids: Sequence[int]) -> dict[TopicPartitionKey, int]:

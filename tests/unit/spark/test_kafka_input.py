@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -32,7 +33,11 @@ def plan(config: dict[str, str], tasks: int = 2, **fields) -> QueryPlan:
 def test_reader_options_of_a_sink_with_topics():
     config = {"topics": "a, b", "consumer.override.isolation.level": "read_uncommitted"}
     options = reader_options(plan(config, tasks=3, batch_max_records=500), {}, None)
-    assert options["subscribe"] == "a,b" and "subscribePattern" not in options
+    # a pattern of exactly the names: Spark's "subscribe" fails the query while a topic does not exist yet
+    assert "subscribe" not in options
+    pattern = re.compile(options["subscribePattern"])
+    assert pattern.fullmatch("a") and pattern.fullmatch("b")
+    assert not any(pattern.fullmatch(t) for t in ("ab", "a,b", "xa", "b2", ""))
     assert options["startingOffsets"] == "earliest"
     assert options["maxOffsetsPerTrigger"] == "1500"  # batch.max.records x tasks
     assert options["failOnDataLoss"] == "false" and options["includeHeaders"] == "true"
@@ -40,6 +45,12 @@ def test_reader_options_of_a_sink_with_topics():
     assert options["kafka.bootstrap.servers"] == "h:9092"
     assert int(options["kafka.max.partition.fetch.bytes"]) > 1 << 20  # bigger fetches than the consumer's 1 MB
     assert options["kafka.fetch.max.wait.ms"] == "10"  # no prefetch held 500 ms ahead of the end-of-range lookups
+
+
+def test_listed_topic_names_match_only_themselves():
+    pattern = re.compile(reader_options(plan({"topics": "orders.v1,a-b,x+y"}), {}, None)["subscribePattern"])
+    assert all(pattern.fullmatch(t) for t in ("orders.v1", "a-b", "x+y"))
+    assert not any(pattern.fullmatch(t) for t in ("ordersXv1", "x", "xxy", "orders.v1|a-b"))
 
 
 def test_a_consumer_override_of_the_fetch_wait_wins():
