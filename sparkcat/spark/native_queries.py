@@ -68,7 +68,8 @@ class NativeQueries:
         writer = self._writer(plan, native, native.rows(records))
         query = writer.toTable(native.table) if native.table else writer.start(*([native.path] if native.path else []))
         began = {(t, p): starting.get(tp_key(t, p), 0) for t, p in partitions}
-        self._progress().track(str(query.id), Tracked(plan, dict(assignment.owners), native.transactional, began))
+        self._progress().track(str(query.id), Tracked(plan, dict(assignment.owners), native.transactional, began),
+                               lambda: _recent(query))
         log.info("Connector %s runs natively: Spark writes format %s (%s trigger%s)", plan.connector, native.format,
                  native.trigger.value, ", asynchronous progress tracking" if native.async_progress_ms else "")
         return query
@@ -76,7 +77,7 @@ class NativeQueries:
     def finished(self, query: StreamingQuery) -> None:
         """After ``query`` stopped (or failed): every batch it committed has been reported when this returns."""
         if self._listener is not None:
-            self._listener.finish(str(query.id), lambda: [json.loads(p.json) for p in query.recentProgress])
+            self._listener.finish(str(query.id), lambda: _recent(query))
 
     def close(self) -> None:
         """The driver stops: its native queries' progress is no longer taken."""
@@ -113,6 +114,11 @@ class NativeQueries:
             writer = writer.option("asyncProgressTrackingEnabled", "true") \
                 .option("asyncProgressTrackingCheckpointIntervalMs", str(native.async_progress_ms))
         return writer.trigger(processingTime=f"{plan.trigger_interval_ms} milliseconds")
+
+
+def _recent(query: StreamingQuery) -> list[dict[str, Any]]:
+    """The progress of the query's last batches as Spark renders it (Spark keeps the last 100 by default)."""
+    return [json.loads(p.json) for p in query.recentProgress]
 
 
 def native_reader_options(plan: QueryPlan, native: NativeWrite, starting: dict[str, int],

@@ -157,10 +157,18 @@ class ProgressListener:
         self._worker = threading.Thread(target=self._work, name="sparkcat-progress", daemon=True)
         self._worker.start()
 
-    def track(self, query_id: str, tracked: Tracked) -> None:
-        with self._lock:
-            self._tracked[query_id] = tracked
-        self._feed.track(query_id)
+    def track(self, query_id: str, tracked: Tracked, recent: Callable[[], list[dict[str, Any]]] | None = None) -> None:
+        """Report query ``query_id`` from now on; ``recent()`` (its ``recentProgress``) gives the batches that ended
+        before: Spark may run a short first batch between ``start()`` returning and this call."""
+        with tracked.lock:  # the feed's events of this query wait until the batches before them are reported
+            with self._lock:
+                self._tracked[query_id] = tracked
+            self._feed.track(query_id)
+            try:
+                for progress in recent() if recent is not None else []:
+                    self._report_locked(tracked, progress)
+            except Exception:  # noqa: BLE001 - the feed's next batch repeats the positions
+                log.exception("Reporting the first batches of connector %s failed", tracked.plan.connector)
 
     def finish(self, query_id: str, recent: Callable[[], list[dict[str, Any]]], timeout_s: float = 30.0) -> None:
         """A query ended: wait until its termination was handled (every progress event before it reported), report
@@ -215,13 +223,16 @@ class ProgressListener:
 
     def _report(self, tracked: Tracked, progress: dict[str, Any]) -> None:
         with tracked.lock:
-            batch = int(progress.get("batchId", -1))
-            if batch <= tracked.last_batch:
-                return
-            tracked.last_batch = batch
-            result = batch_result(tracked, progress, self.worker_id)
-            if result is not None and result.tasks:
-                self.on_batch(tracked.plan, result)
+            self._report_locked(tracked, progress)
+
+    def _report_locked(self, tracked: Tracked, progress: dict[str, Any]) -> None:
+        batch = int(progress.get("batchId", -1))
+        if batch <= tracked.last_batch:
+            return
+        tracked.last_batch = batch
+        result = batch_result(tracked, progress, self.worker_id)
+        if result is not None and result.tasks:
+            self.on_batch(tracked.plan, result)
 
 
 def _new_feed(spark: Any) -> Any:

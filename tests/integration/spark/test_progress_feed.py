@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from sparkcat.spark.progress import ProgressListener
-from tests.kafka_helpers import wait_until
+from sparkcat.spark.plan import QueryPlan
+from sparkcat.spark.progress import ProgressListener, Tracked
+from tests.kafka_helpers import create_topic, produce, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -52,3 +53,31 @@ def test_a_closed_listener_takes_no_more_events(spark):
     assert listener._worker.is_alive()
     listener.close()
     assert not listener._worker.is_alive(), "closing ends the thread that takes the events"
+
+
+def test_batches_that_ended_before_tracking_began_are_reported(spark, broker, tmp_path, unique_name):
+    """Spark may end a query's first batch between ``start()`` returning and ``track()``: it still counts."""
+    topic = f"{unique_name}-in"
+    create_topic(broker.bootstrap, topic, partitions=1)
+    produce(broker.bootstrap, topic, [b"r%d" % i for i in range(7)])
+    reported = []
+    listener = ProgressListener(spark, lambda plan, result: reported.append(result))
+    query = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", broker.bootstrap)
+             .option("subscribe", topic).option("startingOffsets", "earliest").load()
+             .writeStream.format("noop").queryName(unique_name).trigger(processingTime="100 milliseconds")
+             .option("checkpointLocation", str(tmp_path / "ck")).start())
+    try:
+        wait_until(lambda: query.lastProgress is not None and query.lastProgress["numInputRows"] == 7,
+                   message="the query's first batch, before anything tracks it")
+        plan = QueryPlan(unique_name, "sink", "x:C", "x:T", {"topics": topic}, [{}], str(tmp_path / "ck"))
+        listener.track(str(query.id), Tracked(plan, {(topic, 0): 0}, False),
+                       lambda: [json.loads(p.json) for p in query.recentProgress])
+        assert [(r.tasks[0].records, r.tasks[0].offsets) for r in reported] == [
+            (7, [({"kafka_topic": topic, "kafka_partition": 0}, {"kafka_offset": 7})])]
+        produce(broker.bootstrap, topic, [b"s%d" % i for i in range(3)])
+        wait_until(lambda: sum(r.tasks[0].records for r in reported) == 10,
+                   message=lambda: f"the next batch from the feed (got {reported})")
+        assert [r.batch_id for r in reported] == sorted({r.batch_id for r in reported})  # each batch once, in order
+    finally:
+        query.stop()
+        listener.close()
