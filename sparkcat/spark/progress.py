@@ -157,7 +157,7 @@ class ProgressListener:
         self._worker = threading.Thread(target=self._work, name="sparkcat-progress", daemon=True)
         self._worker.start()
 
-    def track(self, query_id: str, tracked: Tracked, recent: Callable[[], list[dict[str, Any]]] | None = None) -> None:
+    def track(self, query_id: str, tracked: Tracked, recent: Callable[[], list[dict[str, Any]]]) -> None:
         """Report query ``query_id`` from now on; ``recent()`` (its ``recentProgress``) gives the batches that ended
         before: Spark may run a short first batch between ``start()`` returning and this call."""
         with tracked.lock:  # the feed's events of this query wait until the batches before them are reported
@@ -165,7 +165,7 @@ class ProgressListener:
                 self._tracked[query_id] = tracked
             self._feed.track(query_id)
             try:
-                for progress in recent() if recent is not None else []:
+                for progress in recent():
                     self._report_locked(tracked, progress)
             except Exception:  # noqa: BLE001 - the feed's next batch repeats the positions
                 log.exception("Reporting the first batches of connector %s failed", tracked.plan.connector)
