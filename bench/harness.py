@@ -127,8 +127,8 @@ class Bench:
     def _driver(self):
         """A Driver on Kafka stores whose offsets store times its writes (``TimedOffsetStore``)."""
         from sparkcat.bootstrap import Driver
-        from sparkcat.runtime.worker_config import WorkerConfig
-        from sparkcat.runtime.stores import open_stores
+        from sparkcat.config.worker import WorkerConfig
+        from sparkcat.config.stores import open_stores
 
         worker = WorkerConfig(state_dir=str(self.work / "state"), bootstrap_servers=self.broker.bootstrap,
                               config_topic=f"bench-{self.run_id}-configs", offset_topic=f"bench-{self.run_id}-offsets",

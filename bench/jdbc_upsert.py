@@ -116,7 +116,7 @@ def loop_copy(pg: Any, db: str, bootstrap: str, topic: str, records: int) -> flo
 
 def sparkcat_load(pg: Any, db: str, broker: Any, topic: str, records: int, work: Path) -> dict[str, float]:
     from sparkcat.bootstrap import Driver
-    from sparkcat.runtime.worker_config import WorkerConfig
+    from sparkcat.config.worker import WorkerConfig
     from tests.spark_fixture import make_spark
 
     spark = make_spark("local[2]")

@@ -52,7 +52,7 @@ def main() -> None:
     from confluent_kafka.admin import AdminClient, NewTopic
 
     from sparkcat.bootstrap import Driver
-    from sparkcat.runtime.worker_config import WorkerConfig
+    from sparkcat.config.worker import WorkerConfig
     from tests.broker import KafkaBroker, free_port
     from tests.spark_fixture import make_spark
 

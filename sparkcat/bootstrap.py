@@ -17,17 +17,18 @@ from pathlib import Path
 
 from sparkcat.errors import ConfigError, StorageError
 from sparkcat.redact import SPARK_REDACTION_REGEX
-from sparkcat.runtime.herder import Herder
-from sparkcat.runtime.logger_levels import LoggerLevels
-from sparkcat.runtime.membership import GroupMembership, GroupSettings, SoleLeader, StateDirLock
-from sparkcat.runtime.config_stream import ConfigStream
-from sparkcat.runtime.pipelines import PipelineWatcher
-from sparkcat.runtime.query_runner import QueryRunner
-from sparkcat.runtime.reconciler import Reconciler
-from sparkcat.runtime.rest_config import check_exposure
-from sparkcat.runtime.status_reporter import new_status_reporter
-from sparkcat.runtime.worker_config import WorkerConfig, load_worker_config
-from sparkcat.runtime.stores import open_stores
+from sparkcat.runtime.control.herder import Herder
+from sparkcat.runtime.control.logger_levels import LoggerLevels
+from sparkcat.runtime.control.membership import GroupMembership, GroupSettings, StateDirLock
+from sparkcat.runtime.leadership import SoleLeader
+from sparkcat.runtime.control.config_follower import ConfigFollower
+from sparkcat.runtime.control.pipelines import PipelineWatcher
+from sparkcat.runtime.execution.query_runner import QueryRunner
+from sparkcat.runtime.execution.reconciler import Reconciler
+from sparkcat.config.rest import check_exposure
+from sparkcat.runtime.execution.status_reporter import new_status_reporter
+from sparkcat.config.worker import WorkerConfig, load_worker_config
+from sparkcat.config.stores import open_stores
 from sparkcat.runtime.supervision import install_thread_excepthook, unhealthy_reason
 from sparkcat.spark.kafka_input import drop_admins
 from sparkcat.storage.factory import Stores
@@ -53,7 +54,7 @@ class Driver:
         #: Logger levels (``/admin/loggers``); the herder applies cluster-scoped ones from the config log.
         self.loggers = LoggerLevels()
         self.reconciler: Reconciler | None = None
-        self.config_stream: ConfigStream | None = None
+        self.config_stream: ConfigFollower | None = None
         self._watcher: PipelineWatcher | None = None
         self._keep_warm = None  # KeepWarm: a standby's Python workers, run every 30 s
         self.rest_server = None
@@ -77,7 +78,7 @@ class Driver:
             self.membership.on_change = lambda: (herder.wake(), runner.publish_lease())
             self.membership.start()
         self.herder.start()
-        self.config_stream = ConfigStream(self.worker, self.herder)
+        self.config_stream = ConfigFollower(self.worker, self.herder)
         self.config_stream.start()
         self.herder.watches.append(self.config_stream.check)  # restarted with backoff whenever it ends
         log.info("Driver %s started (stores: %s)", self.driver_id,
@@ -103,11 +104,11 @@ class Driver:
         a tiny query of the connectors' kind (Python workers with sparkcat imported, JVM classes) and the
         status store's producer (a promoted driver's first status write, 0.7 s measured, is on the way
         to its first query start)."""
-        from sparkcat.runtime.names import WARM_UP_QUERY, dir_name
-        from sparkcat.spark import hadoop_fs
+        from sparkcat.config.names import WARM_UP_QUERY, dir_name
+        from sparkcat.policy import paths
         from sparkcat.spark.warm_up import run_warm_up
 
-        checkpoint = hadoop_fs.child_path(self.worker.checkpoint_root, f"_{WARM_UP_QUERY}-{dir_name(self.driver_id)}")
+        checkpoint = paths.child_path(self.worker.checkpoint_root, f"_{WARM_UP_QUERY}-{dir_name(self.driver_id)}")
         try:
             took = run_warm_up(self.spark, WARM_UP_QUERY, str(checkpoint))
             start_writer = getattr(self.stores.status.backend, "start_writer", None)

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from sparkcat.bootstrap import Driver
-from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.config.worker import WorkerConfig
 from tests.spark_fixture import make_spark
 
 

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from sparkcat.bootstrap import Driver, configure_logging
-from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.config.worker import WorkerConfig
 from tests.spark_fixture import make_spark
 
 

@@ -11,7 +11,7 @@ from sparkcat.cli.common import client, spec_variables, substituted
 from sparkcat.client.plan import CHANGED, CREATED, UNCHANGED, SpecPlan, plan_apply, plan_prune
 from sparkcat.client.rest import ApiError, RestClient
 from sparkcat.errors import ConfigError
-from sparkcat.runtime.validation import SINK_PREFIX
+from sparkcat.config.validation import SINK_PREFIX
 from sparkcat.specs import ConnectorSpec, load_specs, spec_files
 
 

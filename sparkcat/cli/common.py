@@ -46,7 +46,7 @@ def add_named(sub: Any, name: str, func: Callable, text: str, *parents: argparse
 def worker(worker_config: str | None, **overrides: Any):
     """The worker config (``--worker-config``, else conf/worker.yaml when present), as the driver reads it,
     with the non-None ``overrides`` (flags) applied."""
-    from sparkcat.runtime.worker_config import load_worker_config
+    from sparkcat.config.worker import load_worker_config
 
     return load_worker_config(worker_config_path(worker_config)).with_overrides(**overrides)
 
@@ -63,6 +63,6 @@ def spec_variables(state_dir: str | None, worker_config: str | None) -> dict[str
 
 def substituted(spec: ConnectorSpec, variables: dict[str, str]) -> ConnectorSpec:
     """``spec`` with ``variables`` replaced in its config, as the driver's pipeline watcher replaces them."""
-    from sparkcat.runtime.pipelines import substitute
+    from sparkcat.runtime.control.pipelines import substitute
 
     return ConnectorSpec(spec.name, substitute(spec.config, variables), spec.source, spec.initial_state)

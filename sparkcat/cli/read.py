@@ -41,8 +41,8 @@ def status(args: argparse.Namespace) -> int:
 
 def _store_report(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Status and offsets read from the stores the worker config (with the flags) names."""
-    from sparkcat.runtime.status_view import connector_offsets, connector_status
-    from sparkcat.runtime.stores import open_stores
+    from sparkcat.runtime.control.status_view import connector_offsets, connector_status
+    from sparkcat.config.stores import open_stores
 
     stores = open_stores(worker(args.worker_config, bootstrap_servers=args.bootstrap_servers,
                                 state_dir=args.state_dir))

@@ -81,7 +81,7 @@ def _worker_policy(args: argparse.Namespace):
 def _offline_check(policy) -> Check:
     """Validation against the plugins' ConfigDefs and the worker's InputPolicy, without a driver."""
     def check(spec: ConnectorSpec) -> tuple[dict[str, list[str]], str]:
-        from sparkcat.runtime.validation import validate_connector_config
+        from sparkcat.config.validation import validate_connector_config
 
         result = validate_connector_config(spec.config, policy)
         return result.errors, f"{result.connector_class}, {result.connector_type}"

@@ -54,7 +54,7 @@ def resolve_url(explicit: str | None, worker_config: str | None, env: Mapping[st
     path = worker_config_path(worker_config)
     if path is None:
         return DEFAULT_URL
-    from sparkcat.runtime.worker_config import load_worker_config
+    from sparkcat.config.worker import load_worker_config
 
     return load_worker_config(path).rest_listeners[0].url
 
@@ -107,7 +107,7 @@ def resolve_credentials(user: str | None, token: str | None, worker_config: str 
     if path is None or not url_from_worker:
         return None
     from sparkcat.rest.credentials import parse_properties
-    from sparkcat.runtime.worker_config import load_worker_config
+    from sparkcat.config.worker import load_worker_config
 
     security = load_worker_config(path).rest_security
     for file, make in ((security.bearer_tokens_file, lambda k, v, s: Credentials.bearer(v, s)),

@@ -9,6 +9,7 @@ resolving symlinks and ``..``, so neither can reach outside what the operator al
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -63,3 +64,43 @@ def check_allowed_path(key: str, path: str, allowed_dirs: Sequence[str]) -> None
     problem = allowed_path_problem(path, allowed_dirs)
     if problem is not None:
         raise ConfigError(f"{key}: {problem}", {key: [problem]})
+
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+
+
+def scheme(path: str) -> str | None:
+    """The URI scheme of ``path`` (``hdfs``, ``file``, ...), or None for a plain path.
+
+    >>> scheme("hdfs://nn:8020/ck"), scheme("file:/tmp/ck"), scheme("/tmp/ck"), scheme("state")
+    ('hdfs', 'file', None, None)
+    """
+    m = _SCHEME.match(path)
+    # "C:" (a drive letter) is not a scheme
+    return m.group(1).lower() if m and len(m.group(1)) > 1 else None
+
+
+def local_root(path: str) -> str:
+    """``path`` as a root directory: a URI stays as written (without a trailing ``/``), a plain path is made absolute.
+
+    >>> local_root("hdfs://nn/ck/"), local_root("/srv/state/checkpoints")
+    ('hdfs://nn/ck', '/srv/state/checkpoints')
+    """
+    if scheme(path) is not None:
+        return path.rstrip("/") or path
+    return str(Path(path).resolve())
+
+
+def child_path(root: str, component: str) -> str:
+    """``root/component``, where ``component`` must be one path component (``runtime.names.dir_name``'s output).
+
+    >>> child_path("s3a://bucket/ck", "orders"), child_path("/srv/ck", "_sparkcat-config-log")
+    ('s3a://bucket/ck/orders', '/srv/ck/_sparkcat-config-log')
+    >>> child_path("/srv/ck", "../x")
+    Traceback (most recent call last):
+    ...
+    sparkcat.errors.ConfigError: '../x' is not one path component below /srv/ck
+    """
+    if component in ("", ".", "..") or "/" in component or "\\" in component or ":" in component:
+        raise ConfigError(f"{component!r} is not one path component below {root}")
+    return f"{root.rstrip('/')}/{component}"

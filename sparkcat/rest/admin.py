@@ -8,7 +8,7 @@ from fastapi import APIRouter, Body, Response
 from fastapi.responses import JSONResponse
 
 from sparkcat.rest.context import RestContext
-from sparkcat.runtime.logger_levels import level_name, parse_level
+from sparkcat.runtime.control.logger_levels import level_name, parse_level
 
 
 def router(ctx: RestContext) -> APIRouter:

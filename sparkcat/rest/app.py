@@ -1,8 +1,8 @@
 """Builds the FastAPI application of the Kafka Connect-compatible REST API.
 
 >>> from types import SimpleNamespace
->>> from sparkcat.runtime.logger_levels import LoggerLevels
->>> from sparkcat.runtime.worker_config import WorkerConfig
+>>> from sparkcat.runtime.control.logger_levels import LoggerLevels
+>>> from sparkcat.config.worker import WorkerConfig
 >>> app = create_app(SimpleNamespace(herder=None, worker=WorkerConfig(), loggers=LoggerLevels()))
 >>> sorted(app.openapi()["paths"]["/connectors/{name}/offsets"])
 ['delete', 'get', 'patch']
@@ -18,7 +18,7 @@ from sparkcat.rest.context import RestContext
 from sparkcat.rest.errors import install_error_handlers
 from sparkcat.rest.forward import ForwardToLeader
 from sparkcat.rest.guard import GuardPolicy, RequestGuard
-from sparkcat.runtime.herder_api import DriverApi
+from sparkcat.runtime.control.herder_api import DriverApi
 
 DESCRIPTION = (
     "Kafka Connect's REST API, served by the sparkcat driver. Errors answer "

@@ -10,7 +10,7 @@ from pathlib import Path
 from sparkcat import __version__
 from sparkcat.errors import StorageError
 from sparkcat.kafka.client_settings import admin_settings
-from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.config.worker import WorkerConfig
 
 
 @functools.lru_cache(maxsize=1)

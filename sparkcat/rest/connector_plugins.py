@@ -10,7 +10,7 @@ from sparkcat.errors import BadRequestError
 from sparkcat.rest import views
 from sparkcat.rest.bodies import ConfigMap, config_strings, java_boolean
 from sparkcat.rest.context import RestContext
-from sparkcat.runtime.validation import validate_connector_config
+from sparkcat.config.validation import validate_connector_config
 
 
 def router(ctx: RestContext) -> APIRouter:

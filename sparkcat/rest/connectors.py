@@ -26,7 +26,7 @@ from sparkcat.rest.bodies import (
 )
 from sparkcat.rest.context import RestContext
 from sparkcat.model.config_state import TargetState
-from sparkcat.runtime.validation import mask_connector_config, validate_connector_config
+from sparkcat.config.validation import mask_connector_config, validate_connector_config
 
 ALTERED = "The offsets for this connector have been altered successfully"
 RESET = "The offsets for this connector have been reset successfully"

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.rest.cluster import ClusterInfo
 from sparkcat.rest.errors import ServiceUnavailableError
-from sparkcat.runtime.herder_api import DriverApi, HerderApi
-from sparkcat.runtime.logger_levels import LoggerLevels
+from sparkcat.runtime.control.herder_api import DriverApi, HerderApi
+from sparkcat.runtime.control.logger_levels import LoggerLevels
 
 #: How long a request waits for the herder to finish reading the config log at start-up.
 READY_TIMEOUT_S = 30.0

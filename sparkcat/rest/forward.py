@@ -18,7 +18,7 @@ import httpx
 from starlette.types import Receive, Scope, Send
 
 from sparkcat.rest.errors import error_response
-from sparkcat.runtime.herder_api import DriverApi, HerderApi
+from sparkcat.runtime.control.herder_api import DriverApi, HerderApi
 
 log = logging.getLogger("sparkcat.rest")
 

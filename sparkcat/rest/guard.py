@@ -38,7 +38,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from sparkcat.rest.credentials import PasswordFile, TokenFile, basic_credentials, bearer_token
-from sparkcat.runtime.rest_config import LOOPBACK_NAMES, RestSecurityConfig
+from sparkcat.config.rest import LOOPBACK_NAMES, RestSecurityConfig
 
 log = logging.getLogger("sparkcat.rest")
 

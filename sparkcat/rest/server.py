@@ -17,9 +17,9 @@ from typing import Any
 
 from sparkcat.errors import ConfigError, SparkcatError
 from sparkcat.rest.slow_headers import HEADER_TIMEOUT_S, with_timeout
-from sparkcat.runtime.herder_api import DriverApi
-from sparkcat.runtime.rest_config import Listener, TlsConfig, check_exposure
-from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.runtime.control.herder_api import DriverApi
+from sparkcat.config.rest import Listener, TlsConfig, check_exposure
+from sparkcat.config.worker import WorkerConfig
 
 log = logging.getLogger("sparkcat.rest")
 

@@ -1,7 +1,7 @@
 """Connect's response entities built from the herder's snapshot (connector info, tasks, plugins).
 
 Statuses come from the herder (``Herder.connector_status``, built by
-``sparkcat.runtime.status_view``, which the CLI shares); this module adds only what
+``sparkcat.runtime.control.status_view``, which the CLI shares); this module adds only what
 the REST API shows and the CLI does not.
 """
 
@@ -13,9 +13,9 @@ from sparkcat import plugins, redact
 from sparkcat.errors import NotFoundError, SparkcatError
 from sparkcat.model.config_state import ClusterConfigState
 from sparkcat.policy.input_policy import InputPolicy
-from sparkcat.runtime.config_infos import key_infos
-from sparkcat.runtime.validation import framework_definition, mask_connector_config, secret_keys
-from sparkcat.runtime.status_view import connector_type
+from sparkcat.config.infos import key_infos
+from sparkcat.config.validation import framework_definition, mask_connector_config, secret_keys
+from sparkcat.runtime.control.status_view import connector_type
 
 CONNECTOR_TYPES = ("source", "sink")
 

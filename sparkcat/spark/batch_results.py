@@ -21,7 +21,7 @@ from pyspark.sql import DataFrame
 
 from sparkcat.errors import ConnectorError
 from sparkcat.model.error_metrics import ErrorCounts
-from sparkcat.spark.plan import TASK_FAILURE_MARK, BatchResult, TaskBatchResult, task_failure_message
+from sparkcat.spark.query_plan import TASK_FAILURE_MARK, BatchResult, TaskBatchResult, task_failure_message
 from sparkcat.storage.offsets import partition_key
 
 __all__ = ["Handler", "RESULT_SCHEMA", "Tally", "Tallies", "result_batch", "batch_result", "columns",

@@ -24,7 +24,7 @@ from sparkcat.errors import ConfigError
 from sparkcat.plugins import load_class
 from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, SinkBatchIds, Tally, batch_result, result_batch
 from sparkcat.spark.kafka_input import Assignment, sink_position, subscribed_partitions, tag_tasks, tp_key
-from sparkcat.spark.plan import BatchResult, QueryPlan
+from sparkcat.spark.query_plan import BatchResult, QueryPlan
 from sparkcat.transforms import KEEP
 
 __all__ = ["batch_writer_for", "batch_writer_handler"]

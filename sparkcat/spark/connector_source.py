@@ -36,7 +36,7 @@ from sparkcat.api.connector import SourceTask
 from sparkcat.api.records import SourceRecord
 from sparkcat.plugins import load_class
 from sparkcat.policy.input_policy import prepare
-from sparkcat.spark.plan import QueryPlan, task_failure_message
+from sparkcat.spark.query_plan import QueryPlan, task_failure_message
 from sparkcat.storage.offsets import partition_key
 from sparkcat.converters import SimpleHeaderConverter
 from sparkcat.transforms import HEADERS_DDL

@@ -35,7 +35,7 @@ from typing import Any
 from sparkcat.errors import ConnectorError
 from sparkcat.kafka.dead_letter_queue import DeadLetterQueue, ErrorOrigin, ensure_topic
 from sparkcat.model.error_metrics import ErrorCounts
-from sparkcat.spark.plan import QueryPlan, task_failure_message
+from sparkcat.spark.query_plan import QueryPlan, task_failure_message
 
 __all__ = ["ErrorSettings", "ConsumedRecord", "SourceRow", "RecordErrors", "LogReporter",
            "ToleranceExceededError", "KEY_CONVERTER", "VALUE_CONVERTER", "class_name", "tolerance_message",

@@ -21,7 +21,7 @@ from __future__ import annotations
 from sparkcat.spark.batch_results import Handler
 from sparkcat.spark.batch_writers import batch_writer_for, batch_writer_handler
 from sparkcat.spark.error_handling import ensure_dead_letter_queue
-from sparkcat.spark.plan import LeaseSource, QueryPlan, no_lease
+from sparkcat.spark.query_plan import LeaseSource, QueryPlan, no_lease
 from sparkcat.spark.sink_tasks import from_kafka_to_sink_task, to_sink_task
 from sparkcat.spark.source_to_kafka import to_kafka
 from sparkcat.spark.source_txn import to_kafka_exactly_once

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from sparkcat.kafka.producers import LeaderLease
-from sparkcat.spark.plan import LeaseSource
+from sparkcat.spark.query_plan import LeaseSource
 
 __all__ = ["write_under_lease", "lease_refused", "parse_group_metadata", "publish"]
 

@@ -23,7 +23,7 @@ from sparkcat.errors import ConfigError
 from sparkcat.policy.input_policy import prepare
 from sparkcat.spark.checkpoint_log import read_offset_log
 from sparkcat.spark.kafka_input import Assignment, reader_options, route, subscribed_partitions, tag_tasks, tp_key
-from sparkcat.spark.plan import QueryPlan, task_failure_message
+from sparkcat.spark.query_plan import QueryPlan, task_failure_message
 from sparkcat.spark.progress import ProgressListener, Tracked
 from sparkcat.spark.queries import sink_starting_offsets
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparkcat.spark.kafka_input import sink_position
-from sparkcat.spark.plan import BatchResult, QueryPlan, TaskBatchResult
+from sparkcat.spark.query_plan import BatchResult, QueryPlan, TaskBatchResult
 
 __all__ = ["Tracked", "ProgressListener", "batch_result", "share_out", "LAST_BATCH_METRIC"]
 

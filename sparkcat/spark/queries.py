@@ -20,7 +20,7 @@ from pyspark.sql.streaming import StreamingQuery
 from sparkcat.spark import planned_source
 from sparkcat.spark.handlers import handler_for
 from sparkcat.spark.kafka_input import reader_options, subscribed_partitions, tp_key
-from sparkcat.spark.plan import BatchResult, LeaseSource, QueryPlan, no_lease
+from sparkcat.spark.query_plan import BatchResult, LeaseSource, QueryPlan, no_lease
 
 __all__ = ["KAFKA_FORMAT", "KAFKA_COLUMNS", "register_sources", "start_query", "read_stream",
            "sink_starting_offsets"]

@@ -44,7 +44,7 @@ from sparkcat.converters import at_topic, converter_for
 from sparkcat.spark.error_handling import KEY_CONVERTER, VALUE_CONVERTER, ConsumedRecord, RecordErrors, record_errors
 from sparkcat.spark.kafka_input import Assignment, route, sink_position, subscribed_partitions, tp_key
 from sparkcat.spark.source_to_kafka import producer_config
-from sparkcat.spark.plan import BatchResult, QueryPlan
+from sparkcat.spark.query_plan import BatchResult, QueryPlan
 from sparkcat.spark.sink_chain import chain_of, transform_batch, transformed_records
 from sparkcat.transforms import KEEP
 

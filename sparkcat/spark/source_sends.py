@@ -44,7 +44,7 @@ from sparkcat.errors import ConnectorError
 from sparkcat.kafka.producers import Deliveries
 from sparkcat.spark.batch_results import Tallies
 from sparkcat.spark.error_handling import RecordErrors, SourceRow, without_rows
-from sparkcat.spark.plan import task_failure_message
+from sparkcat.spark.query_plan import task_failure_message
 
 __all__ = ["KAFKA_PRODUCE", "SourceSends", "SendFailedError", "KafkaProduce", "SentRecord"]
 

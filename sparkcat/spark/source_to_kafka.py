@@ -26,7 +26,7 @@ from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, Tallies, batch_
 from sparkcat.converters import converter_for
 from sparkcat.spark.error_handling import RecordErrors, convert_source_batch, record_errors, without_rows
 from sparkcat.spark.kafka_serialisation import value_type_of
-from sparkcat.spark.plan import BatchResult, QueryPlan
+from sparkcat.spark.query_plan import BatchResult, QueryPlan
 from sparkcat.spark.source_sends import SourceSends
 from sparkcat.transforms import KEEP
 

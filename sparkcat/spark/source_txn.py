@@ -43,7 +43,7 @@ from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, Tallies, batch_
 from sparkcat.spark.error_handling import record_errors
 from sparkcat.spark.leases import write_under_lease
 from sparkcat.spark.kafka_serialisation import value_type_of
-from sparkcat.spark.plan import BatchResult, LeaseSource, QueryPlan, no_lease
+from sparkcat.spark.query_plan import BatchResult, LeaseSource, QueryPlan, no_lease
 from sparkcat.spark.source_sends import SourceSends
 from sparkcat.spark.source_to_kafka import produce_arrow_rows, producer_config
 from sparkcat.storage import json_codec

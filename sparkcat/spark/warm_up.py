@@ -22,7 +22,7 @@ from typing import Any
 
 from sparkcat.errors import ConnectorError
 from sparkcat.spark import hadoop_fs
-from sparkcat.spark.plan import QueryPlan
+from sparkcat.spark.query_plan import QueryPlan
 from sparkcat.spark.pools import CONNECTORS_POOL, in_pool
 
 __all__ = ["warm_up_plan", "run_warm_up", "touch_workers", "KeepWarm", "KEEP_WARM_S"]

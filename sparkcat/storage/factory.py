@@ -3,7 +3,7 @@
 A spec is a flat ``dict[str, str]`` that can cross to another process (a Spark reader):
 ``{"backend": "kafka", "bootstrap.servers": ..., "topic": ..., "kafka.<client key>": ...}``
 (with ``"partitions": N`` for a multi-partition log: the offsets and status topics, created with N)
-or ``{"backend": "local", "dir": ..., "name": ...}``. ``sparkcat.runtime.stores`` builds
+or ``{"backend": "local", "dir": ..., "name": ...}``. ``sparkcat.config.stores`` builds
 specs from a worker config.
 """
 

@@ -16,7 +16,7 @@ def test_reference_tables_match_the_code():
 
 def test_every_built_in_connector_and_framework_key_is_in_the_reference():
     from sparkcat.plugins import BUILTINS
-    from sparkcat.runtime.connector_config import SINK_CONNECTOR_CONFIG
+    from sparkcat.config.connector import SINK_CONNECTOR_CONFIG
 
     text = (REPO / "docs" / "reference.md").read_text()
     for info in BUILTINS:

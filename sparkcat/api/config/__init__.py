@@ -2,7 +2,7 @@
 
 ``types`` holds the value types and their text forms, ``validators`` the per-value
 checks, ``config_def`` the definitions themselves. The framework's own connector keys
-are in ``sparkcat.runtime.connector_config``.
+are in ``sparkcat.config.connector``.
 """
 
 from sparkcat.api.config.config_def import ConfigDef, ConfigKey, ConfigValue, Recommender

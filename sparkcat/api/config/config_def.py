@@ -2,7 +2,7 @@
 
 Connectors and the runtime declare their keys once; parsing and validation come from
 those definitions (the REST ``config/validate`` body is rendered in
-``sparkcat.runtime.config_infos``).
+``sparkcat.config.infos``).
 """
 
 from __future__ import annotations

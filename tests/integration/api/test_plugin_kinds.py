@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from sparkcat.bootstrap import Driver
-from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.config.worker import WorkerConfig
 from tests.kafka_helpers import create_topic, produce, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]

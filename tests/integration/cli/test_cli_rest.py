@@ -19,7 +19,7 @@ import yaml
 
 from sparkcat.bootstrap import Driver
 from sparkcat.cli import main
-from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.config.worker import WorkerConfig
 from tests.broker import free_port
 from tests.kafka_helpers import wait_until
 

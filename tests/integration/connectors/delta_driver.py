@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from sparkcat.spark.plan import BatchResult, QueryPlan
+from sparkcat.spark.query_plan import BatchResult, QueryPlan
 from sparkcat.spark.queries import register_sources, start_query
 from sparkcat.storage.local.log import LocalLog
 from sparkcat.storage.offsets import OffsetStore

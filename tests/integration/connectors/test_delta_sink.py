@@ -20,9 +20,9 @@ from confluent_kafka import Producer
 from pyspark.errors import StreamingQueryException
 
 from sparkcat import plugins
-from sparkcat.runtime.reconciler import class_path
-from sparkcat.runtime.validation import embedded_sink_config
-from sparkcat.spark.plan import QueryPlan
+from sparkcat.runtime.execution.reconciler import class_path
+from sparkcat.config.validation import embedded_sink_config
+from sparkcat.spark.query_plan import QueryPlan
 from sparkcat.spark.queries import register_sources, start_query
 from tests.integration.connectors.test_kafka_sink import kafka_worker, start_driver, status_of
 from tests.integration.spark.query_helpers import Batches, Gate, wait_until
@@ -328,7 +328,7 @@ def test_a_query_starting_behind_the_table_does_not_write_what_the_table_holds(s
 
 @pytest.mark.parametrize("ddl", ["id NOSUCHTYPE", "BIGINT"])
 def test_a_schema_that_is_not_a_ddl_field_list_is_refused_naming_the_key(spark, ddl):
-    from sparkcat.runtime.validation import validate_connector_config
+    from sparkcat.config.validation import validate_connector_config
     result = validate_connector_config({"name": "d", "connector.class": "delta", "topics": "t", "table.path": "/x",
                                         "value.converter.schemas.enable": "false", "value.schema": ddl})
     assert list(result.errors) == ["value.schema"]

@@ -124,7 +124,7 @@ def test_auto_evolve_adds_columns_and_without_it_the_batch_fails_naming_them(pos
 
 
 def test_validation_refuses_connect_jdbc_combinations_and_non_postgres_urls(postgres, pg_database):
-    from sparkcat.runtime.validation import validate_connector_config
+    from sparkcat.config.validation import validate_connector_config
     bad = {"connector.class": "jdbc-sink", "name": "s", "topics": "t", "connection.url": "jdbc:mysql://h/db",
            "insert.mode": "upsert", "delete.enabled": "true"}
     errors = validate_connector_config(bad).errors

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
-from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.config.worker import WorkerConfig
 from tests.broker import KafkaBroker
 from tests.integration.runtime.test_driver import start_driver, status_of
 from tests.kafka_helpers import (

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sparkcat.bootstrap import Driver
-from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.config.worker import WorkerConfig
 from tests.connect_worker import ConnectWorker
 from tests.kafka_helpers import create_topic, read_topic, wait_until
 

@@ -13,7 +13,7 @@ import pytest
 
 from sparkcat.bootstrap import Driver
 from sparkcat.cli import main
-from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.config.worker import WorkerConfig
 from tests.broker import free_port
 from tests.connect_worker import ConnectWorker
 from tests.integration.interop.test_connect_topics import STRING, file_source, values, write_lines

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from sparkcat.bootstrap import Driver
-from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.config.worker import WorkerConfig
 from tests.broker import free_port
 from tests.kafka_helpers import wait_until
 from tests.plugins import secret_probe

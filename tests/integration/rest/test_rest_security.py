@@ -22,8 +22,8 @@ from kafka_connect import KafkaConnect
 
 from sparkcat.bootstrap import Driver
 from sparkcat.cli import main as cli
-from sparkcat.runtime.rest_config import Listener, RestSecurityConfig, TlsConfig
-from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.config.rest import Listener, RestSecurityConfig, TlsConfig
+from sparkcat.config.worker import WorkerConfig
 from tests.broker import free_port
 from tests.tls import SelfSigned, self_signed
 

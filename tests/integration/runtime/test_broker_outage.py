@@ -17,7 +17,7 @@ import pytest
 from confluent_kafka import Producer
 
 from sparkcat.bootstrap import Driver
-from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.config.worker import WorkerConfig
 from tests.broker import KafkaBroker, free_port
 from tests.kafka_helpers import create_topic, read_topic, wait_until
 

@@ -17,7 +17,7 @@ from sparkcat.kafka.client_dialects import PLAIN_MODULE
 from sparkcat.kafka.client_settings import consumer_settings
 from sparkcat.kafka.sink_groups import committed_positions
 from sparkcat.rest.cluster import ClusterInfo
-from sparkcat.runtime.worker_config import load_worker_config
+from sparkcat.config.worker import load_worker_config
 from tests.integration.runtime.test_driver import JSON_NO_SCHEMA, file_lines, states
 from tests.kafka_helpers import create_topic, read_topic, wait_until
 

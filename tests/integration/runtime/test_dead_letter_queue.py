@@ -27,7 +27,7 @@ from confluent_kafka.admin import AdminClient
 
 from sparkcat.bootstrap import Driver
 from sparkcat.rest import metrics
-from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.config.worker import WorkerConfig
 from tests.integration.runtime.test_source_produce_errors import LINES, SMALL_BATCHES, create_limited_topic
 from tests.kafka_helpers import create_topic, read_topic, wait_until
 

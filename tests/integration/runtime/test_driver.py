@@ -12,7 +12,7 @@ import pytest
 
 from sparkcat.bootstrap import Driver
 from sparkcat.model.config_state import TargetState
-from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.config.worker import WorkerConfig
 from tests.kafka_helpers import create_topic, read_json_values, read_topic, wait_until
 
 pytestmark = pytest.mark.integration

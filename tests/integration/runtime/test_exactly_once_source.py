@@ -15,7 +15,7 @@ import json
 
 import pytest
 
-from sparkcat.runtime.stores import offsets_store_spec
+from sparkcat.config.stores import offsets_store_spec
 from sparkcat.storage.factory import open_offsets_store
 from tests.driver_process import kill_while, seeded_random, start_driver_process
 from tests.integration.runtime.test_driver import (

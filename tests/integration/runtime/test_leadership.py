@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from sparkcat.bootstrap import Driver
-from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.config.worker import WorkerConfig
 from tests.driver_process import kill_session, start_driver_process
 from tests.integration.runtime.test_driver import JSON_NO_SCHEMA, kafka_worker_fields
 from tests.kafka_helpers import end_offsets, read_json_values, read_topic, wait_until

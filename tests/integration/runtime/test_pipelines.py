@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sparkcat.bootstrap import Driver
-from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.config.worker import WorkerConfig
 from tests.kafka_helpers import wait_until
 
 pytestmark = pytest.mark.integration

@@ -18,7 +18,7 @@ import pytest
 
 from sparkcat.bootstrap import Driver
 from sparkcat.errors import StorageError
-from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.config.worker import WorkerConfig
 from tests.broker import free_port
 from tests.integration.runtime.test_broker_outage import Watch
 from tests.kafka_helpers import create_topic, produce, wait_until

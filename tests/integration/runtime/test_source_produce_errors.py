@@ -26,7 +26,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from sparkcat.bootstrap import Driver
 from sparkcat.rest import metrics
-from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.config.worker import WorkerConfig
 from tests.kafka_helpers import read_topic, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]

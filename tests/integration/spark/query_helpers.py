@@ -6,7 +6,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from sparkcat.spark.plan import BatchResult, QueryPlan
+from sparkcat.spark.query_plan import BatchResult, QueryPlan
 from sparkcat.storage.offsets import OffsetStore
 from tests.kafka_helpers import wait_until as wait_for
 

@@ -13,7 +13,7 @@ from pyspark.errors import StreamingQueryException
 from sparkcat.connectors.file_sink import FileStreamSinkConnector
 from sparkcat.connectors.increment import IncrementSourceConnector
 from sparkcat.converters import converter_for
-from sparkcat.spark.plan import QueryPlan
+from sparkcat.spark.query_plan import QueryPlan
 from sparkcat.spark.queries import start_query
 from sparkcat.storage.local.log import LocalLog
 from sparkcat.storage.offsets import OffsetStore

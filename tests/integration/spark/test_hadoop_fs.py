@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 
-from sparkcat.runtime.plans import checkpoint_dir
-from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.runtime.execution.plan_builder import checkpoint_dir
+from sparkcat.config.worker import WorkerConfig
+from sparkcat.policy import paths
 from sparkcat.spark import hadoop_fs
 
 
@@ -40,8 +41,8 @@ def test_checkpoints_under_file_uris_absolute_and_relative_paths_are_found_and_d
 def test_default_checkpoint_root_is_state_dir_checkpoints_and_mkdirs_creates_parents(spark, tmp_path):
     worker = WorkerConfig(state_dir=str(tmp_path / "state"))
     assert worker.checkpoint_root == str(tmp_path / "state" / "checkpoints")
-    deep = hadoop_fs.child_path(worker.checkpoint_root, "a") + "/b/c"
+    deep = paths.child_path(worker.checkpoint_root, "a") + "/b/c"
     hadoop_fs.mkdirs(spark, deep)
     assert (tmp_path / "state" / "checkpoints" / "a" / "b" / "c").is_dir()
-    assert hadoop_fs.delete(spark, hadoop_fs.child_path(worker.checkpoint_root, "a"))
+    assert hadoop_fs.delete(spark, paths.child_path(worker.checkpoint_root, "a"))
     assert not (tmp_path / "state" / "checkpoints" / "a").exists()

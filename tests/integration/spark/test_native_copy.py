@@ -16,7 +16,7 @@ from sparkcat.connectors.kafka_copy import TIMESTAMP_HEADER
 from sparkcat.connectors.kafka_sink import KafkaSinkConnector
 from sparkcat.spark.kafka_input import assign_tasks
 from sparkcat.spark.native_queries import NativeQueries
-from sparkcat.spark.plan import QueryPlan
+from sparkcat.spark.query_plan import QueryPlan
 from sparkcat.storage.factory import open_offsets_store
 from tests.integration.spark.query_helpers import Batches, wait_until
 from tests.kafka_helpers import create_topic, ordered_producer_settings

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from sparkcat.spark.plan import QueryPlan
+from sparkcat.spark.query_plan import QueryPlan
 from sparkcat.spark.progress import ProgressListener, Tracked
 from tests.kafka_helpers import create_topic, produce, wait_until
 

@@ -19,7 +19,7 @@ from confluent_kafka import Producer
 from pyspark.errors import StreamingQueryException
 
 from sparkcat.spark.kafka_input import Assignment, murmur3_int, route
-from sparkcat.spark.plan import QueryPlan
+from sparkcat.spark.query_plan import QueryPlan
 from sparkcat.spark.queries import start_query
 from sparkcat.storage.local.log import LocalLog
 from sparkcat.storage.offsets import OffsetStore

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sparkcat.runtime.names import WARM_UP_QUERY
+from sparkcat.config.names import WARM_UP_QUERY
 from sparkcat.spark.warm_up import run_warm_up
 
 

@@ -6,8 +6,8 @@ import pytest
 
 from sparkcat.model.config_state import TargetState
 from sparkcat.model.status import State, Status
-from sparkcat.runtime.worker_config import WorkerConfig
-from sparkcat.runtime.stores import open_stores
+from sparkcat.config.worker import WorkerConfig
+from sparkcat.config.stores import open_stores
 from sparkcat.storage.kafka.log import KafkaLog
 
 pytestmark = pytest.mark.integration

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from sparkcat.spark.plan import QueryPlan
+from sparkcat.spark.query_plan import QueryPlan
 from tests.integration.spark.query_helpers import Batches, run_until
 from tests.integration.spark.test_connector_query import create_topics, increment_plan
 from tests.integration.transforms.test_source_chain import read_with_headers

@@ -7,9 +7,9 @@ import pytest
 from sparkcat import plugins
 from sparkcat.connectors.delta_sink import DeltaSinkConnector, DeltaSinkSettings, DeltaSinkTask
 from sparkcat.errors import ConfigError, ConnectorError
-from sparkcat.runtime.validation import validate_connector_config
+from sparkcat.config.validation import validate_connector_config
 from sparkcat.spark.handlers import handler_for
-from sparkcat.spark.plan import QueryPlan
+from sparkcat.spark.query_plan import QueryPlan
 
 TABLE = {"table.path": "/tmp/nowhere/orders"}
 KAFKA = {"name": "d", "connector.class": "delta", "topics": "orders", "key.converter": "org.apache.kafka.connect.storage.StringConverter"}

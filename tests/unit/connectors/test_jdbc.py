@@ -12,7 +12,7 @@ from sparkcat.connectors.jdbc_common import parse_url, split_name
 from sparkcat.connectors.jdbc_sink import JdbcSinkSettings
 from sparkcat.connectors.jdbc_source import config_problems as source_problems
 from sparkcat.errors import ConfigError
-from sparkcat.runtime.validation import mask_connector_config, validate_connector_config
+from sparkcat.config.validation import mask_connector_config, validate_connector_config
 
 URL = "jdbc:postgresql://127.0.0.1:5432/shop"
 

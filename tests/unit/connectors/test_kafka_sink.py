@@ -14,7 +14,7 @@ from sparkcat.connectors.kafka_sink import (
 )
 from sparkcat.errors import ConfigError, ConnectorError
 from sparkcat.plugins import connector_class
-from sparkcat.runtime.validation import validate_connector_config
+from sparkcat.config.validation import validate_connector_config
 
 
 def test_aliases_resolve_to_the_connector():

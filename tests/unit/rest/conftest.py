@@ -14,11 +14,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from sparkcat.rest.app import create_app
-from sparkcat.runtime.herder import Herder, new_status_reporter
-from sparkcat.runtime.logger_levels import LoggerLevels
-from sparkcat.runtime.query_runner import QueryRunner
-from sparkcat.runtime.reconciler import Reconciler
-from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.runtime.control.herder import Herder, new_status_reporter
+from sparkcat.runtime.control.logger_levels import LoggerLevels
+from sparkcat.runtime.execution.query_runner import QueryRunner
+from sparkcat.runtime.execution.reconciler import Reconciler
+from sparkcat.config.worker import WorkerConfig
 from sparkcat.storage.factory import memory_stores
 
 

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 
 from sparkcat.rest.app import create_app
 from sparkcat.rest.guard import GuardPolicy
-from sparkcat.runtime.rest_config import RestSecurityConfig
+from sparkcat.config.rest import RestSecurityConfig
 
 CONFIG = {"connector.class": "increment", "increments": "1"}
 

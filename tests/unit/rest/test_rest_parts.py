@@ -12,9 +12,9 @@ import pytest
 from sparkcat.errors import SparkcatError
 from sparkcat.rest import metrics
 from sparkcat.rest.errors import validation_message
-from sparkcat.runtime.logger_levels import level_name, parse_level
+from sparkcat.runtime.control.logger_levels import level_name, parse_level
 from sparkcat.rest.server import RestServer
-from sparkcat.runtime.rest_config import Listener
+from sparkcat.config.rest import Listener
 from sparkcat.rest.views import restart_plan
 
 STATUS = {"name": "c", "type": "source", "connector": {"state": "RUNNING", "worker_id": "d:1"},
@@ -101,8 +101,8 @@ def test_the_herder_and_the_driver_have_everything_rest_asks_of_them():
     import inspect
 
     from sparkcat.bootstrap import Driver
-    from sparkcat.runtime.herder import Herder
-    from sparkcat.runtime.herder_api import DriverApi, HerderApi
+    from sparkcat.runtime.control.herder import Herder
+    from sparkcat.runtime.control.herder_api import DriverApi, HerderApi
     for protocol, implementation in ((HerderApi, Herder), (DriverApi, Driver)):
         wanted = {n for n, _ in inspect.getmembers(protocol) if not n.startswith("_")}
         wanted |= set(getattr(protocol, "__annotations__", {}))

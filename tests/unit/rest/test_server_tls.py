@@ -8,8 +8,8 @@ import pytest
 
 from sparkcat.errors import ConfigError
 from sparkcat.rest.server import RestServer, tls_context
-from sparkcat.runtime.rest_config import Listener, TlsConfig
-from sparkcat.runtime.worker_config import WorkerConfig
+from sparkcat.config.rest import Listener, TlsConfig
+from sparkcat.config.worker import WorkerConfig
 from tests.tls import self_signed
 
 

@@ -22,7 +22,7 @@ from sparkcat.spark.kafka_input import (
     subscribed,
     worker_admin,
 )
-from sparkcat.spark.plan import QueryPlan
+from sparkcat.spark.query_plan import QueryPlan
 
 
 def plan(config: dict[str, str], tasks: int = 2, **fields) -> QueryPlan:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sparkcat.api.native import NativeWrite, TriggerMode
 from sparkcat.spark.native_queries import native_reader_options
-from sparkcat.spark.plan import QueryPlan
+from sparkcat.spark.query_plan import QueryPlan
 
 
 def plan(config: dict[str, str]) -> QueryPlan:

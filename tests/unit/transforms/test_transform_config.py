@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sparkcat.errors import ConfigError
-from sparkcat.runtime.validation import validate_connector_config
+from sparkcat.config.validation import validate_connector_config
 from sparkcat.transforms import chain_errors, parse_chain
 
 T = "org.apache.kafka.connect.transforms."

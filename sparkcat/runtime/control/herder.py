@@ -1,0 +1,391 @@
+"""The herder: the only control surface of the cluster, and the loop that makes it so.
+
+REST, CLI and YAML apply call the request methods; each is validated, queued, and
+executed by the herder thread, which is the single writer of the config log. The
+config log comes back through a follower thread (``on_config_records``) and every
+change is reconciled: connectors started on the driver, task configs committed,
+one streaming query per connector started, paused, stopped or restarted. The state read from the
+config log is ``config_view.ConfigView``; the offsets API is ``offsets_api.ConnectorOffsets``; what
+REST may call is ``herder_api.HerderApi``.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+from sparkcat import redact
+from sparkcat.errors import ConflictError, FencedError, NotFoundError, NotLeaderError
+from sparkcat.model.config_state import ClusterConfigState, TargetState
+from sparkcat.policy.input_policy import InputPolicy
+from sparkcat.runtime.control import status_view
+from sparkcat.runtime.control.config_view import ConfigView
+from sparkcat.runtime.execution.lifecycle import Progress
+from sparkcat.runtime.control.logger_levels import ClusterLevels, LoggerLevels
+from sparkcat.runtime.leadership import Leadership, SoleLeader
+from sparkcat.config.names import check_connector_name
+from sparkcat.runtime.control.offsets_api import ConnectorOffsets
+from sparkcat.runtime.execution.reconciler import Reconciler
+from sparkcat.runtime.execution.status_reporter import new_status_reporter
+from sparkcat.runtime.supervision import Outage
+from sparkcat.config.validation import validate_connector_config
+from sparkcat.storage.factory import Stores
+from sparkcat.storage.log import LogRecord
+
+log = logging.getLogger("sparkcat.herder")
+
+TICK_S = 0.5
+
+
+class Herder:
+    """Owns the cluster: validates requests, writes the config log, reconciles what runs."""
+
+    def __init__(self, stores: Stores, reconciler: Reconciler, driver_id: str,
+                 leadership: Leadership | None = None, loggers: LoggerLevels | None = None):
+        """``leadership``: whether this driver leads its cluster (default: alone, always the leader);
+        ``loggers``: the driver's logger levels, which cluster-scoped levels in the config log set."""
+        self.stores = stores
+        self.loggers = loggers or LoggerLevels()
+        self.leadership: Leadership = leadership or SoleLeader()
+        self._leading = False       # promoted: the config writer is ours and connectors may run
+        self._lead_from = 0         # the config log's end when promoted: reconcile once read that far
+        self._role_known = threading.Event()
+        self.reconciler = reconciler
+        self.driver_id = driver_id
+        self._config = ConfigView()  # the config log as the follower read it
+        self._requests: queue.Queue[tuple[Callable[[], Any], Future]] = queue.Queue()
+        self._wake = threading.Event()
+        reconciler.wake = self._wake.set  # a query stopped on its own thread: reconcile without waiting a tick
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._start_offset = 0
+        #: Whether the loop's last pass worked (``/health``); a failed pass is retried with backoff.
+        self.outage = Outage("The herder")
+        #: Called at the start of every pass, before anything that can fail (e.g. the config stream's watchdog).
+        self.watches: list[Callable[[], None]] = []
+        #: Connect's offsets API (KIP-875) and the active-topics reset, run through this herder.
+        self.offsets = ConnectorOffsets(stores, reconciler, self._require, self._submit, self.snapshot,
+                                        lambda: self.ready)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Start the herder thread; requests made before the first reconcile wait for it."""
+        self._start_offset = self.stores.config.last_offset() + 1
+        self.reconciler.ignore_restarts_before(self._start_offset)
+        # logger-cluster- records written from now on set this driver's levels, REST or not (KIP-976)
+        self.watches.append(ClusterLevels(self.stores.config.backend.end_offset,
+                                          lambda: self.snapshot().logger_levels, self.loggers).apply_new)
+        self._thread = threading.Thread(target=self._run, name="sparkcat-herder", daemon=True)
+        self._thread.start()
+
+    def wake(self) -> None:
+        """Run a pass now rather than at the next tick (e.g. the group promoted or demoted this driver)."""
+        self._wake.set()
+
+    def wait_ready(self, timeout_s: float = 120.0) -> bool:
+        """True once the config log was read up to where it stood at start."""
+        return self._ready.wait(timeout_s)
+
+    @property
+    def ready(self) -> bool:
+        return self._ready.is_set()
+
+    @property
+    def thread_ended(self) -> bool:
+        """True when the herder thread ended without being stopped (it never should: see ``_run``)."""
+        return self._thread is not None and not self._thread.is_alive() and not self._stop.is_set()
+
+    def stop(self) -> None:
+        """Stop every query gracefully (batches in flight finish), then the herder thread."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=120)
+        try:
+            self.reconciler.stop_all()
+        except Exception:  # e.g. the status store is unreachable: the queries are stopped all the same
+            log.exception("Stopping the connectors did not finish cleanly")
+
+    def on_config_records(self, records: list[LogRecord]) -> None:
+        """Called by the config log follower: apply in log order (``ConfigView``), then reconcile."""
+        self._config.apply(records)
+        self._wake.set()
+
+    @property
+    def rebuilding(self) -> bool:
+        """True while a restarted config stream has not yet read as far as the state in use."""
+        return self._config.rebuilding
+
+    def config_log_read_to_end(self) -> None:
+        """The restarted config stream has read the whole log as it is now (``ConfigView.read_to_end``)."""
+        if self._config.read_to_end():
+            self._wake.set()
+
+    def rebuild_config_state(self) -> None:
+        """The config stream was restarted and reads the log from its beginning again."""
+        self._config.rebuild()
+
+    def _run(self) -> None:
+        """Tick until stopped; a pass that raises (a store or broker error) is retried with backoff."""
+        pause = TICK_S
+        while not self._stop.is_set():
+            self._wake.wait(pause)
+            self._wake.clear()
+            for watch in self.watches:
+                try:
+                    watch()
+                except Exception:  # a watch keeps its own outage; this is a bug in it, not an outage
+                    log.exception("A watch of the herder loop failed")
+            try:
+                self._tick()
+            except FencedError as e:  # e.g. a task-config write of the reconciler: a newer leader took over
+                self._fenced(e)
+            except Exception as e:  # noqa: BLE001 - whatever it is, the loop must go on (logged by Outage)
+                pause = max(TICK_S, self.outage.failed(e))
+            else:
+                self.outage.recovered()
+                pause = TICK_S
+
+    def _tick(self) -> None:
+        self._lead_or_follow()
+        self._drain_requests()
+        state = self.snapshot()
+        if state.offset + 1 >= self._start_offset:
+            if self._leading and state.offset + 1 >= self._lead_from:
+                self.reconciler.reconcile(state)
+            self._ready.set()
+
+    # ------------------------------------------------------------------ leadership
+
+    @property
+    def is_leader(self) -> bool:
+        """Whether this driver leads: it alone writes the config log and runs connectors."""
+        return self._leading
+
+    @property
+    def leader_url(self) -> str | None:
+        """The leader's REST URL as the group reports it (None while nobody holds the leadership)."""
+        return self.leadership.leader_url()
+
+    def wait_role(self, timeout_s: float) -> bool:
+        """True once this driver knows whether it leads (promoted, or another driver is the leader)."""
+        return self._role_known.wait(timeout_s)
+
+    def _lead_or_follow(self) -> None:
+        """Promote or demote this driver as the group decided (every pass, before requests run)."""
+        leader = self.leadership.is_leader()
+        if leader and not self._leading:
+            self._promote()
+        elif not leader and self._leading:
+            self._demote("the group gave the leadership to another driver, or the coordinator is out of reach")
+        if not self._role_known.is_set() and (self._leading or self.leadership.leader_url() is not None):
+            self._role_known.set()
+            if not self._leading:
+                log.info("Driver %s is a standby; the leader is %s", self.driver_id, self.leadership.leader_url())
+
+    def _promote(self) -> None:
+        """Fence the previous leader's config writer, then lead from the log's end as it is now."""
+        began = time.monotonic()
+        self.stores.config.use_writer(self.leadership.config_writer())
+        fenced = time.monotonic()
+        self._lead_from = self.stores.config.last_written_offset() + 1
+        self.reconciler.ignore_restarts_before(max(self._start_offset, self._lead_from))
+        self.reconciler.reporter = new_status_reporter(self.stores, self.driver_id)
+        self._leading = True
+        log.info("Driver %s is the leader (config log read up to offset %d before connectors run; "
+                 "writer fenced in %.2f s, log end in %.2f s)", self.driver_id, self._lead_from - 1,
+                 fenced - began, time.monotonic() - fenced)
+
+    def _demote(self, reason: str) -> None:
+        """Stop every connector this driver runs and become a standby."""
+        self._leading = False
+        log.warning("Driver %s is a standby now: %s; stopping its connectors", self.driver_id, reason)
+        self.stores.config.use_writer(None)
+        self.reconciler.release_all(graceful=False)  # nothing of ours can commit now: cancel, do not wait
+
+    def _fenced(self, error: FencedError) -> None:
+        """A newer leader fenced our config writer: step down in the group and stop leading."""
+        if self._leading:
+            self.leadership.step_down(error.message)
+            self._demote(f"fenced: {error.message}")
+
+    def _drain_requests(self) -> None:
+        while True:
+            try:
+                fn, future = self._requests.get_nowait()
+            except queue.Empty:
+                return
+            if not future.set_running_or_notify_cancel():
+                continue
+            if not self._leading:
+                future.set_exception(NotLeaderError(
+                    f"Driver {self.driver_id} is not the leader; send the request to the leader "
+                    f"({self.leader_url or 'unknown: the group is electing one'})", self.leader_url))
+                continue
+            try:
+                future.set_result(fn())
+            except FencedError as e:
+                future.set_exception(e)
+                self._fenced(e)
+            except BaseException as e:  # handed to the caller, who reports it
+                future.set_exception(e)
+
+    def _submit(self, fn: Callable[[], Any], timeout_s: float = 60.0) -> Any:
+        """Run ``fn`` on the herder thread (the single writer) and wait for it to be read back."""
+        future: Future = Future()
+        self._requests.put((fn, future))
+        self._wake.set()
+        result = future.result(timeout=timeout_s)
+        self._await_config_offset(self.stores.config.last_written_offset(), timeout_s)
+        return result
+
+    def _await_config_offset(self, offset: int, timeout_s: float) -> None:
+        """Wait until the config stream has applied ``offset`` (a write of ours came back), at most ``timeout_s``."""
+        self._config.wait_for_offset(offset, timeout_s)
+
+    # ------------------------------------------------------------------ reads
+
+    def snapshot(self) -> ClusterConfigState:
+        return self._config.snapshot()
+
+    def connectors(self) -> list[str]:
+        return self.snapshot().connectors()
+
+    def connector_config(self, name: str) -> dict[str, str]:
+        config = self.snapshot().connector_config(name)
+        if config is None:
+            raise NotFoundError(f"Connector {name} not found")
+        return dict(config)
+
+    def task_configs(self, name: str) -> list[dict[str, str]]:
+        state = self.snapshot()
+        if not state.contains(name):
+            raise NotFoundError(f"Connector {name} not found")
+        return state.all_task_configs(name)
+
+    def target_state(self, name: str) -> TargetState:
+        state = self.snapshot().target_state(name)
+        if state is None:
+            raise NotFoundError(f"Connector {name} not found")
+        return state
+
+    @property
+    def policy(self) -> InputPolicy:
+        """The worker's limits on connector configs, as requests are validated against them."""
+        return self.reconciler.policy
+
+    def connector_status(self, name: str, state: ClusterConfigState | None = None) -> dict[str, Any]:
+        """``GET /connectors/NAME/status``, from ``state`` (a snapshot already taken) or a fresh one."""
+        status = status_view.connector_status(name, state or self.snapshot(), self.stores.status)
+        rt = self.reconciler.runtimes.get(name)
+        auto = rt.auto_restart.status(name) if rt is not None else None
+        if auto is not None:  # Strimzi's autoRestart status, a field Connect does not have
+            status["autoRestart"] = auto
+        return status
+
+    def task_status(self, name: str, task: int) -> dict[str, Any]:
+        """``GET /connectors/NAME/tasks/N/status``; 404 for an unknown connector or task."""
+        if task not in self._require(name).task_ids(name):
+            raise NotFoundError(f"No status found for task {name}-{task}")
+        return status_view.task_status(name, task, self.stores.status)
+
+    def active_topics(self, name: str) -> list[str]:
+        """The topics the connector used (KIP-558)."""
+        self._require(name)
+        return self.stores.status.topics(name)
+
+    def running_connectors(self) -> list[str]:
+        """The connectors whose streaming query runs on this driver now (none on a standby)."""
+        return sorted(name for name, rt in list(self.reconciler.runtimes.items())
+                      if rt.query is not None and rt.query.is_active())
+
+    def connector_progress(self) -> list[tuple[str, Progress]]:
+        """(name, copy of its progress) of every connector this driver runs, by name."""
+        runtimes = sorted(list(self.reconciler.runtimes.items()))
+        return [(name, rt.progress.snapshot(None if rt.query is None else rt.query.query)) for name, rt in runtimes]
+
+    # ------------------------------------------------------------------ requests
+
+    def put_connector_config(self, name: str, config: dict[str, str], *, allow_replace: bool = True,
+                             initial_state: TargetState | None = None) -> bool:
+        """Create or update a connector; True when created. Invalid configs and names never reach the log."""
+        check_connector_name(name)
+        config = {**{k: str(v) for k, v in config.items()}, "name": name}
+        config = redact.keep_hidden_secrets(config, self.snapshot().connector_config(name) or {})
+        validate_connector_config(config, self.reconciler.policy).raise_if_invalid(f"connector {name}")
+
+        def write() -> bool:
+            exists = self.snapshot().contains(name)
+            if exists and not allow_replace:
+                raise ConflictError(f"Connector {name} already exists")
+            self.stores.config.put_connector_config(name, config, None if exists else initial_state)
+            log.info("Connector %s %s", name, "updated" if exists else "created")
+            return not exists
+
+        return self._submit(write)
+
+    def delete_connector(self, name: str) -> None:
+        def write() -> None:
+            self._require(name)
+            self.stores.config.remove_connector_config(name)
+            log.info("Connector %s deletion requested", name)
+
+        self._submit(write)
+
+    def set_target_state(self, name: str, target: TargetState) -> None:
+        """Pause, resume or stop (Connect's PUT /pause, /resume, /stop)."""
+        def write() -> None:
+            self._require(name)
+            self.stores.config.put_target_state(name, target)
+            log.info("Connector %s target state set to %s", name, target.value)
+
+        self._submit(write)
+
+    def restart_connector(self, name: str, include_tasks: bool = False, only_failed: bool = False) -> None:
+        def write() -> None:
+            state = self._require(name)
+            self.stores.config.request_restart(name, include_tasks, only_failed)
+            self.reconciler.report_restarting(name, include_tasks, only_failed, state.task_ids(name))
+            log.info("Restart of %s requested (include tasks: %s, only failed: %s)",
+                     name, include_tasks, only_failed)
+
+        self._submit(write)
+
+    def restart_task(self, name: str, task: int) -> None:
+        def act() -> None:
+            state = self._require(name)
+            if task not in state.task_ids(name):
+                raise NotFoundError(f"Task {name}-{task} not found")
+            self.reconciler.restart_task(name, task)
+
+        self._submit(act)
+
+    def connector_offsets(self, name: str) -> list[tuple[dict[str, Any], Any]]:
+        return self.offsets.connector_offsets(name)
+
+    def alter_connector_offsets(self, name: str, offsets: list[tuple[Any, Any]]) -> None:
+        self.offsets.alter_connector_offsets(name, offsets)
+
+    def reset_connector_offsets(self, name: str) -> None:
+        self.offsets.reset_connector_offsets(name)
+
+    def reset_connector_active_topics(self, name: str) -> None:
+        self.offsets.reset_connector_active_topics(name)
+
+    def set_cluster_logger_level(self, namespace: str, level: str) -> None:
+        """``PUT /admin/loggers/NAME?scope=cluster``: a ``logger-cluster-`` record every driver on this config log applies."""
+        self.stores.config.put_logger_level(namespace, level)
+
+    def _require(self, name: str) -> ClusterConfigState:
+        state = self.snapshot()
+        if not state.contains(name):
+            raise NotFoundError(f"Connector {name} not found")
+        return state
+

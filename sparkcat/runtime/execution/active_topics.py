@@ -1,0 +1,43 @@
+"""Active topics (KIP-558): the topics a connector's tasks used, as ``status-topic-TOPIC:connector-NAME`` records.
+
+Connect's workers write such a record the first time a task consumes from (sinks) or produces to
+(sources) a topic that the status topic does not list yet for its connector; ``GET
+/connectors/NAME/topics`` lists them and ``PUT /connectors/NAME/topics/reset`` deletes them.
+sparkcat records a sink's topics from the positions of each committed batch.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from sparkcat.errors import StorageError
+from sparkcat.model.status import TopicStatus
+from sparkcat.spark.query_plan import BatchResult
+from sparkcat.storage.status import StatusStore
+
+log = logging.getLogger(__name__)
+
+
+def record_sink_topics(status: StatusStore, result: BatchResult) -> None:
+    """Write a topic record for every topic a task of ``result`` consumed that is not listed yet."""
+    used: dict[str, int] = {}
+    for task in result.tasks.values():
+        for partition, _ in task.offsets:
+            topic = partition.get("kafka_topic")
+            if isinstance(topic, str):
+                used.setdefault(topic, task.task)
+    if not used:
+        return
+    try:
+        known = set(status.known_topics(result.connector))
+        now = int(time.time() * 1000)
+        for topic, task in sorted(used.items()):
+            if topic not in known:
+                status.put_topic(TopicStatus(topic, result.connector, task, now))
+                log.info("Connector %s: topic %s is active (first used by task %d)", result.connector, topic, task)
+    except StorageError as e:
+        # Bookkeeping, as Connect's status writes are: a status topic that cannot be read or written now
+        # does not fail the batch that was written; the next batch finds the topic unlisted and tries again.
+        log.warning("Connector %s: its active topics were not recorded (tried again with its next batch): %s",
+                    result.connector, e)

@@ -1,0 +1,174 @@
+"""Starts and stops connector queries; a graceful stop never cuts a micro-batch in half.
+
+Each query's batch handler runs under the query's gate. A graceful stop takes the
+gate (so the batch in flight finishes and its offsets are recorded), marks the query
+as stopping, and only then stops it; a batch that starts afterwards refuses to write.
+The gate also refuses a batch while this driver does not lead (a driver resumed after a
+pause, before its herder has stopped its queries), and hands exactly-once writers the
+leadership's ``LeaderLease``, which their commits carry.
+
+A native sink's query (``sparkcat.api.native``) has no handler and so no gate: it is stopped
+once no trigger is active, and every batch it committed is reported from its progress before
+``stop`` returns. JVM writers get the lease from the driver JVM (``publish_lease``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from sparkcat.runtime.execution import resume
+from sparkcat.api.connector import Connector
+from sparkcat.runtime.leadership import Leadership, SoleLeader
+from sparkcat.spark.query_plan import BatchResult, QueryPlan
+from sparkcat.spark.pools import CONNECTORS_POOL, in_pool
+from sparkcat.storage.offsets import OffsetStore
+
+if TYPE_CHECKING:
+    from sparkcat.spark.native_queries import NativeQueries
+
+log = logging.getLogger(__name__)
+
+
+class QueryStopping(RuntimeError):
+    """Raised by a batch that begins while its query is being stopped, so it is not committed."""
+
+
+@dataclass
+class RunningQuery:
+    """A started query with its plan and its batch gate."""
+
+    plan: QueryPlan
+    query: object = None
+    gate: threading.Lock = field(default_factory=threading.Lock)
+    stopping: bool = False
+    started_at: float = field(default_factory=time.time)
+    native: bool = False  # Spark writes the records itself: no foreachBatch, batches reported from progress
+
+    def is_active(self) -> bool:
+        return bool(self.query is not None and self.query.isActive)
+
+    def failure(self) -> str | None:
+        """The exception text if the query terminated with an error (not by our stop)."""
+        if self.query is None or self.query.isActive or self.stopping:
+            return None
+        error = self.query.exception()
+        return None if error is None else str(error)
+
+
+class QueryRunner:
+    """The herder's handle on Spark: one streaming query per connector.
+
+    ``start`` and ``stop`` may be called from several threads at once (the reconciler
+    starts and stops queries off the herder thread), each for a different query.
+    """
+
+    def __init__(self, spark, on_batch: Callable[[QueryPlan, BatchResult], None],
+                 leadership: Leadership | None = None, offsets: OffsetStore | None = None):
+        """``offsets``: the driver's offsets store, which source connectors' planners read (else each opens one)."""
+        self.spark = spark
+        self.on_batch = on_batch
+        self.offsets = offsets
+        self.leadership: Leadership = leadership or SoleLeader()
+        self._native: NativeQueries | None = None
+        self._registered = False
+        self._register_lock = threading.Lock()
+
+    def publish_lease(self) -> None:
+        """Give the driver JVM's exactly-once writers the current lease, or take it away (membership changed)."""
+        key = self.leadership.lease_key()
+        if key and self.spark is not None:
+            from sparkcat.spark.leases import publish
+            publish(self.spark, key, self.leadership.lease())
+
+    def start(self, plan: QueryPlan, connector: Connector | None = None) -> RunningQuery:
+        """Start ``plan``'s query: natively when its (started) ``connector`` answers ``native_write``."""
+        from sparkcat.spark import queries
+        from sparkcat.spark.native_queries import NativeQueries
+
+        with self._register_lock:
+            if not self._registered:
+                queries.register_sources(self.spark)
+                self._registered = True
+        running = RunningQuery(plan)
+
+        def gate(run_batch: Callable[[], None]) -> None:
+            with running.gate:
+                if running.stopping:
+                    raise QueryStopping(f"query of {plan.connector} is stopping; batch left for replay")
+                if not self.leadership.is_leader():
+                    running.stopping = True  # ended by us, not failed: nothing is reported FAILED
+                    raise QueryStopping(f"this driver does not lead now; batch of {plan.connector} left for replay")
+                run_batch()
+
+        with in_pool(self.spark, CONNECTORS_POOL):  # behind the herder's config-log batches
+            if self._native is None:
+                self._native = NativeQueries(self.spark, self.on_batch)
+            running.query = self._native.start(plan, connector, self.leadership.lease_key())
+            running.native = running.query is not None
+            if not running.native:
+                running.query = queries.start_query(self.spark, plan, self.on_batch, gate, self.leadership.lease,
+                                                    self.offsets)
+        return running
+
+    def stop(self, running: RunningQuery, timeout_s: float = 60.0, graceful: bool = True) -> None:
+        """Let the batch in flight finish and reach Spark's commit log, then stop the query.
+
+        Spark writes ``commits/N`` after foreachBatch returns; stopping in between would
+        replay batch N after a restart (duplicates in Kafka). So after closing the gate
+        we wait until no trigger is active, or the next batch hit the closed gate and
+        ended the query. ``graceful=False`` (a driver that stopped leading) stops at once:
+        its batch in flight could not commit anyway (cut off from Kafka, or its lease is
+        fenced), and waiting would keep its tasks running next to the new leader's.
+        """
+        if graceful:
+            acquired = running.gate.acquire(timeout=timeout_s)
+            try:
+                running.stopping = True
+            finally:
+                if acquired:
+                    running.gate.release()
+            _wait_for_idle(running.query, timeout_s)
+        else:
+            running.stopping = True
+        if running.query is not None:
+            try:
+                running.query.stop()
+            except Exception as e:  # a query that failed meanwhile raises here; it is stopped either way
+                log.debug("stopping query %s: %s", running.plan.connector, e)
+            if running.native and self._native is not None:
+                self._native.finished(running.query)
+
+    def close(self) -> None:
+        """The driver stops (after every query did): nothing more is taken from Spark's progress events."""
+        if self._native is not None:
+            self._native.close()
+
+    def align_checkpoint(self, offsets: OffsetStore, plan: QueryPlan) -> bool:
+        """Drop ``plan``'s checkpoint when the cluster committed past it (``runtime/resume.py``); True when dropped."""
+        return resume.align_checkpoint(self.spark, offsets, plan)
+
+    def delete_checkpoint(self, path: str) -> None:
+        """Delete a query's checkpoint on whichever Hadoop file system holds it (``spark/hadoop_fs.py``).
+
+        Without a Spark session (REST unit tests) no query ever ran, so there is no checkpoint to delete.
+        """
+        from sparkcat.spark import hadoop_fs
+
+        if self.spark is not None:
+            hadoop_fs.delete(self.spark, path)
+
+
+def _wait_for_idle(query, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while query is not None and time.monotonic() < deadline:
+        try:
+            if not query.isActive or not query.status["isTriggerActive"]:
+                return
+        except Exception:  # the query ended while we asked
+            return
+        time.sleep(0.05)

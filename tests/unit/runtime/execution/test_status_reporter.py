@@ -1,0 +1,35 @@
+"""The one log line of a task's state change says why it failed, not the last line of Spark's query plan."""
+
+from __future__ import annotations
+
+from sparkcat.runtime.execution.status_reporter import _first_line
+
+QUERY_TRACE = """An exception was raised by the Python Proxy. Return Message: Traceback (most recent call last):
+  File "/x/sparkcat/storage/kafka/log.py", line 110, in _wrapped
+    yield
+cimpl.KafkaException: KafkaError{code=OFFSET_NOT_AVAILABLE,val=78,str="Broker: Leader high watermark is not caught up"}
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "/x/sparkcat/storage/kafka/log.py", line 113, in _wrapped
+    raise self._error(action, exc.args[0] if exc.args else str(exc)) from exc
+sparkcat.errors.StorageError: Kafka log 'status': reading failed: Broker: Leader high watermark is not caught up
+
+=== Streaming Query ===
+Identifier: jdbc [id = d7e30aa7, runId = 205ae01b]
+Logical Plan:
++- ~StreamingDataSourceV2ScanRelation[key#25479, value#25480] KafkaTable
+"""
+
+
+def test_a_failed_querys_line_is_its_last_exception_not_the_plan():
+    assert _first_line(QUERY_TRACE) == ("sparkcat.errors.StorageError: Kafka log 'status': reading failed: "
+                                        "Broker: Leader high watermark is not caught up")
+
+
+def test_a_task_failure_line_wins_and_a_plain_message_is_kept():
+    assert _first_line("Traceback...\nsparkcat task failed: put raised ValueError\nmore") == \
+        "sparkcat task failed: put raised ValueError"
+    assert _first_line("connector stopped by the user") == "connector stopped by the user"
+    assert _first_line(None) == ""
