@@ -18,6 +18,7 @@ from sparkcat.api.config import (
     ValidString,
     Width,
 )
+from sparkcat.api.configured import ConfiguredConnector, Versioned, parse_checked
 from sparkcat.api.connector import (
     Connector,
     CopiesConfigToTasks,
@@ -41,7 +42,8 @@ __all__ = [
     "NO_DEFAULT", "ConfigDef", "ConfigKey", "ConfigValue", "Importance", "NonEmptyString", "Password",
     "Range", "Type", "ValidList", "ValidString", "Width", "Connector", "CopiesConfigToTasks", "ExactlyOnceSupport",
     "SinkConnector",
-    "SinkTask", "SourceConnector", "SourceTask", "Task", "task_config_copies", "Converter", "SinkRecord",
+    "SinkTask", "SourceConnector", "SourceTask", "Task", "task_config_copies", "ConfiguredConnector", "Versioned",
+    "parse_checked", "Converter", "SinkRecord",
     "SourceRecord", "SinkTaskContext", "group_partitions", "partition_key", "RetriableError", "NativeWrite",
     "NativeWriteContext", "TriggerMode", "BatchWriter", "BatchWriteContext",
 ]
