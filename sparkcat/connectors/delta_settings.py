@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sparkcat.api.config import ConfigDef, Importance, Type, ValidString
-from sparkcat.errors import ConfigError
+from sparkcat.api.configured import parse_checked
 
 __all__ = ["DeltaSinkSettings", "CONFIG_DEF", "config_problems", "APPEND", "MERGE", "KEY_SCHEMA", "VALUE_SCHEMA"]
 
@@ -73,11 +73,7 @@ class DeltaSinkSettings:
     @classmethod
     def parse(cls, config: Mapping[str, Any]) -> DeltaSinkSettings:
         """Settings from a connector config; ConfigError names every bad key."""
-        parsed = CONFIG_DEF.parse(config)
-        problems = config_problems(config)
-        if problems:
-            details = "; ".join(f"{k}: {' '.join(m)}" for k, m in problems.items())
-            raise ConfigError(f"Invalid Delta sink configuration: {details}", problems)
+        parsed = parse_checked(CONFIG_DEF, config, config_problems, "Delta sink")
         return cls(
             table_path=_text(parsed[TABLE_PATH]),
             table_name=_text(parsed[TABLE_NAME]),

@@ -82,11 +82,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
 
 from sparkcat import __version__
 from sparkcat.api.batch_writer import BatchWriteContext, BatchWriter
-from sparkcat.api.config import ConfigDef, ConfigValue
+from sparkcat.api.configured import ConfiguredConnector, Versioned
 from sparkcat.api.connector import CopiesConfigToTasks, ExactlyOnceSupport, SinkConnector, SinkTask
 from sparkcat.api.native import NativeWrite, NativeWriteContext
 from sparkcat.api.records import SinkRecord
@@ -98,19 +97,13 @@ log = logging.getLogger("sparkcat.connectors.delta")
 __all__ = ["DeltaSinkConnector", "DeltaSinkTask", "DeltaSinkSettings", "CONFIG_DEF", "config_problems",
            "APPEND", "MERGE"]
 
-class DeltaSinkConnector(CopiesConfigToTasks, SinkConnector):
+class DeltaSinkConnector(ConfiguredConnector, CopiesConfigToTasks, SinkConnector):
     """Hands ``tasks.max`` copies of its config to its tasks (see "Tasks" in the module docstring)."""
 
     task_id_key = TASK_ID
-
-    def version(self) -> str:
-        return __version__
-
-    def config_def(self) -> ConfigDef:
-        return CONFIG_DEF
-
-    def validate(self, config: Mapping[str, Any]) -> list[ConfigValue]:
-        return ConfigValue.for_problems(config, config_problems(config))
+    plugin_version = __version__
+    definition = CONFIG_DEF
+    config_problems = staticmethod(config_problems)
 
     def check_config(self, config: dict[str, str]) -> None:
         DeltaSinkSettings.parse(config)
@@ -152,11 +145,10 @@ class DeltaSinkConnector(CopiesConfigToTasks, SinkConnector):
         return DeltaBatchWriter(context)
 
 
-class DeltaSinkTask(SinkTask):
+class DeltaSinkTask(Versioned, SinkTask):
     """A Delta sink's task: its rows are written natively or by the connector's ``batch_writer``, never by ``put``."""
 
-    def version(self) -> str:
-        return __version__
+    plugin_version = __version__
 
     def start(self, config: dict[str, str]) -> None:
         DeltaSinkSettings.parse(config)

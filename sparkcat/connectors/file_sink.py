@@ -55,6 +55,7 @@ from typing import IO, Any
 
 from sparkcat import __version__
 from sparkcat.api.config import ConfigDef, Importance, NonEmptyString, Type
+from sparkcat.api.configured import ConfiguredConnector, Versioned
 from sparkcat.api.connector import CopiesConfigToTasks, ExactlyOnceSupport, SinkConnector, SinkTask
 from sparkcat.api.records import SinkRecord, record_text
 from sparkcat.errors import ConnectorError
@@ -99,7 +100,7 @@ def _fsync_dir(path: str) -> None:
         os.close(fd)
 
 
-class FileStreamSinkConnector(CopiesConfigToTasks, SinkConnector):
+class FileStreamSinkConnector(ConfiguredConnector, CopiesConfigToTasks, SinkConnector):
     """Hands ``tasks.max`` copies of its config to tasks that all append to the one file.
 
     Each copy has its ``task.id`` and the ``task.count``.
@@ -108,12 +109,8 @@ class FileStreamSinkConnector(CopiesConfigToTasks, SinkConnector):
     path_keys = (FILE_CONFIG,)  # checked against the worker's file.allowed.dirs by the runtime
     task_id_key = TASK_ID_CONFIG
     task_count_key = TASK_COUNT_CONFIG
-
-    def version(self) -> str:
-        return __version__
-
-    def config_def(self) -> ConfigDef:
-        return CONFIG_DEF
+    plugin_version = __version__
+    definition = CONFIG_DEF
 
     def task_class(self) -> type[FileStreamSinkTask]:
         return FileStreamSinkTask
@@ -125,8 +122,10 @@ class FileStreamSinkConnector(CopiesConfigToTasks, SinkConnector):
             else ExactlyOnceSupport.UNSUPPORTED
 
 
-class FileStreamSinkTask(SinkTask):
+class FileStreamSinkTask(Versioned, SinkTask):
     """Appends lines; a sidecar of the latest micro-batch makes replays write each batch once."""
+
+    plugin_version = __version__
 
     def __init__(self) -> None:
         self._filename = ""
@@ -137,9 +136,6 @@ class FileStreamSinkTask(SinkTask):
         self._skipping = False
         self._batch: int | None = None
         self._start_length: int | None = None
-
-    def version(self) -> str:
-        return __version__
 
     def start(self, config: dict[str, str]) -> None:
         parsed = CONFIG_DEF.parse(config)

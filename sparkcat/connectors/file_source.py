@@ -53,6 +53,7 @@ from typing import Any
 from sparkcat import __version__
 from sparkcat.api import partition_key
 from sparkcat.api.config import ConfigDef, Custom, Importance, NonEmptyString, Range, Type
+from sparkcat.api.configured import ConfiguredConnector, Versioned
 from sparkcat.api.connector import CopiesConfigToTasks, ExactlyOnceSupport, SourceConnector, SourceTask
 from sparkcat.api.records import SourceRecord
 
@@ -176,17 +177,13 @@ def scan_lines(path: str, start: int, end: int, limit: int | None = None) -> Ite
                 return
 
 
-class FileStreamSourceConnector(CopiesConfigToTasks, SourceConnector):
+class FileStreamSourceConnector(ConfiguredConnector, CopiesConfigToTasks, SourceConnector):
     """Validates the config and hands it to its one task, as Connect's FileStreamSourceConnector does."""
 
     path_keys = (FILE_CONFIG,)  # checked against the worker's file.allowed.dirs by the runtime
     task_id_key = None
-
-    def version(self) -> str:
-        return __version__
-
-    def config_def(self) -> ConfigDef:
-        return CONFIG_DEF
+    plugin_version = __version__
+    definition = CONFIG_DEF
 
     def task_class(self) -> type[FileStreamSourceTask]:
         return FileStreamSourceTask
@@ -201,17 +198,16 @@ class FileStreamSourceConnector(CopiesConfigToTasks, SourceConnector):
         return super().task_configs(1)
 
 
-class FileStreamSourceTask(SourceTask):
+class FileStreamSourceTask(Versioned, SourceTask):
     """Reads complete lines of one file by byte range; a range always yields the same lines."""
+
+    plugin_version = __version__
 
     def __init__(self) -> None:
         self._filename = ""
         self._topic = ""
         self._batch_size = DEFAULT_TASK_BATCH_SIZE
         self._warned: str | None = None
-
-    def version(self) -> str:
-        return __version__
 
     def start(self, config: dict[str, str]) -> None:
         parsed = CONFIG_DEF.parse(config)

@@ -54,6 +54,7 @@ from typing import Any
 from sparkcat import __version__
 from sparkcat.api import partition_key
 from sparkcat.api.config import ConfigDef, Custom, Importance, Range, Type
+from sparkcat.api.configured import ConfiguredConnector, Versioned
 from sparkcat.api.connector import ExactlyOnceSupport, SourceConnector, SourceTask
 from sparkcat.api.records import SourceRecord
 from sparkcat.api.util import group_partitions
@@ -133,18 +134,15 @@ def _position(offset: Any) -> int:
     return int(offset)
 
 
-class IncrementSourceConnector(SourceConnector):
+class IncrementSourceConnector(ConfiguredConnector, SourceConnector):
     """Spreads the configured increments over at most ``tasks.max`` tasks."""
+
+    plugin_version = __version__
+    definition = CONFIG_DEF
 
     def __init__(self) -> None:
         self._increments: list[str] = []
         self._task_props: dict[str, str] = {}
-
-    def version(self) -> str:
-        return __version__
-
-    def config_def(self) -> ConfigDef:
-        return CONFIG_DEF
 
     def start(self, config: dict[str, str]) -> None:
         parsed = CONFIG_DEF.parse(config)
@@ -174,8 +172,10 @@ class IncrementSourceConnector(SourceConnector):
         ]
 
 
-class IncrementSourceTask(SourceTask):
+class IncrementSourceTask(Versioned, SourceTask):
     """Generates the sequences of its increments; any range of positions can be replayed exactly."""
+
+    plugin_version = __version__
 
     def __init__(self) -> None:
         self._increments: list[int] = []
@@ -185,9 +185,6 @@ class IncrementSourceTask(SourceTask):
         self._clock: Callable[[], float] = time.monotonic
         self._started = 0.0
         self._base_positions: dict[str, int] = {}
-
-    def version(self) -> str:
-        return __version__
 
     def start(self, config: dict[str, str]) -> None:
         parsed = CONFIG_DEF.parse(config)

@@ -39,7 +39,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sparkcat import __version__
-from sparkcat.api.config import ConfigDef, ConfigValue, Importance, Range, Type, ValidString
+from sparkcat.api.config import ConfigDef, Importance, Range, Type, ValidString
+from sparkcat.api.configured import ConfiguredConnector, Versioned, parse_checked
 from sparkcat.api.connector import CopiesConfigToTasks, ExactlyOnceSupport, SinkConnector, SinkTask
 from sparkcat.api.records import SinkRecord
 from sparkcat.connectors.jdbc_common import ConnectionSettings, connect, connection_settings, define_connection, \
@@ -120,11 +121,7 @@ class JdbcSinkSettings:
 
     @classmethod
     def parse(cls, config: Mapping[str, Any]) -> JdbcSinkSettings:
-        parsed = CONFIG_DEF.parse(dict(config))
-        problems = config_problems(config)
-        if problems:
-            details = "; ".join(f"{k}: {' '.join(m)}" for k, m in problems.items())
-            raise ConfigError(f"Invalid JDBC sink configuration: {details}", problems)
+        parsed = parse_checked(CONFIG_DEF, config, config_problems, "JDBC sink")
         return cls(connection_settings(parsed), parsed[INSERT_MODE], parsed[PK_MODE],
                    tuple(f.strip() for f in parsed[PK_FIELDS] if f.strip()),
                    tuple(f.strip() for f in parsed[FIELDS] if f.strip()), parsed[AUTO_CREATE],
@@ -135,17 +132,12 @@ class JdbcSinkSettings:
         return split_name(self.table_format.replace("${topic}", topic))
 
 
-class JdbcSinkConnector(CopiesConfigToTasks, SinkConnector):
+class JdbcSinkConnector(ConfiguredConnector, CopiesConfigToTasks, SinkConnector):
     """Hands ``tasks.max`` copies of its config to its tasks."""
 
-    def version(self) -> str:
-        return __version__
-
-    def config_def(self) -> ConfigDef:
-        return CONFIG_DEF
-
-    def validate(self, config: Mapping[str, Any]) -> list[ConfigValue]:
-        return ConfigValue.for_problems(config, config_problems(config))
+    plugin_version = __version__
+    definition = CONFIG_DEF
+    config_problems = staticmethod(config_problems)
 
     def check_config(self, config: dict[str, str]) -> None:
         JdbcSinkSettings.parse(config)
@@ -181,8 +173,10 @@ def _struct(value: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-class JdbcSinkTask(SinkTask):
+class JdbcSinkTask(Versioned, SinkTask):
     """Writes one micro-batch per transaction: ``begin_batch`` opens it, ``put`` writes, ``flush`` commits."""
+
+    plugin_version = __version__
 
     def __init__(self) -> None:
         self.settings: JdbcSinkSettings | None = None
@@ -198,9 +192,6 @@ class JdbcSinkTask(SinkTask):
         self._topic_tables: dict[str, tuple[str, ...]] = {}
         self._task_id = 0
         self._kafka_fed = True
-
-    def version(self) -> str:
-        return __version__
 
     def start(self, config: dict[str, str]) -> None:
         self.settings = JdbcSinkSettings.parse(config)

@@ -42,7 +42,8 @@ from typing import Any
 
 from sparkcat import __version__
 from sparkcat.api import partition_key
-from sparkcat.api.config import ConfigDef, ConfigValue, Importance, NonEmptyString, Range, Type, ValidString
+from sparkcat.api.config import ConfigDef, Importance, NonEmptyString, Range, Type, ValidString
+from sparkcat.api.configured import ConfiguredConnector, Versioned, parse_checked
 from sparkcat.api.connector import SourceConnector, SourceTask
 from sparkcat.api.records import SourceRecord
 from sparkcat.api.util import group_partitions
@@ -113,12 +114,7 @@ def config_problems(config: Mapping[str, Any]) -> dict[str, list[str]]:
 
 
 def _parse(config: Mapping[str, Any]) -> dict[str, Any]:
-    parsed = CONFIG_DEF.parse(dict(config))
-    problems = config_problems(config)
-    if problems:
-        details = "; ".join(f"{k}: {' '.join(m)}" for k, m in problems.items())
-        raise ConfigError(f"Invalid JDBC source configuration: {details}", problems)
-    return parsed
+    return parse_checked(CONFIG_DEF, config, config_problems, "JDBC source")
 
 
 def _names(parsed: Mapping[str, Any], new: str, old: str) -> set[tuple[str, ...]]:
@@ -157,21 +153,16 @@ def _relation(source: Any) -> Any:
     return qualified(tuple(source))
 
 
-class JdbcSourceConnector(SourceConnector):
+class JdbcSourceConnector(ConfiguredConnector, SourceConnector):
     """Lists the tables on the driver, checks they share one column layout, and shares them out."""
+
+    plugin_version = __version__
+    definition = CONFIG_DEF
+    config_problems = staticmethod(config_problems)
 
     def __init__(self) -> None:
         self._props: dict[str, str] = {}
         self._tables: list[tuple[str, str]] = []
-
-    def version(self) -> str:
-        return __version__
-
-    def config_def(self) -> ConfigDef:
-        return CONFIG_DEF
-
-    def validate(self, config: Mapping[str, Any]) -> list[ConfigValue]:
-        return ConfigValue.for_problems(config, config_problems(config))
 
     def start(self, config: dict[str, str]) -> None:
         parsed = _parse(config)
@@ -203,17 +194,16 @@ class JdbcSourceConnector(SourceConnector):
         return [{**self._props, TABLES: json.dumps([list(t) for t in group])} for group in groups]
 
 
-class JdbcSourceTask(SourceTask):
+class JdbcSourceTask(Versioned, SourceTask):
     """Reads its tables (or the query) by ranges of positions; the driver side asks for the newest position."""
+
+    plugin_version = __version__
 
     def __init__(self) -> None:
         self._parsed: dict[str, Any] = {}
         self._conn: Any = None
         self._sources: dict[str, tuple[dict[str, Any], Any, str]] = {}
         self._polled: dict[str, tuple[float, Any]] = {}
-
-    def version(self) -> str:
-        return __version__
 
     def start(self, config: dict[str, str]) -> None:
         self._parsed = _parse(config)

@@ -76,7 +76,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from sparkcat import __version__
-from sparkcat.api.config import ConfigDef
+from sparkcat.api.configured import ConfiguredConnector, Versioned
 from sparkcat.api.connector import CopiesConfigToTasks, ExactlyOnceSupport, SinkConnector, SinkTask
 from sparkcat.api.native import NativeWrite, NativeWriteContext
 from sparkcat.api.records import SinkRecord
@@ -99,16 +99,12 @@ __all__ = ["KafkaSinkConnector", "KafkaSinkTask", "CONFIG_DEF", "TopicRouter", "
            "producer_overrides", "COPY_PRODUCER_DEFAULTS", "METADATA_MAX_AGE_S", "exactly_once_required"]
 
 
-class KafkaSinkConnector(CopiesConfigToTasks, SinkConnector):
+class KafkaSinkConnector(ConfiguredConnector, CopiesConfigToTasks, SinkConnector):
     """Hands ``tasks.max`` copies of its config to tasks; the runtime splits the topic-partitions."""
 
     task_id_key = TASK_ID_CONFIG
-
-    def version(self) -> str:
-        return __version__
-
-    def config_def(self) -> ConfigDef:
-        return CONFIG_DEF
+    plugin_version = __version__
+    definition = CONFIG_DEF
 
     def check_config(self, config: dict[str, str]) -> None:
         check_kafka_sink_config(config)
@@ -129,12 +125,11 @@ class KafkaSinkConnector(CopiesConfigToTasks, SinkConnector):
         return ExactlyOnceSupport.SUPPORTED
 
 
-class KafkaSinkTask(SinkTask):
+class KafkaSinkTask(Versioned, SinkTask):
     """The copy's task. Its records never reach Python: Spark writes them (``KafkaSinkConnector.native_write``),
     so ``put`` is never called; the task carries its config and id as any task does."""
 
-    def version(self) -> str:
-        return __version__
+    plugin_version = __version__
 
     def start(self, config: dict[str, str]) -> None:
         check_kafka_sink_config(config)
