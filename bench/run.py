@@ -104,7 +104,7 @@ def _parser() -> argparse.ArgumentParser:
 def _quiet_logging() -> None:
     """The bench's own progress at INFO; sparkcat and py4j only when something is wrong."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    for noisy in ("py4j", "sparkcat", "sparkcat.herder", "sparkcat.driver"):
+    for noisy in ("py4j", "sparkcat", "sparkcat.driver"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     logging.getLogger("py4j.clientserver").setLevel(logging.CRITICAL)
 

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-log = logging.getLogger("sparkcat.supervision")
+log = logging.getLogger(__name__)
 
 #: Connect's ``RetryWithToleranceOperator.RETRIES_DELAY_MIN_MS``: the first retry waits this long.
 RETRIES_DELAY_MIN_MS = 300

@@ -35,7 +35,7 @@ from sparkcat.config.worker import WorkerConfig
 from sparkcat.storage.factory import open_log
 from sparkcat.storage.log import KeyedLog
 
-log = logging.getLogger("sparkcat.driver")
+log = logging.getLogger(__name__)
 
 #: How often an idle follower asks the log for new records.
 POLL_S = 0.1

@@ -14,7 +14,7 @@ from sparkcat.model.config_state import ClusterConfigState
 from sparkcat.storage.config_log import ConfigStateBuilder
 from sparkcat.storage.log import LogRecord
 
-log = logging.getLogger("sparkcat.herder")
+log = logging.getLogger(__name__)
 
 
 class ConfigView:

@@ -18,6 +18,8 @@ from typing import Any
 
 from sparkcat.errors import BadRequestError, NotFoundError, StorageError
 
+log = logging.getLogger(__name__)
+
 ROOT = "root"
 TRACE = 5
 OFF = logging.CRITICAL + 10
@@ -98,7 +100,7 @@ class LoggerLevels:
                 if logger.level != level:
                     logger.setLevel(level)
                     self._last_modified[name] = now
-            logging.getLogger("sparkcat.rest").info("Set level of logger namespace %s and children to %s",
+            log.info("Set level of logger namespace %s and children to %s",
                                                     namespace, level_name(level))
             return sorted(targets)
 
@@ -132,5 +134,5 @@ class ClusterLevels:
             try:
                 self._loggers.set_level(namespace, parse_level(level))
             except NotFoundError:
-                logging.getLogger("sparkcat.herder").warning("Ignoring cluster logger level %r for %s: not a level",
+                log.warning("Ignoring cluster logger level %r for %s: not a level",
                                                              level, namespace)

@@ -37,7 +37,7 @@ from sparkcat.kafka.producers import LeaderLease
 from sparkcat.runtime.supervision import Outage
 from sparkcat.storage.log import KeyedLog
 
-log = logging.getLogger("sparkcat.membership")
+log = logging.getLogger(__name__)
 
 #: Prefix of the consumer group the drivers of one cluster join (never Connect's own ``group.id``).
 GROUP_PREFIX = "sparkcat-leader."

@@ -10,7 +10,7 @@ from sparkcat.errors import SparkcatError
 from sparkcat.model.config_state import initial_target_state
 from sparkcat.specs import ConnectorSpec, load_file, spec_files
 
-log = logging.getLogger("sparkcat.pipelines")
+log = logging.getLogger(__name__)
 
 def substitute(config: dict[str, str], variables: dict[str, str]) -> dict[str, str]:
     """Replace ``${state.dir}``-style placeholders, so example specs can write under the state directory."""

@@ -24,7 +24,7 @@ from sparkcat.spark.query_plan import QueryPlan
 from sparkcat.spark.source_to_kafka import producer_config
 from sparkcat.storage.config_log import ConfigLog
 
-log = logging.getLogger("sparkcat.herder")
+log = logging.getLogger(__name__)
 _CLIENT_LOG = logging.getLogger("sparkcat.runtime.execution.fencing.client")
 
 

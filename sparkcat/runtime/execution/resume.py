@@ -36,7 +36,7 @@ from sparkcat.spark.checkpoint_log import OffsetLog, read_offset_log
 from sparkcat.spark.query_plan import QueryPlan
 from sparkcat.storage.offsets import OffsetStore
 
-log = logging.getLogger("sparkcat.herder")
+log = logging.getLogger(__name__)
 
 __all__ = ["Divergence", "source_divergence", "sink_divergence", "kafka_ends", "align_checkpoint"]
 
