@@ -174,7 +174,7 @@ class Bench:
         return self.driver.herder
 
     def runtime(self, name: str):
-        return self.driver.reconciler.runtimes.get(name)
+        return self.driver.reconciler.lifecycles.get(name)
 
     def query(self, name: str):
         rt = self.runtime(name)
@@ -196,7 +196,7 @@ class Bench:
 
     def committed_records(self, name: str) -> int:
         rt = self.runtime(name)
-        return 0 if rt is None else rt.progress.records
+        return 0 if rt is None else rt.batches.progress.records
 
     def connector_state(self, name: str) -> str | None:
         status = self.driver.stores.status.get(name)

@@ -82,11 +82,11 @@ def main() -> None:
                 "connector.class": "kafka", "topics": f"src{i}", "tasks.max": "1", "trigger.interval.ms": "1000"}})
             rt = None
             while rt is None or rt.query is None or rt.query.query is None or not rt.query.query.recentProgress \
-                    or rt.progress.records < 1000:
+                    or rt.batches.progress.records < 1000:
                 if time.time() - t0 > 300:
                     raise SystemExit(f"{name}: no committed batch within 300 s")
                 time.sleep(0.02)
-                rt = driver.reconciler.runtimes.get(name)
+                rt = driver.reconciler.lifecycles.get(name)
             first = next(pr for pr in rt.query.query.recentProgress if pr.numInputRows)
             started = dt.datetime.strptime(first.timestamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
                 tzinfo=dt.timezone.utc).timestamp()

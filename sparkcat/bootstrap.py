@@ -23,6 +23,7 @@ from sparkcat.runtime.control.membership import GroupMembership, GroupSettings, 
 from sparkcat.runtime.leadership import SoleLeader
 from sparkcat.runtime.control.config_follower import ConfigFollower
 from sparkcat.runtime.control.pipelines import PipelineWatcher
+from sparkcat.runtime.execution.batch_accounting import BatchAccounting
 from sparkcat.runtime.execution.query_runner import QueryRunner
 from sparkcat.runtime.execution.reconciler import Reconciler
 from sparkcat.config.rest import check_exposure
@@ -68,9 +69,9 @@ class Driver:
         leadership = self._leadership()
         self.stores = self._given_stores or open_stores(self.worker)
         reporter = new_status_reporter(self.stores, self.driver_id)
-        runner = QueryRunner(self.spark, lambda plan, result: self.reconciler.on_batch(plan, result), leadership,
-                             self.stores.offsets)
-        self.reconciler = Reconciler(self.stores, reporter, runner, self.worker)
+        accounting = BatchAccounting(self.stores, reporter)
+        runner = QueryRunner(self.spark, accounting, leadership, self.stores.offsets)
+        self.reconciler = Reconciler(self.stores, reporter, runner, self.worker, accounting)
         self.herder = Herder(self.stores, self.reconciler, self.driver_id, leadership, self.loggers)
         if self.membership is not None:
             herder = self.herder

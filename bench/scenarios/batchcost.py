@@ -168,7 +168,7 @@ class _Connector:
 
     def counts(self) -> tuple[int, int]:
         rt = self.bench.runtime(self.name)
-        return (0, 0) if rt is None else (rt.progress.batches, rt.progress.records)
+        return (0, 0) if rt is None else (rt.batches.progress.batches, rt.batches.progress.records)
 
     def progress(self) -> list[dict]:
         return self.bench.progress(self.name)

@@ -54,7 +54,7 @@ def _wait_running(bench: Bench, names: list[str], t0: float) -> tuple[dict[str, 
     while len(ready_at) < len(names):
         for name in names:
             rt = bench.runtime(name)
-            if name not in ready_at and rt is not None and rt.progress.batches >= 1 and rt.query is not None \
+            if name not in ready_at and rt is not None and rt.batches.progress.batches >= 1 and rt.query is not None \
                     and rt.query.is_active():
                 ready_at[name] = time.monotonic() - t0
         failed = [n for n in names if (bench.runtime(n) is not None and bench.runtime(n).failed_tasks)]

@@ -221,22 +221,53 @@ SINK_CONNECTOR_CONFIG: ConfigDef = COMMON_CONNECTOR_CONFIG.merge(_sink_keys()).f
 
 @dataclass(frozen=True)
 class ConnectorSettings:
-    """The framework's keys the runtime acts on, typed once (Connect's ``ConnectorConfig.tasksMax()`` and kin)."""
+    """The framework's keys the runtime acts on, typed once (Connect's ``ConnectorConfig.tasksMax()`` and kin).
+
+    Parsed with the ConfigDef's own defaults, so no module restates a default; source-only keys
+    (``transaction.boundary*``) keep their defaults in a sink's settings, where nothing reads them.
+    """
 
     tasks_max: int
     batch_max_records: int
     trigger_interval_ms: int
+    retry_timeout_ms: int            # errors.retry.timeout: 0 no retries, -1 forever
+    retry_delay_max_ms: int          # errors.retry.delay.max.ms
+    tolerate_all: bool               # errors.tolerance=all
+    log_errors: bool                 # errors.log.enable
+    log_error_messages: bool         # errors.log.include.messages
+    exactly_once_required: bool      # exactly.once.support=required
+    transaction_boundary: str        # poll | interval | connector
+    transaction_boundary_interval_ms: int | None
 
 
-_SETTINGS_KEYS = ("tasks.max", "batch.max.records", "trigger.interval.ms")
+_SETTINGS_KEYS = ("tasks.max", "batch.max.records", "trigger.interval.ms", "errors.retry.timeout",
+                  "errors.retry.delay.max.ms", "errors.tolerance", "errors.log.enable", "errors.log.include.messages",
+                  "exactly.once.support", "transaction.boundary", "transaction.boundary.interval.ms")
 
 
-def connector_settings(config: Mapping[str, Any]) -> ConnectorSettings:
-    """``config``'s framework settings, with the ConfigDef's defaults (``ConfigError`` naming a bad key)."""
-    keys = COMMON_CONNECTOR_CONFIG.keys
+def _settings_definition() -> ConfigDef:
+    keys = SOURCE_CONNECTOR_CONFIG.keys
     definition = ConfigDef()
     for name in _SETTINGS_KEYS:
         definition.define_key(keys[name])
-    values = definition.parse(config)
-    return ConnectorSettings(int(values["tasks.max"]), int(values["batch.max.records"]),
-                             int(values["trigger.interval.ms"]))
+    return definition.freeze()
+
+
+_SETTINGS_DEF = _settings_definition()
+
+
+def connector_settings(config: Mapping[str, Any]) -> ConnectorSettings:
+    """``config``'s framework settings, with the ConfigDef's defaults (``ConfigError`` naming a bad key).
+
+    >>> s = connector_settings({"errors.tolerance": "all", "exactly.once.support": "required"})
+    >>> s.tasks_max, s.trigger_interval_ms, s.tolerate_all, s.exactly_once_required, s.transaction_boundary
+    (1, 1000, True, True, 'poll')
+    """
+    v = _SETTINGS_DEF.parse(config)
+    interval = v["transaction.boundary.interval.ms"]
+    return ConnectorSettings(
+        int(v["tasks.max"]), int(v["batch.max.records"]), int(v["trigger.interval.ms"]),
+        int(v["errors.retry.timeout"]), int(v["errors.retry.delay.max.ms"]),
+        str(v["errors.tolerance"]).strip().lower() == "all", bool(v["errors.log.enable"]),
+        bool(v["errors.log.include.messages"]), str(v["exactly.once.support"]).strip().lower() == "required",
+        str(v["transaction.boundary"]).strip().lower(), None if interval is None else int(interval))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import Any
@@ -114,11 +113,7 @@ TASK_FAILURE_MARK = "sparkcat task failed:"
 
 
 def task_failure_message(connector: str, task: int, error: BaseException) -> str:
-    """The text a failing task raises with; the herder finds the task id in the query's exception."""
+    """The text a failing task raises with: a query's exception reaches the driver as text, and the driver reads
+    the task id back from it (``runtime.execution.failures.Failure.of_query``)."""
     return f"{TASK_FAILURE_MARK} {connector}-{task}: {type(error).__name__}: {error}"
 
-
-def failed_task_ids(connector: str, error_text: str) -> list[int]:
-    """Task ids named by ``task_failure_message`` in a query's exception text."""
-    pattern = re.escape(TASK_FAILURE_MARK) + r"\s+" + re.escape(connector) + r"-(\d+):"
-    return sorted({int(m) for m in re.findall(pattern, error_text)})

@@ -25,19 +25,18 @@ from sparkcat.model.config_state import ClusterConfigState, TargetState
 from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.runtime.control import status_view
 from sparkcat.runtime.control.config_view import ConfigView
-from sparkcat.runtime.execution.lifecycle import Progress
+from sparkcat.runtime.execution.progress import Progress
 from sparkcat.runtime.control.logger_levels import ClusterLevels, LoggerLevels
 from sparkcat.runtime.leadership import Leadership, SoleLeader
 from sparkcat.config.names import check_connector_name
 from sparkcat.runtime.control.offsets_api import ConnectorOffsets
 from sparkcat.runtime.execution.reconciler import Reconciler
-from sparkcat.runtime.execution.status_reporter import new_status_reporter
 from sparkcat.runtime.supervision import Outage
 from sparkcat.config.validation import validate_connector_config
 from sparkcat.storage.factory import Stores
 from sparkcat.storage.log import LogRecord
 
-log = logging.getLogger("sparkcat.herder")
+log = logging.getLogger(__name__)
 
 TICK_S = 0.5
 
@@ -59,8 +58,7 @@ class Herder:
         self.driver_id = driver_id
         self._config = ConfigView()  # the config log as the follower read it
         self._requests: queue.Queue[tuple[Callable[[], Any], Future]] = queue.Queue()
-        self._wake = threading.Event()
-        reconciler.wake = self._wake.set  # a query stopped on its own thread: reconcile without waiting a tick
+        self._wake = reconciler.wakeup  # set by a query start or stop ending off this thread, and by requests
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
@@ -70,8 +68,7 @@ class Herder:
         #: Called at the start of every pass, before anything that can fail (e.g. the config stream's watchdog).
         self.watches: list[Callable[[], None]] = []
         #: Connect's offsets API (KIP-875) and the active-topics reset, run through this herder.
-        self.offsets = ConnectorOffsets(stores, reconciler, self._require, self._submit, self.snapshot,
-                                        lambda: self.ready)
+        self.offsets = ConnectorOffsets(stores, reconciler, self)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -197,7 +194,7 @@ class Herder:
         fenced = time.monotonic()
         self._lead_from = self.stores.config.last_written_offset() + 1
         self.reconciler.ignore_restarts_before(max(self._start_offset, self._lead_from))
-        self.reconciler.reporter = new_status_reporter(self.stores, self.driver_id)
+        self.reconciler.promoted()
         self._leading = True
         log.info("Driver %s is the leader (config log read up to offset %d before connectors run; "
                  "writer fenced in %.2f s, log end in %.2f s)", self.driver_id, self._lead_from - 1,
@@ -237,8 +234,8 @@ class Herder:
             except BaseException as e:  # handed to the caller, who reports it
                 future.set_exception(e)
 
-    def _submit(self, fn: Callable[[], Any], timeout_s: float = 60.0) -> Any:
-        """Run ``fn`` on the herder thread (the single writer) and wait for it to be read back."""
+    def run_as_leader(self, fn: Callable[[], Any], timeout_s: float = 60.0) -> Any:
+        """Run ``fn`` on the herder thread (the single writer, as the leader) and wait for its writes to be read back."""
         future: Future = Future()
         self._requests.put((fn, future))
         self._wake.set()
@@ -284,32 +281,33 @@ class Herder:
     def connector_status(self, name: str, state: ClusterConfigState | None = None) -> dict[str, Any]:
         """``GET /connectors/NAME/status``, from ``state`` (a snapshot already taken) or a fresh one."""
         status = status_view.connector_status(name, state or self.snapshot(), self.stores.status)
-        rt = self.reconciler.runtimes.get(name)
-        auto = rt.auto_restart.status(name) if rt is not None else None
+        lc = self.reconciler.lifecycles.get(name)
+        auto = lc.auto_restart.status(name) if lc is not None else None
         if auto is not None:  # Strimzi's autoRestart status, a field Connect does not have
             status["autoRestart"] = auto
         return status
 
     def task_status(self, name: str, task: int) -> dict[str, Any]:
         """``GET /connectors/NAME/tasks/N/status``; 404 for an unknown connector or task."""
-        if task not in self._require(name).task_ids(name):
+        if task not in self.require(name).task_ids(name):
             raise NotFoundError(f"No status found for task {name}-{task}")
         return status_view.task_status(name, task, self.stores.status)
 
     def active_topics(self, name: str) -> list[str]:
         """The topics the connector used (KIP-558)."""
-        self._require(name)
+        self.require(name)
         return self.stores.status.topics(name)
 
     def running_connectors(self) -> list[str]:
         """The connectors whose streaming query runs on this driver now (none on a standby)."""
-        return sorted(name for name, rt in list(self.reconciler.runtimes.items())
-                      if rt.query is not None and rt.query.is_active())
+        return sorted(name for name, lc in list(self.reconciler.lifecycles.items())
+                      if lc.query is not None and lc.query.is_active())
 
     def connector_progress(self) -> list[tuple[str, Progress]]:
         """(name, copy of its progress) of every connector this driver runs, by name."""
-        runtimes = sorted(list(self.reconciler.runtimes.items()))
-        return [(name, rt.progress.snapshot(None if rt.query is None else rt.query.query)) for name, rt in runtimes]
+        lifecycles = sorted(list(self.reconciler.lifecycles.items()))
+        return [(name, lc.batches.progress.snapshot(None if lc.query is None else lc.query.query))
+                for name, lc in lifecycles]
 
     # ------------------------------------------------------------------ requests
 
@@ -329,43 +327,43 @@ class Herder:
             log.info("Connector %s %s", name, "updated" if exists else "created")
             return not exists
 
-        return self._submit(write)
+        return self.run_as_leader(write)
 
     def delete_connector(self, name: str) -> None:
         def write() -> None:
-            self._require(name)
+            self.require(name)
             self.stores.config.remove_connector_config(name)
             log.info("Connector %s deletion requested", name)
 
-        self._submit(write)
+        self.run_as_leader(write)
 
     def set_target_state(self, name: str, target: TargetState) -> None:
         """Pause, resume or stop (Connect's PUT /pause, /resume, /stop)."""
         def write() -> None:
-            self._require(name)
+            self.require(name)
             self.stores.config.put_target_state(name, target)
             log.info("Connector %s target state set to %s", name, target.value)
 
-        self._submit(write)
+        self.run_as_leader(write)
 
     def restart_connector(self, name: str, include_tasks: bool = False, only_failed: bool = False) -> None:
         def write() -> None:
-            state = self._require(name)
+            state = self.require(name)
             self.stores.config.request_restart(name, include_tasks, only_failed)
             self.reconciler.report_restarting(name, include_tasks, only_failed, state.task_ids(name))
             log.info("Restart of %s requested (include tasks: %s, only failed: %s)",
                      name, include_tasks, only_failed)
 
-        self._submit(write)
+        self.run_as_leader(write)
 
     def restart_task(self, name: str, task: int) -> None:
         def act() -> None:
-            state = self._require(name)
+            state = self.require(name)
             if task not in state.task_ids(name):
                 raise NotFoundError(f"Task {name}-{task} not found")
             self.reconciler.restart_task(name, task)
 
-        self._submit(act)
+        self.run_as_leader(act)
 
     def connector_offsets(self, name: str) -> list[tuple[dict[str, Any], Any]]:
         return self.offsets.connector_offsets(name)
@@ -383,7 +381,8 @@ class Herder:
         """``PUT /admin/loggers/NAME?scope=cluster``: a ``logger-cluster-`` record every driver on this config log applies."""
         self.stores.config.put_logger_level(namespace, level)
 
-    def _require(self, name: str) -> ClusterConfigState:
+    def require(self, name: str) -> ClusterConfigState:
+        """The config state, which holds ``name`` (else NotFoundError)."""
         state = self.snapshot()
         if not state.contains(name):
             raise NotFoundError(f"Connector {name} not found")

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from sparkcat.model.config_state import ClusterConfigState, TargetState
 from sparkcat.policy.input_policy import InputPolicy
-from sparkcat.runtime.execution.lifecycle import Progress
+from sparkcat.runtime.execution.progress import Progress
 from sparkcat.runtime.control.logger_levels import LoggerLevels
 from sparkcat.config.worker import WorkerConfig
 

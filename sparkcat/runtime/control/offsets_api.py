@@ -11,29 +11,58 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from sparkcat import plugins
 from sparkcat.errors import BadRequestError, ConflictError
 from sparkcat.model.config_state import ClusterConfigState, TargetState
-from sparkcat.runtime.execution import sink_groups
-from sparkcat.runtime.execution.reconciler import Reconciler
+from sparkcat.config.worker import WorkerConfig
+from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.runtime.control.status_view import connector_type
+from sparkcat.runtime.execution import sink_groups
 from sparkcat.storage.factory import Stores
 from sparkcat.storage.offsets import partition_key
 
-log = logging.getLogger("sparkcat.herder")
+log = logging.getLogger(__name__)
+
+
+class OffsetsHerder(Protocol):
+    """What the offsets requests need of the herder (``Herder``)."""
+
+    @property
+    def ready(self) -> bool: ...
+
+    def require(self, name: str) -> ClusterConfigState: ...
+
+    def run_as_leader(self, fn: Callable[[], Any]) -> Any: ...
+
+
+class OffsetsExecution(Protocol):
+    """What the offsets requests need of the connectors this driver runs (``Reconciler``, herder thread)."""
+
+    worker: WorkerConfig
+
+    @property
+    def policy(self) -> InputPolicy: ...
+
+    def halt(self, name: str, state: ClusterConfigState) -> None: ...
+
+    def sink_positions(self, name: str) -> list[tuple[dict, Any]]: ...
+
+    def positions_replaced(self, name: str, positions: list[tuple[dict, Any]] | None) -> None: ...
+
+    def discard_group_commits(self, group: str) -> None: ...
+
+    def resolved_config(self, config: dict[str, str], where: str) -> dict[str, str]: ...
+
+    def drop_checkpoint(self, name: str) -> None: ...
 
 
 class ConnectorOffsets:
-    """The herder's offsets requests; ``require`` (the state, NotFoundError for an unknown connector), ``submit``
-    (run on the herder thread, as the leader) and ``snapshot`` are the herder's, given once by it."""
+    """Connect's offsets requests, run through the herder (as the leader) on the connectors' execution."""
 
-    def __init__(self, stores: Stores, reconciler: Reconciler, require: Callable[[str], ClusterConfigState],
-                 submit: Callable[[Callable[[], Any]], Any], snapshot: Callable[[], ClusterConfigState],
-                 ready: Callable[[], bool]) -> None:
-        self.stores, self.reconciler = stores, reconciler
-        self._require, self._submit, self.snapshot, self._ready = require, submit, snapshot, ready
+    def __init__(self, stores: Stores, execution: OffsetsExecution, herder: OffsetsHerder) -> None:
+        self.stores, self.execution, self.herder = stores, execution, herder
 
     def connector_offsets(self, name: str) -> list[tuple[dict[str, Any], Any]]:
         """``(partition, offset)`` pairs of ``name``, as ``GET /connectors/NAME/offsets`` lists them.
@@ -41,14 +70,12 @@ class ConnectorOffsets:
         For a sink connector: positions its query committed while this driver ran, over
         the positions an offsets request stored (NotFoundError for an unknown connector).
         """
-        state = self._require(name)
+        state = self.herder.require(name)
         stored = self.stores.offsets.partitions(name)
         if not self._offsets_of_sink(state, name):
             return stored
         merged = {partition_key(p): (p, o) for p, o in stored}
-        rt = self.reconciler.runtimes.get(name)
-        if rt is not None:
-            merged.update({partition_key(p): (p, o) for p, o in list(rt.sink_offsets.values())})
+        merged.update({partition_key(p): (p, o) for p, o in self.execution.sink_positions(name)})
         return sorted(merged.values(), key=lambda po: (str(po[0].get("kafka_topic")), po[0].get("kafka_partition")))
 
     def alter_connector_offsets(self, name: str, offsets: list[tuple[Any, Any]]) -> None:
@@ -65,19 +92,17 @@ class ConnectorOffsets:
             state = self._stopped_for_offsets(name)
             sink = self._offsets_of_sink(state, name)
             parsed = self._parse_sink_offsets(offsets) if sink else self._parse_source_offsets(offsets)
-            rt = self._halted_for_offsets(name)
+            self._halt(name, state)
             self.stores.offsets.put(name, parsed)
             if sink:
                 self._sync_sink_group(state, name)
                 self._tell_sink(state, name, parsed)
-            if sink and rt is not None:
-                for partition, offset in parsed:
-                    rt.set_sink_offset(partition, offset)
-            self._drop_checkpoint(name)
+                self.execution.positions_replaced(name, parsed)
+            self.execution.drop_checkpoint(name)
             log.info("Connector %s: offsets of %d partition(s) altered; it continues from them when resumed",
                      name, len(parsed))
 
-        self._submit(act)
+        self.herder.run_as_leader(act)
 
     def reset_connector_offsets(self, name: str) -> None:
         """Forget every offset of ``name`` (``DELETE /connectors/NAME/offsets``); it must be STOPPED.
@@ -87,65 +112,57 @@ class ConnectorOffsets:
         """
         def act() -> None:
             state = self._stopped_for_offsets(name)
-            rt = self._halted_for_offsets(name)
+            self._halt(name, state)
             self.stores.offsets.reset(name)
             if self._offsets_of_sink(state, name):
                 self._sync_sink_group(state, name)
                 self._tell_sink(state, name, None)
-            if self._offsets_of_sink(state, name) and rt is not None:
-                rt.sink_offsets.clear()
-            self._drop_checkpoint(name)
+                self.execution.positions_replaced(name, None)
+            self.execution.drop_checkpoint(name)
             log.info("Connector %s: offsets reset; it starts from the beginning when resumed", name)
 
-        self._submit(act)
+        self.herder.run_as_leader(act)
 
     def reset_connector_active_topics(self, name: str) -> None:
         """Forget the topics ``name`` used (``PUT /connectors/NAME/topics/reset``, KIP-558).
 
         Not an offsets request, but a reset of what a connector used, next to the offsets' resets.
         """
-        self._require(name)
+        self.herder.require(name)
         self.stores.status.delete_topics(name)
 
     def _sync_sink_group(self, state: ClusterConfigState, name: str) -> None:
         """The consumer group connect-NAME follows an alter or reset, as in Connect (KIP-875)."""
-        worker = self.reconciler.worker
+        worker = self.execution.worker
         if worker.uses_kafka:
             config = state.connector_config(name) or {}
-            self.reconciler.group_mirror.discard(sink_groups.sink_group_id(name, config))  # no late batch commit
+            self.execution.discard_group_commits(sink_groups.sink_group_id(name, config))  # no late batch commit
             sink_groups.replace(worker.bootstrap_servers, worker.kafka, name,
                                 state.connector_config(name) or {}, self.stores.offsets.partitions(name))
 
     def _tell_sink(self, state: ClusterConfigState, name: str, offsets: list | None) -> None:
         """The sink's ``alter_offsets`` hook: positions it keeps itself (a database table) follow the request."""
         config = state.connector_config(name) or {}
-        instance = plugins.connector_class(config["connector.class"], self.reconciler.policy.plugin_packages)()
-        if instance.alter_offsets(self.reconciler.resolved_config(config, f"connector {name}"), offsets):
+        instance = plugins.connector_class(config["connector.class"], self.execution.policy.plugin_packages)()
+        if instance.alter_offsets(self.execution.resolved_config(config, f"connector {name}"), offsets):
             log.info("Connector %s: its own stored positions follow the offsets request", name)
 
     def _offsets_of_sink(self, state: ClusterConfigState, name: str) -> bool:
         return connector_type(state.connector_config(name) or {}) == "sink"
 
     def _stopped_for_offsets(self, name: str) -> ClusterConfigState:
-        state = self._require(name)
+        state = self.herder.require(name)
         if state.target_state(name) != TargetState.STOPPED:
             raise BadRequestError(
                 f"Connectors must be in the STOPPED state before their offsets can be modified. This can be done "
                 f"for the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint")
         return state
 
-    def _halted_for_offsets(self, name: str):
-        """Reconcile now (herder thread), so a STOPPED connector's query is surely gone before offsets change."""
-        if not self._ready():
+    def _halt(self, name: str, state: ClusterConfigState) -> None:
+        """The STOPPED connector's query is surely gone before its offsets change (herder thread)."""
+        if not self.herder.ready:
             raise ConflictError("The driver is still reading the config log; try again shortly")
-        self.reconciler.reconcile(self.snapshot())
-        rt = self.reconciler.runtimes.get(name)
-        if rt is not None and rt.query is not None:
-            raise ConflictError(f"Connector {name} is still stopping; try again shortly")
-        return rt
-
-    def _drop_checkpoint(self, name: str) -> None:
-        self.reconciler.runner.delete_checkpoint(self.reconciler.checkpoint_dir(name))
+        self.execution.halt(name, state)
 
     @staticmethod
     def _check_offset_fields(fields: dict[str, Any]) -> None:

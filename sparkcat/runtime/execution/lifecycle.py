@@ -1,148 +1,380 @@
-"""What the herder knows about one connector it runs: its instance, task configs, query and failures."""
+"""One connector on this driver, from its first start to its removal (Connect's ``WorkerConnector``).
+
+A ``ConnectorLifecycle`` owns the connector's instance, the task configs it generated, its query,
+its failures, its retries and its automatic restarts. Its state is two explicit machines:
+
+- the instance (``InstanceState``): NONE -> STARTED, or FAILED (a typed ``Failure``) until restarted;
+- the query (``QueryState``): NONE -> STARTING -> RUNNING -> STOPPING -> NONE. Starts and stops run off
+  the herder thread (``QueryThreads``); until one is done the connector is left alone.
+
+Transitions are methods, all called on the herder thread: ``apply`` (the target state of the config
+log), ``restart`` / ``restart_task`` (requests), ``on_query_ended`` (Spark ended the query), and the
+``QueryThreads`` callbacks ``on_query_started`` / ``on_start_failed`` / ``on_query_stopped``. Observed
+state leaves through the ``StatusReporter``; batches are accounted by ``BatchAccounting``.
+"""
 
 from __future__ import annotations
 
-import json
 import logging
-import time
-from collections import deque
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import replace
+from enum import Enum
 from functools import cached_property
-from typing import Any
 
+from sparkcat import plugins
 from sparkcat.api.connector import Connector
-from sparkcat.model.error_metrics import ErrorCounts
 from sparkcat.config.connector import ConnectorSettings, connector_settings
+from sparkcat.model.config_state import ClusterConfigState, RestartRequest, TargetState
+from sparkcat.model.status import State
+from sparkcat.policy.config_providers import reverse_transform
+from sparkcat.runtime.execution import fencing, plan_builder
+from sparkcat.runtime.execution.batch_accounting import ConnectorBatches
+from sparkcat.runtime.execution.failures import Failure, FailureKind
 from sparkcat.runtime.execution.query_runner import RunningQuery
 from sparkcat.runtime.execution.recovery import AutoRestart, Retries
-from sparkcat.spark.kafka_input import tp_key
-from sparkcat.spark.query_plan import BatchResult
+from sparkcat.runtime.execution.reconfiguration import with_task_class
+from sparkcat.runtime.execution.services import ExecutionServices
+from sparkcat.config.sink_guarantees import exactly_once_required
+from sparkcat.config.validation import embedded_sink_config, validate_connector_config
+from sparkcat.runtime.execution.plan_builder import EmbeddedSink
+from sparkcat.spark.query_plan import QueryPlan
 
 log = logging.getLogger(__name__)
 
-#: Texts in a task's trace that mean one record failed it (``spark.error_handling``, ``spark.source_sends``).
-RECORD_FAILURE_MARKERS = ("Tolerance exceeded in error handler", "Unrecoverable exception from producer send callback")
-#: The text of a dead letter that Kafka did not take (``kafka.dead_letter_queue``).
-DEAD_LETTER_FAILURE_MARKER = "Could not produce message to dead letter queue"
+
+class InstanceState(str, Enum):
+    NONE = "none"            # not started: new, stopped, or restarting
+    STARTED = "started"      # started on the driver, its task configs generated
+    FAILED = "failed"        # start, task configs or raise_error failed: until restarted
 
 
-@dataclass
-class Progress:
-    """What this driver's queries of one connector committed since it started (``GET /metrics``).
-
-    Spark's own progress (``StreamingQuery.recentProgress``) restarts with each query and
-    keeps only its last batches, so these totals are kept here, in this one place.
-    """
-
-    batches: int = 0
-    records: int = 0
-    last_batch_s: float = 0.0
-    last_batch_at: float = 0.0          # epoch seconds when the last batch was committed (0: none yet)
-    batches_last_minute: int = 0        # set in snapshots, from ``_recent``
-    offsets_behind_latest: float | None = None  # set in snapshots: Spark's Kafka source, worst partition
-    _recent: deque = field(default_factory=lambda: deque(maxlen=10_000), repr=False)
-    # exactly-once batches: how many, and the sum of each one's slowest task's producer init + commit
-    transaction_batches: int = 0
-    transaction_ms: float = 0.0
-    # Connect's error handling metrics of each task that committed a batch (zeros until a record fails)
-    task_errors: dict[int, ErrorCounts] = field(default_factory=dict)
-
-    @property
-    def transaction_s(self) -> float:
-        return self.transaction_ms / 1000
-
-    def add(self, result: BatchResult, now: float | None = None) -> None:
-        self.batches += 1
-        self.records += result.records
-        self.last_batch_s = result.duration_s
-        self.last_batch_at = time.time() if now is None else now
-        self._recent.append(self.last_batch_at)
-        if result.transaction_ms is not None:
-            self.transaction_batches += 1
-            self.transaction_ms += result.transaction_ms
-        for task in result.tasks.values():
-            counts = self.task_errors.setdefault(task.task, ErrorCounts())
-            if task.errors is not None:
-                counts.add(task.errors)
-
-    def task_failed(self, task: int, trace: str, now: float | None = None) -> None:
-        """Count the record error that failed ``task``, if its trace says one did.
-
-        Counts travel with committed batches, so the failure that fails a batch is counted here, from
-        the trace: a record beyond ``errors.tolerance`` or refused by Kafka (a failure and an error, as
-        Connect counts it before the task fails), or a dead letter that could not be delivered.
-        """
-        record = int(any(marker in trace for marker in RECORD_FAILURE_MARKERS))
-        dead_letter = int(DEAD_LETTER_FAILURE_MARKER in trace)
-        if not (record or dead_letter):
-            return
-        counts = self.task_errors.setdefault(task, ErrorCounts())
-        counts.record_failures += record
-        counts.record_errors += record
-        counts.dlq_produce_failures += dead_letter
-        counts.last_error_ms = int((time.time() if now is None else now) * 1000)
-
-    def snapshot(self, query: Any = None, now: float | None = None) -> Progress:
-        """A copy for ``GET /metrics``: the batch cadence over the last minute and, when ``query`` (a running
-        Spark query) reads Kafka, how far its worst partition is behind the topic's end."""
-        now = time.time() if now is None else now
-        recent = sum(1 for at in list(self._recent) if at > now - 60)
-        return replace(self, _recent=deque(), batches_last_minute=recent, offsets_behind_latest=offsets_behind(query),
-                       task_errors={t: replace(c) for t, c in list(self.task_errors.items())})
+class QueryState(str, Enum):
+    NONE = "none"
+    STARTING = "starting"    # a starter thread is starting it
+    RUNNING = "running"      # Spark runs it (or it ended and the herder has not seen it yet)
+    STOPPING = "stopping"    # a thread of its own waits for its batch in flight, then stops it
 
 
-def offsets_behind(query: Any) -> float | None:
-    """``maxOffsetsBehindLatest`` of the query's Kafka sources in its last progress (Spark's own metric), or None."""
-    try:
-        last = None if query is None else query.lastProgress
-        if last is None:
-            return None
-        data = json.loads(last.json) if hasattr(last, "json") else last
-        behind = [float(m["maxOffsetsBehindLatest"]) for m in ((s.get("metrics") or {}) for s in data["sources"])
-                  if m.get("maxOffsetsBehindLatest") not in (None, "")]
-        return max(behind) if behind else None
-    except Exception:  # a query that just stopped, or a py4j hiccup: no figure this scrape
-        log.debug("No lag for query %s", query, exc_info=True)
-        return None
+class ConnectorLifecycle:
+    """Driver-side life of one connector config; a changed config gets a new lifecycle (herder thread only)."""
 
-
-@dataclass
-class ConnectorRuntime:
-    """Driver-side state of one connector; observed state only (targets live in the config log)."""
-
-    name: str
-    config: dict[str, str]
-    instance: Connector | None = None
-    desired_task_configs: list[dict[str, str]] | None = None
-    query: RunningQuery | None = None
-    failed_tasks: dict[int, str] = field(default_factory=dict)
-    failed: str | None = None           # the connector itself failed (trace)
-    task_workers: dict[int, str] = field(default_factory=dict)
-    last_restart_offset: int = -1
-    progress: Progress = field(default_factory=Progress)
-    sink: tuple[str, str, list[dict[str, str]]] | None = None   # embedded sink: class, task class, configs
-    sink_offsets: dict[str, tuple[dict, dict]] = field(default_factory=dict)
-    retries: Retries = field(default_factory=Retries)               # transient failures of its query
-    auto_restart: AutoRestart = field(default_factory=AutoRestart)  # Strimzi's auto-restart bookkeeping
+    def __init__(self, name: str, config: dict[str, str], services: ExecutionServices, batches: ConnectorBatches,
+                 last_restart_offset: int = -1):
+        self.name = name
+        self.config = config
+        self.services = services
+        self.batches = batches
+        self.instance: Connector | None = None
+        self.instance_state = InstanceState.NONE
+        self.failure: Failure | None = None              # the instance's, while FAILED
+        self.failed_tasks: dict[int, Failure] = {}       # tasks FAILED until restarted (excluded from the query)
+        self.desired_task_configs: list[dict[str, str]] | None = None
+        self.sink: EmbeddedSink | None = None
+        self.query: RunningQuery | None = None
+        self.query_state = QueryState.NONE
+        self.last_restart_offset = last_restart_offset
+        self.retries = Retries()
+        self.auto_restart = AutoRestart()
+        self._batches_seen = 0
 
     @cached_property
     def settings(self) -> ConnectorSettings:
-        """``config``'s framework settings, parsed on first use (after the config was validated); a changed
-        config gets a new runtime, so they never go stale."""
+        """The framework keys of ``config``, parsed once (after it was validated)."""
         return connector_settings(self.config)
 
-    def set_sink_offset(self, partition: dict, offset: Any) -> None:
-        """Remember where the sink's query is in one Kafka partition (offset None: forget it)."""
-        key = tp_key(partition.get("kafka_topic"), partition.get("kafka_partition"))
-        if offset is None:
-            self.sink_offsets.pop(key, None)
-        else:
-            self.sink_offsets[key] = (partition, offset)
+    @property
+    def busy(self) -> bool:
+        """A start or stop of its query is in flight: left alone until it is done."""
+        return self.query_state in (QueryState.STARTING, QueryState.STOPPING)
 
-    def stop_instance(self) -> None:
-        if self.instance is not None:
-            try:
-                self.instance.stop()
-            finally:
-                self.instance = None
-                self.desired_task_configs = None
+    # ------------------------------------------------------------------ the target
+
+    def apply(self, state: ClusterConfigState) -> None:
+        """Bring this connector in line with ``state``: restarts, then its target (STARTED, PAUSED, STOPPED)."""
+        self._take_restart(state)
+        self._auto_restart()
+        self._observe_batches()
+        if self.busy:
+            return  # a restart is stopping the query; it starts again on a later pass
+        target = state.target_state(self.name)
+        if target == TargetState.STOPPED:
+            self.stop_query(then=lambda: self._report_stopped(state))
+            return
+        if self.instance_state == InstanceState.NONE:
+            self._start_instance()
+        elif self.instance_state == InstanceState.STARTED and self.services.reconfigurations.take(self.name):
+            self.desired_task_configs = self._generate(self.instance, self._resolved(self.config, ""))
+        if self.instance_state == InstanceState.FAILED:
+            failure = self.failure
+            self.stop_query(then=lambda: self._report(State.FAILED, failure))
+            return
+        if not self.services.task_configs.current(state, self.name, self.desired_task_configs or []):
+            return
+        if target == TargetState.PAUSED:
+            self.stop_query(then=lambda: self._report_paused(state))
+        else:
+            self._run(state)
+
+    def _run(self, state: ClusterConfigState) -> None:
+        plan = plan_builder.query_plan(state, self, self.services.worker, self.services.policy)
+        task_ids = state.task_ids(self.name)
+        if self.query_state == QueryState.RUNNING and self.query.is_active() and self.query.plan == plan:
+            return
+        if self.query is None and not self.retries.due():
+            return  # a transient failure: the query starts again once its backoff is over
+        if not self.stop_query():
+            return  # the new query starts once the old one stopped: they share the checkpoint
+        self._report(State.RUNNING)
+        if plan.live_tasks:
+            self.query_state = QueryState.STARTING
+            self.services.threads.start(self, plan, self.instance, self._prepare(state, plan))
+        else:
+            self._report_tasks(task_ids)
+
+    def _prepare(self, state: ClusterConfigState, plan: QueryPlan) -> Callable[[], None]:
+        """What runs on the starter thread before ``plan``'s query starts: fence the earlier tasks of an exactly-once
+        source or sink (none commits more, no transaction of theirs holds back reads of the offsets topic), then
+        drop the checkpoint if the cluster committed past it (``resume.py``: leadership came back)."""
+        transactional = plan.exactly_once or (plan.connector_type == "sink"
+                                              and exactly_once_required(plan.connector_config))
+        fence = fencing.zombie_fencing(self.services.stores.config, plan, state) if transactional else None
+        runner, offsets = self.services.runner, self.services.stores.offsets
+
+        def prepare() -> None:
+            if fence is not None:
+                fence()
+            runner.align_checkpoint(offsets, plan)
+
+        return prepare
+
+    # ------------------------------------------------------------------ the instance
+
+    def _start_instance(self) -> None:
+        try:
+            validate_connector_config(self.config, self.services.policy).raise_if_invalid(f"connector {self.name}")
+            cls = plugins.connector_class(self.config["connector.class"], self.services.policy.plugin_packages)
+            resolved = self._resolved(self.config, "")
+            instance = cls()
+            instance.initialize(self.services.reconfigurations.context(self.name, self._raise_error))
+            instance.start(dict(resolved))
+            self.desired_task_configs = self._generate(instance, resolved)
+            self.instance, self.instance_state = instance, InstanceState.STARTED
+            self.sink = self._embedded_sink()
+            self._check_output()
+        except Exception as e:
+            self._instance_failed(Failure.of_connector(e))
+            return
+        self._report(State.RUNNING)
+        log.info("Connector %s started on the driver with %d task config(s)", self.name,
+                 len(self.desired_task_configs))
+
+    def _raise_error(self, error: BaseException) -> None:
+        """``ConnectorContext.raise_error``, from any thread: the next pass stops its query and reports it FAILED."""
+        self.failure, self.instance_state = Failure.of_connector(error), InstanceState.FAILED
+
+    def _instance_failed(self, failure: Failure) -> None:
+        self.failure, self.instance_state = failure, InstanceState.FAILED
+        self._stop_instance()
+        self.instance_state = InstanceState.FAILED
+
+    def _generate(self, instance: Connector, resolved: dict[str, str]) -> list[dict[str, str]]:
+        """The connector's task configs now, completed as Connect's Worker does, secrets back as placeholders."""
+        max_tasks = self.settings.tasks_max
+        generated = [with_task_class(c, instance, self.config) for c in instance.task_configs(max_tasks)][:max_tasks]
+        return reverse_transform(generated, self.config, resolved)
+
+    def _embedded_sink(self) -> EmbeddedSink | None:
+        """For a source with ``sink.*`` keys: the embedded sink's task configs, generated once."""
+        sink_config = embedded_sink_config(self.config)
+        if sink_config is None:
+            return None
+        cls = plugins.connector_class(sink_config["connector.class"], self.services.policy.plugin_packages)
+        resolved = self._resolved(sink_config, "'s sink")
+        sink = cls()
+        sink.start(dict(resolved))
+        configs = [dict(c) for c in sink.task_configs(max(1, len(self.desired_task_configs)))]
+        sink.stop()
+        return EmbeddedSink(plan_builder.class_path(cls), plan_builder.class_path(sink.task_class()),
+                            reverse_transform(configs, sink_config, resolved))
+
+    def _resolved(self, config: dict[str, str], part: str) -> dict[str, str]:
+        return self.services.resolved_config(config, f"connector {self.name}{part}")
+
+    def _check_output(self) -> None:
+        if plugins.connector_type(type(self.instance)) == "source" and self.sink is None \
+                and not self.services.worker.uses_kafka:
+            raise RuntimeError(f"connector {self.name} writes to Kafka but no bootstrap.servers is configured; "
+                               f"set bootstrap.servers or name a sink with sink.connector.class")
+
+    def _stop_instance(self) -> None:
+        instance, self.instance, self.desired_task_configs = self.instance, None, None
+        self.instance_state = InstanceState.NONE
+        if instance is not None:
+            instance.stop()
+
+    # ------------------------------------------------------------------ restarts
+
+    def _take_restart(self, state: ClusterConfigState) -> None:
+        request: RestartRequest | None = state.restart_requests.get(self.name)
+        if request is None or request.offset <= self.last_restart_offset:
+            return
+        self.last_restart_offset = request.offset
+        self.restart(request.include_tasks, request.only_failed, state.task_ids(self.name))
+        if request.include_tasks and not request.only_failed:
+            self.stop_query()
+
+    def _auto_restart(self) -> None:
+        """Strimzi's auto-restart of a FAILED connector or FAILED tasks, on its schedule (``recovery.AutoRestart``)."""
+        policy = self.services.worker.auto_restart
+        failing = self.instance_state == InstanceState.FAILED or bool(self.failed_tasks)
+        if not self.auto_restart.due(policy, failing):
+            return
+        self.auto_restart.restarted()
+        tasks = sorted(self.failed_tasks)
+        log.info("Connector %s: automatic restart %d of the failed %s (the next one no sooner than %.0f s from now)",
+                 self.name, self.auto_restart.count, f"tasks {tasks}" if tasks else "connector",
+                 policy.backoff_s(self.auto_restart.count))
+        self.restart(include_tasks=True, only_failed=True, task_ids=tasks)
+
+    def restart(self, include_tasks: bool, only_failed: bool, task_ids: list[int]) -> list[int]:
+        """A restart request (Connect's ``RestartPlan``): what it restarts is reported RESTARTING and its failures
+        cleared; the next passes start the instance and the query again. Returns the task ids it restarts."""
+        tasks = self.report_restarting(include_tasks, only_failed, task_ids)
+        if not only_failed or self.instance_state == InstanceState.FAILED:
+            self._stop_instance()
+            self.failure = None
+        for t in tasks:
+            self.failed_tasks.pop(t, None)
+        return tasks
+
+    def report_restarting(self, include_tasks: bool, only_failed: bool, task_ids: list[int]) -> list[int]:
+        """The connector restarts unless ``only_failed`` and it did not fail; with ``include_tasks`` its tasks do
+        (only the FAILED ones if ``only_failed``). Those are reported RESTARTING; their ids are returned."""
+        if not only_failed or self.instance_state == InstanceState.FAILED:
+            self._report(State.RESTARTING)
+        tasks = (sorted(self.failed_tasks) if only_failed else list(task_ids)) if include_tasks else []
+        for t in tasks:
+            self.services.reporter.task(self.name, t, State.RESTARTING)
+        return tasks
+
+    def restart_task(self, task: int) -> None:
+        """``POST /connectors/NAME/tasks/N/restart``: its failure cleared, the query restarted with it."""
+        self.services.reporter.task(self.name, task, State.RESTARTING)
+        self.failed_tasks.pop(task, None)
+        self.stop_query()
+
+    # ------------------------------------------------------------------ failures
+
+    def on_query_ended(self, failure: Failure | None) -> None:
+        """Spark ended the query: by our stop (``failure`` None), a transient error (retried after backoff), or a
+        failure of its tasks (FAILED until restarted; the others run on in the next query)."""
+        self.query, self.query_state = None, QueryState.NONE
+        if failure is None or self.retries.retry(self.name, failure, self.settings):
+            return
+        self.tasks_failed(failure)
+
+    def on_error(self, error: BaseException) -> None:
+        """An action of this connector raised on the herder thread: retried when transient, else it FAILED."""
+        failure = Failure.of_exception(self.name, error)
+        if self.retries.retry(self.name, failure, self.settings):
+            return  # e.g. Kafka unreachable while its query started: started again after backoff
+        log.error("Connector %s failed: %s", self.name, failure.trace)
+        self._report(State.FAILED, failure)
+
+    def tasks_failed(self, failure: Failure) -> None:
+        ids = failure.tasks or tuple(range(len(self.desired_task_configs or [])))
+        for t in ids:
+            self.failed_tasks[t] = failure
+            self.batches.progress.task_failed(t, failure)
+            self.services.reporter.task(self.name, t, State.FAILED, trace=failure.trace)
+
+    def _observe_batches(self) -> None:
+        """A batch committed since the last pass ends a run of transient failures."""
+        committed = self.batches.progress.batches
+        if committed != self._batches_seen:
+            self._batches_seen = committed
+            self.retries.succeeded(self.name)
+
+    # ------------------------------------------------------------------ the query
+
+    def stop_query(self, then: Callable[[], None] | None = None, graceful: bool = True) -> bool:
+        """Stop the query off the herder thread, then ``then`` on it; True when there was none (``then`` ran)."""
+        if self.busy:
+            return False
+        if self.query is None:
+            if then is not None:
+                then()
+            return True
+        self.query_state = QueryState.STOPPING
+        self.services.threads.stop(self, then, graceful)
+        return False
+
+    def on_query_started(self, query: RunningQuery) -> None:
+        self.query, self.query_state = query, QueryState.RUNNING
+        log.info("Connector %s: query %r started with %d task(s) (checkpoint %s)", self.name, query.plan.query_name,
+                 len(query.plan.live_tasks), query.plan.checkpoint_dir)
+        self._report_tasks(list(range(len(query.plan.task_configs))))
+
+    def on_start_failed(self, plan: QueryPlan, error: BaseException) -> None:
+        """The query could not start: transient errors are retried; else its tasks FAILED, as a Connect task whose
+        start failed, until a restart or a new config."""
+        self.query, self.query_state = None, QueryState.NONE
+        failure = Failure.of_exception(self.name, error, plan.live_tasks)
+        if failure.transient and self.retries.retry(self.name, failure, self.settings):
+            return
+        if failure.kind != FailureKind.TASKS:  # transient, but its retries ran out: the tasks fail
+            failure = replace(failure, kind=FailureKind.TASKS)
+        log.error("Connector %s: task(s) %s failed to start: %s", self.name, list(failure.tasks),
+                  failure.trace.strip().splitlines()[0] if failure.trace.strip() else "")
+        self.tasks_failed(failure)
+
+    def on_query_stopped(self, query: RunningQuery) -> None:
+        if self.query is query:
+            self.query = None
+        self.query_state = QueryState.RUNNING if self.query is not None else QueryState.NONE
+
+    def on_stop_failed(self, error: BaseException) -> None:
+        """Stopping raised: the query is kept (a later pass stops it again) and the connector reported FAILED."""
+        self.query_state = QueryState.RUNNING if self.query is not None else QueryState.NONE
+        self.on_error(error)
+
+    # ------------------------------------------------------------------ statuses
+
+    def _report(self, state: State, failure: Failure | None = None) -> None:
+        self.services.reporter.connector(self.name, state, None if failure is None else failure.trace)
+
+    def _report_tasks(self, task_ids: list[int]) -> None:
+        for t in task_ids:
+            if t in self.failed_tasks:
+                self.services.reporter.task(self.name, t, State.FAILED, trace=self.failed_tasks[t].trace)
+            else:
+                self.services.reporter.task(self.name, t, State.RUNNING, self.batches.task_workers.get(t))
+        self.services.reporter.remove_tasks_from(self.name, len(task_ids))
+
+    def _report_paused(self, state: ClusterConfigState) -> None:
+        self._report(State.PAUSED)
+        for t in state.task_ids(self.name):
+            self.services.reporter.task(self.name, t, State.PAUSED)
+
+    def _report_stopped(self, state: ClusterConfigState) -> None:
+        """Connect's STOPPED: no query, no instance, and an empty set of task configs."""
+        self._stop_instance()
+        self.failure = None
+        self.failed_tasks.clear()
+        if state.task_counts.get(self.name, 0) > 0 or self.name in state.inconsistent:
+            self.services.task_configs.write(state, self.name, [])
+        self._report(State.STOPPED)
+        self.services.reporter.remove_tasks_from(self.name, 0)
+
+    def release(self) -> None:
+        """This driver no longer runs it (shutdown, or another driver leads): its instance stops, its statuses
+        say nobody runs it; called once its query stopped."""
+        tasks = [t for t in range(len(self.desired_task_configs or [])) if t not in self.failed_tasks]
+        self._stop_instance()
+        self._report(State.UNASSIGNED)
+        for t in tasks:
+            self.services.reporter.task(self.name, t, State.UNASSIGNED)
+
+    def close(self) -> None:
+        """The lifecycle ends (deleted, replaced by a new config, or released): the instance stops."""
+        self._stop_instance()

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from sparkcat.runtime.execution import resume
 from sparkcat.api.connector import Connector
@@ -60,6 +60,12 @@ class RunningQuery:
         return None if error is None else str(error)
 
 
+class BatchListener(Protocol):
+    """Who hears of each committed batch (``BatchAccounting``); called on query threads."""
+
+    def on_batch(self, plan: QueryPlan, result: BatchResult) -> None: ...
+
+
 class QueryRunner:
     """The herder's handle on Spark: one streaming query per connector.
 
@@ -67,11 +73,12 @@ class QueryRunner:
     starts and stops queries off the herder thread), each for a different query.
     """
 
-    def __init__(self, spark, on_batch: Callable[[QueryPlan, BatchResult], None],
-                 leadership: Leadership | None = None, offsets: OffsetStore | None = None):
-        """``offsets``: the driver's offsets store, which source connectors' planners read (else each opens one)."""
+    def __init__(self, spark, batches: BatchListener, leadership: Leadership | None = None,
+                 offsets: OffsetStore | None = None):
+        """``batches`` is told of every committed batch, on the query's thread (``BatchAccounting``);
+        ``offsets``: the driver's offsets store, which source connectors' planners read (else each opens one)."""
         self.spark = spark
-        self.on_batch = on_batch
+        self.on_batch = batches.on_batch
         self.offsets = offsets
         self.leadership: Leadership = leadership or SoleLeader()
         self._native: NativeQueries | None = None

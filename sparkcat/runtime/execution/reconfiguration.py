@@ -20,10 +20,11 @@ log = logging.getLogger(__name__)
 class Reconfigurations:
     """Pending requests by connector name, and the contexts that raise them."""
 
-    def __init__(self) -> None:
+    def __init__(self, wakeup: threading.Event) -> None:
+        """``wakeup``: set on each request, so the herder's next pass comes at once."""
         self._lock = threading.Lock()
         self._pending: set[str] = set()
-        self.wake: Callable[[], None] = lambda: None
+        self._wakeup = wakeup
 
     def context(self, name: str, on_error: Callable[[BaseException], None]) -> ConnectorContext:
         """The context handed to connector ``name`` before it starts."""
@@ -35,7 +36,7 @@ class Reconfigurations:
                 return
             self._pending.add(name)
         log.info("Connector %s requested task reconfiguration", name)
-        self.wake()
+        self._wakeup.set()
 
     def take(self, name: str) -> bool:
         """True once per request: the caller regenerates the connector's task configs now."""

@@ -4,21 +4,13 @@ from __future__ import annotations
 
 import logging
 import re
-import traceback
 
 from sparkcat import redact
 from sparkcat.model.status import State, Status
 from sparkcat.storage.factory import Stores
 from sparkcat.storage.status import StatusStore
 
-log = logging.getLogger("sparkcat.status")
-
-
-def format_trace(error: BaseException | str) -> str:
-    """A Connect-style trace: the exception text with its stack, as one string."""
-    if isinstance(error, str):
-        return error
-    return "".join(traceback.format_exception(type(error), error, error.__traceback__))
+log = logging.getLogger(__name__)
 
 
 class StatusReporter:
@@ -28,6 +20,10 @@ class StatusReporter:
         self.store = store
         self.driver_id = driver_id
         self.generation = generation
+
+    def next_generation(self) -> None:
+        """Take a generation newer than any status stored now (this driver became the leader)."""
+        self.generation = newest_generation(self.store) + 1
 
     def connector(self, name: str, state: State, trace: str | None = None) -> None:
         trace = redact.scrub(trace)  # a connector's exception may quote its secrets
@@ -82,12 +78,17 @@ def _first_line(trace: str | None) -> str:
     return lines[-1] if lines else ""
 
 
+def newest_generation(store: StatusStore) -> int:
+    """The newest generation of any status the store holds (0: none)."""
+    store.refresh()
+    newest = 0
+    for name in store.connectors():
+        current = store.get(name)
+        newest = max(newest, current.generation if current else 0)
+        newest = max([newest] + [t.generation for t in store.tasks(name)])
+    return newest
+
+
 def new_status_reporter(stores: Stores, driver_id: str) -> StatusReporter:
     """A reporter whose generation is newer than any status already stored (this driver's epoch)."""
-    stores.status.refresh()
-    newest = 0
-    for name in stores.status.connectors():
-        current = stores.status.get(name)
-        newest = max(newest, current.generation if current else 0)
-        newest = max([newest] + [t.generation for t in stores.status.tasks(name)])
-    return StatusReporter(stores.status, driver_id, newest + 1)
+    return StatusReporter(stores.status, driver_id, newest_generation(stores.status) + 1)

@@ -20,7 +20,7 @@ from confluent_kafka import Producer
 from pyspark.errors import StreamingQueryException
 
 from sparkcat import plugins
-from sparkcat.runtime.execution.reconciler import class_path
+from sparkcat.runtime.execution.plan_builder import class_path
 from sparkcat.config.validation import embedded_sink_config
 from sparkcat.spark.query_plan import QueryPlan
 from sparkcat.spark.queries import register_sources, start_query

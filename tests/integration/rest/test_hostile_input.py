@@ -100,7 +100,7 @@ def test_names_that_look_like_paths_stay_inside_their_own_checkpoint_directory(d
         else:
             driver.herder.reset_connector_offsets(name)
             driver.herder.delete_connector(name)
-        wait_until(lambda: name not in driver.reconciler.runtimes, timeout_s=60, message=f"{name!r} forgotten")
+        wait_until(lambda: name not in driver.reconciler.lifecycles, timeout_s=60, message=f"{name!r} forgotten")
         assert checkpoint.is_dir() and stores.is_dir(), f"{name!r} removed state"
     assert not (state_dir(driver).parent / "x").exists()
     assert http.get("/connectors/victim/status").json()["connector"]["state"] == "RUNNING"

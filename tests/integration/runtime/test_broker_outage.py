@@ -164,7 +164,7 @@ def test_a_broker_stopped_for_60s_mid_copy_fails_no_task_and_loses_no_record(spa
         assert "FAILED" not in states and "connector:FAILED" not in states, f"{states}; {watch.coverage()}"
         status = driver.herder.connector_status("copy")
         assert [t["state"] for t in status["tasks"]] == ["RUNNING", "RUNNING"]
-        assert not driver.reconciler.runtimes["copy"].failed_tasks  # no failure whose status write was lost
+        assert not driver.reconciler.lifecycles["copy"].failed_tasks  # no failure whose status write was lost
         # Samples cannot read the status store while the broker is down; its log has every status written.
         written = statuses_written(bootstrap, worker.status_topic, "copy")
         assert {k for k, state in written if state == "RUNNING"} >= {"status-task-copy-0", "status-task-copy-1"}

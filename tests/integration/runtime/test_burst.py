@@ -35,13 +35,13 @@ def config(out: Path) -> dict[str, str]:
 
 
 def log_lines(caplog: pytest.LogCaptureFixture, text: str) -> list[int]:
-    """Indexes of the herder's log lines containing ``text``."""
-    return [i for i, r in enumerate(caplog.records) if r.name == "sparkcat.herder" and text in r.getMessage()]
+    """Indexes of the runtime's log lines containing ``text``."""
+    return [i for i, r in enumerate(caplog.records) if r.name.startswith("sparkcat.runtime.") and text in r.getMessage()]
 
 
 def test_connectors_deleted_in_a_burst_stop_together_and_continue_exactly_when_created_again(
         spark, tmp_path, caplog):
-    caplog.set_level(logging.INFO, logger="sparkcat.herder")
+    caplog.set_level(logging.INFO, logger="sparkcat.runtime")
     driver = Driver(spark, WorkerConfig(state_dir=str(tmp_path / "state"), file_allowed_dirs=[str(tmp_path)]),
                     rest=False, watch_pipelines=False)
     driver.start()
@@ -57,7 +57,7 @@ def test_connectors_deleted_in_a_burst_stop_together_and_continue_exactly_when_c
         # Each query gets a batch in flight that lasts until we let it go: its gate is held, as by a
         # long batch. Before, the first deletion kept the herder waiting for that batch, and the
         # next request waited for the herder (60 s, then TimeoutError).
-        gates = [reconciler.runtimes[n].query.gate for n in names]
+        gates = [reconciler.lifecycles[n].query.gate for n in names]
         assert all(gate.acquire(timeout=60) for gate in gates)
         first = len(caplog.records)
         try:
@@ -65,12 +65,12 @@ def test_connectors_deleted_in_a_burst_stop_together_and_continue_exactly_when_c
                 herder.delete_connector(name)
             wait_until(lambda: len([i for i in log_lines(caplog, "stopping its query") if i >= first]) == BURST,
                        timeout_s=60, message="every stop to begin")
-            stopping = [reconciler.runtimes[n].query for n in names]
+            stopping = [reconciler.lifecycles[n].query for n in names]
             assert all(q.is_active() for q in stopping), "a query stopped in the middle of its batch"
         finally:
             for gate in gates:
                 gate.release()
-        wait_until(lambda: not any(n in reconciler.runtimes for n in names), timeout_s=120,
+        wait_until(lambda: not any(n in reconciler.lifecycles for n in names), timeout_s=120,
                    message="every deletion to finish")
 
         began = [i for i in log_lines(caplog, "stopping its query") if i >= first]

@@ -54,5 +54,5 @@ def test_a_sink_stuck_in_put_does_not_hold_back_another_connector(spark, broker,
 
 
 def _batches(driver: Driver, name: str) -> int:
-    rt = driver.reconciler.runtimes.get(name)
-    return 0 if rt is None else rt.progress.batches
+    rt = driver.reconciler.lifecycles.get(name)
+    return 0 if rt is None else rt.batches.progress.batches

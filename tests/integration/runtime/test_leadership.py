@@ -73,7 +73,7 @@ def test_three_drivers_one_leader_standbys_forward_writes_and_a_fenced_leader_st
                              "topic.prefix": f"{unique_name}-seq_"}}, timeout=90)
         assert created.status_code == 201, created.text
         wait_until(lambda: len(positions(broker.bootstrap, topic)) >= 300, message="records from the leader")
-        assert list(a.reconciler.runtimes) == ["inc"] and not b.reconciler.runtimes and not c.reconciler.runtimes
+        assert list(a.reconciler.lifecycles) == ["inc"] and not b.reconciler.lifecycles and not c.reconciler.lifecycles
         status = httpx.get(c.url + "/connectors/inc/status").json()  # a read the standby answers itself
         assert status["connector"]["state"] == "RUNNING" and status["connector"]["worker_id"] == a.driver_id
         assert_each_once(positions(broker.bootstrap, topic))
@@ -85,7 +85,7 @@ def test_three_drivers_one_leader_standbys_forward_writes_and_a_fenced_leader_st
         assert refused.status_code == 500 and "transactional id" in refused.json()["message"], refused.text
         # the deposed driver stepped down; the group elects one leader again, and writes work through a standby
         wait_until(lambda: sum(d.herder.is_leader for d in drivers) == 1, timeout_s=60, message="one leader again")
-        wait_until(lambda: all(d.herder.is_leader or not d.reconciler.runtimes for d in drivers), timeout_s=60,
+        wait_until(lambda: all(d.herder.is_leader or not d.reconciler.lifecycles for d in drivers), timeout_s=60,
                    message="the standbys to run nothing")
         standby = next(d for d in drivers if not d.herder.is_leader)
         wait_until(lambda: httpx.put(standby.url + "/connectors/inc/pause", timeout=90).status_code == 202,

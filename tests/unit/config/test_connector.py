@@ -86,9 +86,18 @@ def test_framework_settings_are_typed_once_with_the_configdefs_defaults():
 
     from sparkcat.errors import ConfigError
     from sparkcat.config.connector import ConnectorSettings, connector_settings
-    assert connector_settings({"connector.class": "increment"}) == ConnectorSettings(1, 100_000, 1000)
-    assert connector_settings({"tasks.max": " 4", "batch.max.records": "50", "trigger.interval.ms": "0"}) == \
-        ConnectorSettings(4, 50, 0)
+    assert connector_settings({"connector.class": "increment"}) == ConnectorSettings(
+        1, 100_000, 1000, 0, 60_000, False, False, False, False, "poll", None)
+    assert connector_settings({"tasks.max": " 4", "batch.max.records": "50", "trigger.interval.ms": "0",
+                               "errors.retry.timeout": "-1", "errors.retry.delay.max.ms": "500",
+                               "errors.tolerance": "all", "errors.log.enable": "true",
+                               "errors.log.include.messages": "true", "exactly.once.support": "REQUIRED",
+                               "transaction.boundary": "Interval", "transaction.boundary.interval.ms": "2500"}) == \
+        ConnectorSettings(4, 50, 0, -1, 500, True, True, True, True, "interval", 2500)
+    for key, bad in (("errors.log.enable", "maybe"), ("errors.tolerance", "some"), ("transaction.boundary", "x")):
+        with pytest.raises(ConfigError) as raised:
+            connector_settings({key: bad})
+        assert key in raised.value.errors
     with pytest.raises(ConfigError) as raised:
         connector_settings({"tasks.max": "zero"})
     assert "tasks.max" in raised.value.errors

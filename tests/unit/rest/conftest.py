@@ -14,7 +14,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from sparkcat.rest.app import create_app
-from sparkcat.runtime.control.herder import Herder, new_status_reporter
+from sparkcat.runtime.control.herder import Herder
+from sparkcat.runtime.execution.batch_accounting import BatchAccounting
+from sparkcat.runtime.execution.status_reporter import new_status_reporter
 from sparkcat.runtime.control.logger_levels import LoggerLevels
 from sparkcat.runtime.execution.query_runner import QueryRunner
 from sparkcat.runtime.execution.reconciler import Reconciler
@@ -28,8 +30,8 @@ class SparklessRunner(QueryRunner):
     The deletion itself goes through Hadoop's FileSystem (tests/integration/spark/test_hadoop_fs.py).
     """
 
-    def __init__(self, on_batch):
-        super().__init__(None, on_batch)
+    def __init__(self, batches):
+        super().__init__(None, batches)
         self.deleted_checkpoints: list[str] = []
 
     def delete_checkpoint(self, path: str) -> None:
@@ -46,8 +48,8 @@ class SparklessDriver:
         self.driver_id = "test-driver:8083"
         self.stores = memory_stores()
         reporter = new_status_reporter(self.stores, self.driver_id)
-        runner = SparklessRunner(lambda plan, result: self.reconciler.on_batch(plan, result))
-        self.reconciler = Reconciler(self.stores, reporter, runner, self.worker)
+        accounting = BatchAccounting(self.stores, reporter)
+        self.reconciler = Reconciler(self.stores, reporter, SparklessRunner(accounting), self.worker, accounting)
         self.loggers = LoggerLevels()
         self.herder = Herder(self.stores, self.reconciler, self.driver_id, loggers=self.loggers)
         self._stop = threading.Event()

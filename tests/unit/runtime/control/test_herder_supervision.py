@@ -78,7 +78,7 @@ def test_a_store_error_is_an_outage_retried_logged_once_then_the_herder_works_ag
     try:
         assert herder.wait_ready(10)
         status_log.failures = 12
-        with caplog.at_level(logging.INFO, logger="sparkcat.supervision"):
+        with caplog.at_level(logging.INFO, logger="sparkcat.runtime.supervision"):
             herder.put_connector_config("inc", INC)  # its statuses cannot be written for a while
             wait_until(lambda: not herder.outage.live, timeout_s=10, message="the herder's outage")
             assert "StorageError" in herder.outage.reason and "All broker connections are down" in herder.outage.reason
@@ -98,7 +98,7 @@ def test_a_store_error_is_an_outage_retried_logged_once_then_the_herder_works_ag
 
 def test_outage_logs_once_per_cause_and_backs_off_to_its_cap(caplog):
     outage = Outage("The thing", Backoff(1.0, 4.0), confirm_s=0.05)
-    with caplog.at_level(logging.INFO, logger="sparkcat.supervision"):
+    with caplog.at_level(logging.INFO, logger="sparkcat.runtime.supervision"):
         delays = [outage.failed(StorageError("broker down")) for _ in range(4)]
         outage.failed(ValueError("something else"))
         outage.recovered()  # not yet: an outage ends after confirm_s of attempts that worked
@@ -145,7 +145,7 @@ def test_a_recreated_config_log_is_read_again_and_its_state_replaces_the_old_one
         wait_until(lambda: herder.snapshot().connectors() == ["a", "b", "c"], timeout_s=10, message="the first log")
         config_log.recreate()
         writer.put_connector_config("z", INC)  # offset 0 of the new log, below the 3 already read
-        with caplog.at_level(logging.ERROR, logger="sparkcat.driver"):
+        with caplog.at_level(logging.ERROR, logger="sparkcat.runtime"):
             wait_until(lambda: (stream.check(), herder.snapshot().connectors() == ["z"])[1], timeout_s=10,
                        interval_s=0.05, message=lambda: f"the new log's state: {herder.snapshot().connectors()}")
         assert not herder.rebuilding

@@ -53,7 +53,11 @@ def test_exactly_once_plans_are_source_connectors_writing_to_kafka_on_an_enabled
 
 
 def test_interval_boundaries_stretch_the_trigger_to_the_transaction_interval():
-    from sparkcat.runtime.execution.plan_builder import trigger_interval_ms
+    from sparkcat.config.connector import connector_settings
+    from sparkcat.runtime.execution.plan_builder import trigger_interval_ms as of_settings
+
+    def trigger_interval_ms(config, exactly_once):
+        return of_settings(connector_settings(config), exactly_once)
     assert trigger_interval_ms({"trigger.interval.ms": "500"}, True) == 500
     assert trigger_interval_ms({"transaction.boundary": "INTERVAL"}, True) == 60_000  # Connect's flush default
     assert trigger_interval_ms({"transaction.boundary": "interval", "transaction.boundary.interval.ms": "2500",
@@ -65,7 +69,7 @@ def test_interval_boundaries_stretch_the_trigger_to_the_transaction_interval():
 
 def test_the_cost_of_exactly_once_batches_adds_up_in_progress_and_metrics():
     from sparkcat.rest.metrics import render
-    from sparkcat.runtime.execution.lifecycle import Progress
+    from sparkcat.runtime.execution.progress import Progress
     from sparkcat.spark.query_plan import BatchResult
     progress = Progress()
     progress.add(BatchResult("c", 0, {}, 1.0, transaction_ms=120.0))

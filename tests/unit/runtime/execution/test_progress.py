@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from prometheus_client.parser import text_string_to_metric_families
 
 from sparkcat.rest import metrics
-from sparkcat.runtime.execution.lifecycle import Progress, offsets_behind
+from sparkcat.runtime.execution.progress import Progress, offsets_behind
 from sparkcat.spark.query_plan import BatchResult, TaskBatchResult
 
 

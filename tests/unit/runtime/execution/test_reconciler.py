@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sparkcat.model.config_state import TargetState
-from sparkcat.spark.query_plan import BatchResult, QueryPlan, TaskBatchResult, failed_task_ids, task_failure_message
+from sparkcat.runtime.execution.failures import failed_task_ids
+from sparkcat.spark.query_plan import BatchResult, QueryPlan, TaskBatchResult, task_failure_message
 from tests.unit.runtime.execution.reconciler_helpers import INC, reconciler_on_memory, settle, status
 
 
@@ -90,7 +91,7 @@ def test_losing_the_leadership_cancels_batches_in_flight_while_a_shutdown_lets_t
     stores.config.put_connector_config("inc", INC)
     settle(stores, reconciler)
     reconciler.release_all(graceful=False)  # the herder's demotion: nothing of ours could commit any more
-    assert runner.hard_stops == ["inc"] and "inc" not in reconciler.runtimes
+    assert runner.hard_stops == ["inc"] and "inc" not in reconciler.lifecycles
     assert status(stores, "inc") == ("UNASSIGNED", ["UNASSIGNED", "UNASSIGNED"])
     settle(stores, reconciler)
     reconciler.stop_all()  # a driver's shutdown: each batch in flight commits first
@@ -111,7 +112,7 @@ def test_failed_task_is_excluded_and_others_keep_running_until_restart(tmp_path)
     stores, runner, reconciler = setup(tmp_path)
     stores.config.put_connector_config("inc", INC)
     settle(stores, reconciler)
-    query = reconciler.runtimes["inc"].query
+    query = reconciler.lifecycles["inc"].query
     query.active, query.error = False, "Traceback...\nRuntimeError: " + task_failure_message(
         "inc", 1, ValueError("bad record at position 7"))
     settle(stores, reconciler)
@@ -141,7 +142,7 @@ def test_deletion_stops_query_and_clears_status(tmp_path):
     settle(stores, reconciler)
     stores.config.remove_connector_config("inc")
     settle(stores, reconciler)
-    assert "inc" not in reconciler.runtimes and runner.stopped
+    assert "inc" not in reconciler.lifecycles and runner.stopped
     assert status(stores, "inc") == (None, [])
     assert runner.deleted_checkpoints == [reconciler.checkpoint_dir("inc")], "the deleted connector's checkpoint goes"
 
@@ -169,7 +170,7 @@ def test_batches_record_offsets_and_executor_of_each_task(tmp_path):
     stores.config.put_connector_config("inc", INC)
     settle(stores, reconciler)
     plan = runner.started[-1]
-    reconciler.on_batch(plan, BatchResult("inc", 0, {
+    reconciler.accounting.on_batch(plan, BatchResult("inc", 0, {
         0: TaskBatchResult(0, "host-a:1", 3, [({"increment": 1}, {"position": 3})]),
         1: TaskBatchResult(1, "host-b:2", 3, [({"increment": 100}, {"position": 3})])}, 0.2))
     assert stores.offsets.get("inc") == {'{"increment":1}': {"position": 3}, '{"increment":100}': {"position": 3}}
@@ -198,18 +199,16 @@ def test_java_named_connectors_get_connects_java_task_class_so_a_connect_worker_
 def test_request_task_reconfiguration_commits_the_connectors_new_task_configs_and_restarts_its_query(tmp_path):
     """ConnectorContext.request_task_reconfiguration: task_configs asked again, committed when changed."""
     stores, runner, reconciler = setup(tmp_path)
-    woken = []
-    reconciler.wake = lambda: woken.append(1)
     stores.config.put_connector_config("inc", INC)
     settle(stores, reconciler)
-    instance = reconciler.runtimes["inc"].instance
+    instance = reconciler.lifecycles["inc"].instance
     settle(stores, reconciler)
     assert len(runner.started) == 1
-    woken.clear()
+    reconciler.wakeup.clear()
     # the connector's inputs changed (as a new table or topic would change them): one increment now
     instance.task_configs = lambda max_tasks: [{"increments": "7"}]
     instance.context.request_task_reconfiguration()
-    assert woken  # the herder is woken at once
+    assert reconciler.wakeup.is_set()  # the herder is woken at once
     settle(stores, reconciler)
     assert [c["increments"] for c in stores.config.snapshot().all_task_configs("inc")] == ["7"]
     assert len(runner.started) == 2 and [c["increments"] for c in runner.started[-1].task_configs] == ["7"]

@@ -157,16 +157,16 @@ def test_deleting_many_stops_all_queries_at_once_and_clears_each_after_its_stop(
     assert runner.most_at_once == 3
     for name in names:  # nothing that follows a stop has happened before it
         assert status(stores, name) == ("RUNNING", ["RUNNING", "RUNNING"])
-        assert reconciler.checkpoint_dir(name) not in runner.deleted and name in reconciler.runtimes
+        assert reconciler.checkpoint_dir(name) not in runner.deleted and name in reconciler.lifecycles
 
     runner.release("b")
-    reconcile_until(lambda: "b" not in reconciler.runtimes, stores, reconciler)
+    reconcile_until(lambda: "b" not in reconciler.lifecycles, stores, reconciler)
     assert status(stores, "b") == (None, []) and runner.deleted == [reconciler.checkpoint_dir("b")]
-    assert status(stores, "a")[0] == "RUNNING" and "a" in reconciler.runtimes
+    assert status(stores, "a")[0] == "RUNNING" and "a" in reconciler.lifecycles
 
     runner.release("a", "c")
     settle(stores, reconciler)
-    assert reconciler.runtimes == {}
+    assert reconciler.lifecycles == {}
     assert all(status(stores, n) == (None, []) for n in names)
     assert sorted(runner.deleted) == sorted(reconciler.checkpoint_dir(n) for n in names)
 
@@ -182,7 +182,7 @@ def test_pausing_many_reports_paused_only_once_each_query_stopped(tmp_path):
     runner.release("a", "b")
     settle(stores, reconciler)
     assert status(stores, "a") == status(stores, "b") == ("PAUSED", ["PAUSED", "PAUSED"])
-    assert all(reconciler.runtimes[n].query is None for n in ("a", "b"))
+    assert all(reconciler.lifecycles[n].query is None for n in ("a", "b"))
 
 
 def test_query_being_stopped_counts_as_running_for_the_offsets_api(tmp_path):
@@ -191,18 +191,18 @@ def test_query_being_stopped_counts_as_running_for_the_offsets_api(tmp_path):
     stores.config.put_target_state("a", TargetState.STOPPED)
     reconcile(stores, reconciler)
     runner.wait_stopping(1)
-    assert reconciler.runtimes["a"].query is not None  # "still stopping; try again shortly"
+    assert reconciler.lifecycles["a"].query is not None  # "still stopping; try again shortly"
     assert stores.config.snapshot().task_ids("a") == [0, 1]
     runner.release("a")
     settle(stores, reconciler)
-    assert reconciler.runtimes["a"].query is None
+    assert reconciler.lifecycles["a"].query is None
     assert stores.config.snapshot().task_ids("a") == [] and status(stores, "a") == ("STOPPED", [])
 
 
 def test_connector_recreated_while_its_deletion_stops_the_query_starts_fresh_after_it(tmp_path):
     stores, runner, reconciler = setup(tmp_path)
     running(stores, reconciler, ["a"])
-    old = reconciler.runtimes["a"]
+    old = reconciler.lifecycles["a"]
     stores.config.remove_connector_config("a")
     reconcile(stores, reconciler, rounds=1)
     runner.wait_stopping(1)
@@ -211,9 +211,9 @@ def test_connector_recreated_while_its_deletion_stops_the_query_starts_fresh_aft
     assert len(runner.started) == 1  # left alone while its old query stops
     runner.release("a")
     reconciler.finish_pending(wait=True)
-    assert "a" not in reconciler.runtimes and runner.deleted == [reconciler.checkpoint_dir("a")]
+    assert "a" not in reconciler.lifecycles and runner.deleted == [reconciler.checkpoint_dir("a")]
     settle(stores, reconciler)
-    assert reconciler.runtimes["a"] is not old and len(runner.started) == 2
+    assert reconciler.lifecycles["a"] is not old and len(runner.started) == 2
     assert status(stores, "a") == ("RUNNING", ["RUNNING"])
     assert runner.events[-2:] == [("stopped", "a"), ("start", "a")]
 
@@ -263,7 +263,7 @@ def test_shutdown_stops_all_queries_at_once_then_reports_them_unassigned(tmp_pat
     assert runner.most_at_once == 3
     assert status(stores, "a") == status(stores, "b") == ("UNASSIGNED", ["UNASSIGNED", "UNASSIGNED"])
     assert status(stores, "c") == ("PAUSED", ["PAUSED", "PAUSED"])
-    assert all(rt.instance is None for rt in reconciler.runtimes.values())
+    assert all(rt.instance is None for rt in reconciler.lifecycles.values())
 
 
 def test_starts_run_off_the_herder_thread_a_few_at_a_time(tmp_path):
@@ -275,14 +275,14 @@ def test_starts_run_off_the_herder_thread_a_few_at_a_time(tmp_path):
     reconcile(stores, reconciler)  # returns although Spark has not started any query yet
     runner.wait_starting(len(names))
     assert runner.started == [] and status(stores, "a") == ("RUNNING", [])
-    assert reconciler.runtimes["a"].query is not None  # a stand-in: the connector is not halted
-    assert not reconciler.runtimes["a"].query.is_active()
+    assert reconciler.lifecycles["a"].query is not None  # a stand-in: the connector is not halted
+    assert not reconciler.lifecycles["a"].query.is_active()
     runner.starts_open.set()
     settle(stores, reconciler)
     assert sorted(p.connector for p in runner.started) == names
     assert runner.most_starting == min(len(names), STARTS_AT_ONCE)
     assert all(status(stores, n) == ("RUNNING", ["RUNNING", "RUNNING"]) for n in names)
-    assert all(reconciler.runtimes[n].query is runner.queries[n] for n in names)
+    assert all(reconciler.lifecycles[n].query is runner.queries[n] for n in names)
 
 
 def test_connector_deleted_while_its_query_starts_is_stopped_once_started(tmp_path):
@@ -293,13 +293,13 @@ def test_connector_deleted_while_its_query_starts_is_stopped_once_started(tmp_pa
     runner.wait_starting()
     stores.config.remove_connector_config("a")
     reconcile(stores, reconciler)
-    assert "a" in reconciler.runtimes
+    assert "a" in reconciler.lifecycles
     runner.starts_open.set()
     reconcile_until(lambda: ("start", "a") in runner.events, stores, reconciler)
     runner.release("a")
     settle(stores, reconciler)
     assert runner.events == [("start", "a"), ("stopped", "a")]
-    assert "a" not in reconciler.runtimes and status(stores, "a") == (None, [])
+    assert "a" not in reconciler.lifecycles and status(stores, "a") == (None, [])
 
 
 def test_a_query_that_cannot_start_fails_its_tasks_until_they_are_restarted(tmp_path):
@@ -311,7 +311,7 @@ def test_a_query_that_cannot_start_fails_its_tasks_until_they_are_restarted(tmp_
         reconciler.finish_pending(wait=True)
     assert status(stores, "a") == ("RUNNING", ["FAILED", "FAILED"])  # Connect: the tasks failed to start
     assert "starting a failed" in stores.status.tasks("a")[0].trace
-    assert reconciler.runtimes["a"].query is None
+    assert reconciler.lifecycles["a"].query is None
     settle(stores, reconciler)  # later passes leave it FAILED, without trying again
     assert status(stores, "a") == ("RUNNING", ["FAILED", "FAILED"]) and runner.started == []
     stores.config.request_restart("a", include_tasks=True, only_failed=True)

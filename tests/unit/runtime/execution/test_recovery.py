@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from sparkcat.runtime.execution.recovery import AutoRestart, AutoRestartPolicy, Retries, RetryPolicy, transient_cause
+from sparkcat.config.connector import connector_settings
+from sparkcat.config.worker import AutoRestartPolicy
+from sparkcat.runtime.execution.failures import Failure, transient_cause
+from sparkcat.runtime.execution.recovery import AutoRestart, Retries
 from sparkcat.spark.query_plan import task_failure_message
 from tests.unit.runtime.execution.reconciler_helpers import INC, settle, status
 from tests.unit.runtime.execution.test_reconciler import setup
@@ -14,7 +17,7 @@ OUTAGE = ("py4j.protocol.Py4JJavaError: An error occurred while calling o832.sav
 
 
 def fail_query(reconciler, text: str) -> None:
-    query = reconciler.runtimes["inc"].query
+    query = reconciler.lifecycles["inc"].query
     query.active, query.error = False, text
 
 
@@ -25,7 +28,7 @@ def test_a_kafka_timeout_is_not_a_task_failure_the_query_restarts_after_backoff(
     fail_query(reconciler, OUTAGE)
     settle(stores, reconciler)
     assert status(stores, "inc") == ("RUNNING", ["RUNNING", "RUNNING"])
-    rt = reconciler.runtimes["inc"]
+    rt = reconciler.lifecycles["inc"]
     assert rt.failed_tasks == {} and rt.retries.attempts == 1
     rt.retries.not_before = 0.0  # the 300 ms backoff is over
     settle(stores, reconciler)
@@ -48,15 +51,17 @@ def test_a_retriable_error_fails_its_task_at_once_with_the_default_errors_retry_
 
 
 def test_retriable_errors_are_retried_within_errors_retry_timeout_then_fail():
-    retries, policy = Retries(), RetryPolicy(timeout_ms=1000, delay_max_ms=400)
-    text = "sparkcat task failed: c-0: RetriableError: try later"
+    retries = Retries()
+    policy = connector_settings({"errors.retry.timeout": "1000", "errors.retry.delay.max.ms": "400"})
+    text = Failure.of_query("c", "sparkcat task failed: c-0: RetriableError: try later", [0])
     assert retries.retry("c", text, policy, now=0.0) and retries.not_before == 0.3
     assert retries.retry("c", text, policy, now=0.5)
     assert 0.5 <= retries.not_before <= 0.9  # 600 ms is past the 400 ms maximum: random below it
     assert retries.retry("c", text, policy, now=0.95) and retries.not_before <= 1.0  # never past the deadline
     assert not retries.retry("c", text, policy, now=1.01)  # errors.retry.timeout ran out: the task fails
     forever = Retries()
-    assert all(forever.retry("c", text, RetryPolicy(timeout_ms=-1), now=float(n * 100)) for n in range(50))
+    assert all(forever.retry("c", text, connector_settings({"errors.retry.timeout": "-1"}), now=float(n * 100))
+               for n in range(50))
 
 
 def test_auto_restart_brings_a_failed_task_back_and_counts_it(tmp_path):
@@ -67,7 +72,7 @@ def test_auto_restart_brings_a_failed_task_back_and_counts_it(tmp_path):
     fail_query(reconciler, "Traceback\nRuntimeError: " + task_failure_message("inc", 1, ValueError("bad")))
     settle(stores, reconciler, rounds=1)
     settle(stores, reconciler)
-    rt = reconciler.runtimes["inc"]
+    rt = reconciler.lifecycles["inc"]
     assert status(stores, "inc") == ("RUNNING", ["RUNNING", "RUNNING"])  # the first restart comes at once
     assert runner.started[-1].excluded_tasks == [] and rt.auto_restart.count == 1
     assert rt.auto_restart.status("inc")["count"] == 1
@@ -83,7 +88,7 @@ def test_auto_restart_of_a_failed_connector_respects_max_restarts(tmp_path):
                                             auto_restart_max_restarts=1, auto_restart_backoff_unit_ms=0)
     stores.config.put_connector_config("to-kafka", {"connector.class": "increment", "increments": "1"})
     settle(stores, reconciler, rounds=8)
-    rt = reconciler.runtimes["to-kafka"]
+    rt = reconciler.lifecycles["to-kafka"]
     assert rt.auto_restart.count == 1  # restarted once (backoff 0), failed again, then left FAILED
     c = stores.status.get("to-kafka")
     assert c.state.value == "FAILED" and "no bootstrap.servers" in c.trace

@@ -15,7 +15,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from sparkcat.model.error_metrics import ErrorCounts
 from sparkcat.rest import metrics
-from sparkcat.runtime.execution.lifecycle import Progress
+from sparkcat.runtime.execution.failures import Failure
+from sparkcat.runtime.execution.progress import Progress
 from sparkcat.spark.batch_results import batch_result
 from sparkcat.spark.query_plan import BatchResult, TaskBatchResult
 
@@ -53,13 +54,16 @@ def test_progress_adds_each_tasks_counts_over_batches_and_shows_zeros_for_tasks_
 
 
 def test_a_task_failed_by_a_record_counts_that_record_from_its_trace():
+    def failed(trace):  # the query's failure as Spark hands it over, read once
+        return Failure.of_query("c", trace, [0, 1, 2])
+
     p = Progress()
-    p.task_failed(0, "sparkcat task failed: c-0: ToleranceExceededError: Tolerance exceeded in error handler. ...",
+    p.task_failed(0, failed("sparkcat task failed: c-0: ToleranceExceededError: Tolerance exceeded in error handler. ..."),
                   now=5.0)
-    p.task_failed(1, "sparkcat task failed: c-1: SendFailedError: Unrecoverable exception from producer send "
-                     "callback: ...", now=6.0)
-    p.task_failed(1, "DeadLetterQueueError: Could not produce message to dead letter queue. topic=d: ...", now=7.0)
-    p.task_failed(2, "ValueError: the connector's own bug")
+    p.task_failed(1, failed("sparkcat task failed: c-1: SendFailedError: Unrecoverable exception from producer send "
+                     "callback: ..."), now=6.0)
+    p.task_failed(1, failed("DeadLetterQueueError: Could not produce message to dead letter queue. topic=d: ..."), now=7.0)
+    p.task_failed(2, failed("ValueError: the connector's own bug"))
     assert p.task_errors == {0: ErrorCounts(record_failures=1, record_errors=1, last_error_ms=5000),
                              1: ErrorCounts(record_failures=1, record_errors=1, dlq_produce_failures=1,
                                             last_error_ms=7000)}
