@@ -238,11 +238,15 @@ class ConnectorSettings:
     exactly_once_required: bool      # exactly.once.support=required
     transaction_boundary: str        # poll | interval | connector
     transaction_boundary_interval_ms: int | None
+    dlq_topic: str = ""              # errors.deadletterqueue.topic.name: "" no dead letter queue
+    dlq_replication_factor: int = 3
+    dlq_context_headers: bool = False
 
 
 _SETTINGS_KEYS = ("tasks.max", "batch.max.records", "trigger.interval.ms", "errors.retry.timeout",
                   "errors.retry.delay.max.ms", "errors.tolerance", "errors.log.enable", "errors.log.include.messages",
-                  "exactly.once.support", "transaction.boundary", "transaction.boundary.interval.ms")
+                  "exactly.once.support", "transaction.boundary", "transaction.boundary.interval.ms",
+                  *DEAD_LETTER_QUEUE_KEYS)
 
 
 def _settings_definition() -> ConfigDef:
@@ -270,4 +274,7 @@ def connector_settings(config: Mapping[str, Any]) -> ConnectorSettings:
         int(v["errors.retry.timeout"]), int(v["errors.retry.delay.max.ms"]),
         str(v["errors.tolerance"]).strip().lower() == "all", bool(v["errors.log.enable"]),
         bool(v["errors.log.include.messages"]), str(v["exactly.once.support"]).strip().lower() == "required",
-        str(v["transaction.boundary"]).strip().lower(), None if interval is None else int(interval))
+        str(v["transaction.boundary"]).strip().lower(), None if interval is None else int(interval),
+        str(v["errors.deadletterqueue.topic.name"] or "").strip(),
+        int(v["errors.deadletterqueue.topic.replication.factor"]),
+        bool(v["errors.deadletterqueue.context.headers.enable"]))

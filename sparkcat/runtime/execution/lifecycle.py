@@ -34,7 +34,6 @@ from sparkcat.runtime.execution.query_runner import RunningQuery
 from sparkcat.runtime.execution.recovery import AutoRestart, Retries
 from sparkcat.runtime.execution.reconfiguration import with_task_class
 from sparkcat.runtime.execution.services import ExecutionServices
-from sparkcat.config.sink_guarantees import exactly_once_required
 from sparkcat.config.validation import embedded_sink_config, validate_connector_config
 from sparkcat.runtime.execution.plan_builder import EmbeddedSink
 from sparkcat.spark.query_plan import QueryPlan
@@ -135,8 +134,7 @@ class ConnectorLifecycle:
         """What runs on the starter thread before ``plan``'s query starts: fence the earlier tasks of an exactly-once
         source or sink (none commits more, no transaction of theirs holds back reads of the offsets topic), then
         drop the checkpoint if the cluster committed past it (``resume.py``: leadership came back)."""
-        transactional = plan.exactly_once or (plan.connector_type == "sink"
-                                              and exactly_once_required(plan.connector_config))
+        transactional = plan.exactly_once or (plan.connector_type == "sink" and self.settings.exactly_once_required)
         fence = fencing.zombie_fencing(self.services.stores.config, plan, state) if transactional else None
         runner, offsets = self.services.runner, self.services.stores.offsets
 

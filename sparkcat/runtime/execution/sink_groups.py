@@ -37,7 +37,7 @@ class GroupMirror:
     """Commits batches' positions to the sinks' groups on a thread of its own, the newest per partition.
 
     A batch only hands its positions over (``submit``): a commit to the group coordinator takes a round trip
-    or, while it recovers, up to ``MIRROR_TIMEOUT_S``, and used to run on the batch's own thread. Positions
+    or, while it recovers, up to ``MIRROR_TIMEOUT_S``, so it runs on a thread of its own, never a batch's. Positions
     queued for a group are merged, so one commit carries the newest of several batches.
     """
 
