@@ -2,7 +2,7 @@
 
 ``batch_results.batch_result`` (rows of one batch), ``connector_runtime.Progress`` (since the
 driver started) and ``rest.metrics`` (the exposition). Counting on executors is in
-tests/unit/spark/test_source_sends.py and test_error_handling.py; end to end in
+tests/unit/spark/executor/test_source_sends.py and test_error_handling.py; end to end in
 tests/integration/runtime/test_dead_letter_queue.py and test_source_produce_errors.py.
 """
 
@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sparkcat.model.error_metrics import ErrorCounts
 from sparkcat.rest import metrics
 from sparkcat.runtime.execution.lifecycle import Progress
-from sparkcat.spark.batch_results import batch_result
+from sparkcat.spark.executor.batch_results import batch_result
 from sparkcat.spark.query_plan import BatchResult, TaskBatchResult
 
 Row = namedtuple("Row", "task worker_id records offsets errors")

@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from sparkcat.spark import hadoop_fs
+from sparkcat.spark.driver import hadoop_fs
 
 __all__ = ["OffsetLog", "read_offset_log", "parse_offset_file"]
 

@@ -2,7 +2,7 @@
 
 A sink connector whose ``native_write`` answers (``sparkcat.api.native``) runs as one streaming query with no
 ``foreachBatch``: no Python per batch, no persist, no job of sparkcat's own. Its batches are reported from the
-query's progress (``sparkcat.spark.progress``). The records carry ``_task`` (the Connect task owning their
+query's progress (``sparkcat.spark.driver.progress``). The records carry ``_task`` (the Connect task owning their
 topic-partition, ``kafka_input.tag_tasks``); a transactional writer gets one Spark partition per task
 (``kafka_input.route``), since each task's share of a batch is one Kafka transaction.
 """
@@ -21,11 +21,11 @@ from sparkcat.api.connector import Connector
 from sparkcat.api.native import NativeWrite, NativeWriteContext, TriggerMode
 from sparkcat.errors import ConfigError
 from sparkcat.policy.input_policy import prepare
-from sparkcat.spark.checkpoint_log import read_offset_log
-from sparkcat.spark.kafka_input import Assignment, reader_options, route, subscribed_partitions, tag_tasks, tp_key
+from sparkcat.spark.driver.checkpoint_log import read_offset_log
+from sparkcat.spark.driver.kafka_input import Assignment, reader_options, route, subscribed_partitions, tag_tasks, tp_key
 from sparkcat.spark.query_plan import QueryPlan, task_failure_message
-from sparkcat.spark.progress import ProgressListener, Tracked
-from sparkcat.spark.queries import sink_starting_offsets
+from sparkcat.spark.driver.progress import ProgressListener, Tracked
+from sparkcat.spark.driver.queries import sink_starting_offsets
 
 __all__ = ["NativeQueries", "KAFKA_RECORD_COLUMNS", "native_reader_options"]
 

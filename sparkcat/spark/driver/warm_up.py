@@ -21,9 +21,9 @@ from collections.abc import Callable
 from typing import Any
 
 from sparkcat.errors import ConnectorError
-from sparkcat.spark import hadoop_fs
+from sparkcat.spark.driver import hadoop_fs
 from sparkcat.spark.query_plan import QueryPlan
-from sparkcat.spark.pools import CONNECTORS_POOL, in_pool
+from sparkcat.spark.driver.pools import CONNECTORS_POOL, in_pool
 
 __all__ = ["warm_up_plan", "run_warm_up", "touch_workers", "KeepWarm", "KEEP_WARM_S"]
 
@@ -50,10 +50,10 @@ def _import_handler_modules(batches: Any) -> Any:
 
     It lingers a moment, so concurrent tasks hold different workers and a wave reaches as many as it has tasks.
     """
-    import sparkcat.spark.connector_source  # noqa: F401 - imported for its side effect: a warm worker
-    import sparkcat.spark.sink_tasks  # noqa: F401
-    import sparkcat.spark.source_to_kafka  # noqa: F401
-    import sparkcat.spark.source_txn  # noqa: F401
+    import sparkcat.spark.executor.connector_source  # noqa: F401 - imported for its side effect: a warm worker
+    import sparkcat.spark.executor.sink_tasks  # noqa: F401
+    import sparkcat.spark.executor.source_to_kafka  # noqa: F401
+    import sparkcat.spark.executor.source_txn  # noqa: F401
     for _ in batches:
         pass
     time.sleep(0.05)
@@ -63,7 +63,7 @@ def _import_handler_modules(batches: Any) -> Any:
 def run_warm_up(spark: Any, name: str, checkpoint_dir: str, timeout_s: float = 120.0) -> float:
     """Run the warm-up query ``name`` (reserved in runtime/names.py) until its first batch is done,
     stop it, delete its checkpoint; the seconds taken."""
-    from sparkcat.spark.queries import register_sources, read_stream
+    from sparkcat.spark.driver.queries import register_sources, read_stream
 
     started = time.monotonic()
     done: list[int] = []

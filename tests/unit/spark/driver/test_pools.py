@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from types import SimpleNamespace
 
-from sparkcat.spark.pools import level_stage_ids
+from sparkcat.spark.driver.pools import level_stage_ids
 
 
 class _MissingHelper:
@@ -25,13 +25,13 @@ def _context(mode: str) -> SimpleNamespace:
 
 def test_without_the_helper_stage_ids_are_left_alone_with_a_warning(caplog):
     context = _context("FAIR")
-    with caplog.at_level(logging.WARNING, logger="sparkcat.spark.pools"):
+    with caplog.at_level(logging.WARNING, logger="sparkcat.spark.driver.pools"):
         assert level_stage_ids(SimpleNamespace(sparkContext=context)) is False
     assert "'JavaPackage' object is not callable" in caplog.text
     assert "starve" in caplog.text
 
 
 def test_a_fifo_session_is_left_alone_without_a_warning(caplog):
-    with caplog.at_level(logging.WARNING, logger="sparkcat.spark.pools"):
+    with caplog.at_level(logging.WARNING, logger="sparkcat.spark.driver.pools"):
         assert level_stage_ids(SimpleNamespace(sparkContext=_context("FIFO"))) is False
     assert caplog.text == ""

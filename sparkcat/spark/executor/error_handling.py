@@ -255,7 +255,7 @@ class RecordErrors:
 def ensure_dead_letter_queue(plan: QueryPlan) -> None:
     """Driver: create the connector's dead letter queue topic if it names one (DeadLetterQueueError if that fails)."""
     from sparkcat.policy.input_policy import prepare
-    from sparkcat.spark.kafka_input import connector_admin
+    from sparkcat.spark.driver.kafka_input import connector_admin
     if not str(plan.connector_config.get("errors.deadletterqueue.topic.name") or "").strip():
         return
     settings = ErrorSettings.of(prepare(plan.connector_config))
@@ -326,7 +326,7 @@ def convert_source_batch(batch: Any, value_type: Any, convs: tuple[Any, Any],
 def _whole_columns(batch: Any, value_type: Any,
                    convs: tuple[Any, Any]) -> tuple[list[Any], list[Any], list[int]] | None:
     """The batch's keys and values converted column-wise, or None when a record failed (find it row by row)."""
-    from sparkcat.spark.kafka_serialisation import column_bytes
+    from sparkcat.spark.executor.kafka_serialisation import column_bytes
     col, index = batch.column, batch.schema.get_field_index
     key_conv, value_conv = convs
     try:

@@ -22,8 +22,8 @@ from sparkcat.api.batch_writer import BatchWriteContext, BatchWriter
 from sparkcat.api.connector import SinkConnector
 from sparkcat.errors import ConfigError
 from sparkcat.plugins import load_class
-from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, SinkBatchIds, Tally, batch_result, result_batch
-from sparkcat.spark.kafka_input import Assignment, sink_position, subscribed_partitions, tag_tasks, tp_key
+from sparkcat.spark.executor.batch_results import RESULT_SCHEMA, Handler, SinkBatchIds, Tally, batch_result, result_batch
+from sparkcat.spark.driver.kafka_input import Assignment, sink_position, subscribed_partitions, tag_tasks, tp_key
 from sparkcat.spark.query_plan import BatchResult, QueryPlan
 from sparkcat.transforms import KEEP
 

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import types as T
 
-from sparkcat.spark.kafka_serialisation import column_bytes
+from sparkcat.spark.executor.kafka_serialisation import column_bytes
 from sparkcat.converters import converter_for
 
 STRUCT = T.StructType([T.StructField("position", T.LongType()), T.StructField("flag", T.BooleanType()),

@@ -25,7 +25,7 @@ def spark_jars(root: Path | None = None) -> list[str]:
     listed = os.environ.get("SPARKCAT_SPARK_JARS", "")
     if listed:
         return [j for j in listed.split(",") if j]
-    folder = (root or Path(__file__).resolve().parents[2]) / ".jars" / "spark"
+    folder = (root or Path(__file__).resolve().parents[3]) / ".jars" / "spark"
     return sorted(str(p) for p in folder.glob("*.jar"))
 
 

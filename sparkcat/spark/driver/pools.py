@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 CONNECTORS_POOL = "sparkcat-connectors"  # every connector's query (not one pool each, see above)
 POOL_PROPERTY = "spark.scheduler.pool"
 ALLOCATIONS = f"""<?xml version="1.0"?>
-<!-- Written by sparkcat (sparkcat/spark/pools.py). -->
+<!-- Written by sparkcat (sparkcat/spark/driver/pools.py). -->
 <allocations>
   <pool name="{CONNECTORS_POOL}">
     <schedulingMode>FAIR</schedulingMode>

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sparkcat.api.native import NativeWrite, TriggerMode
-from sparkcat.spark.native_queries import native_reader_options
+from sparkcat.spark.driver.native_queries import native_reader_options
 from sparkcat.spark.query_plan import QueryPlan
 
 

@@ -9,9 +9,9 @@ from pyspark.sql import types as T
 
 from sparkcat.api.converter import Converter
 from sparkcat.converters import JsonConverter, StringConverter
-from sparkcat.spark.batch_results import Tallies
-from sparkcat.spark.error_handling import ErrorSettings, RecordErrors, convert_source_batch
-from sparkcat.spark.sink_tasks import _kafka_records
+from sparkcat.spark.executor.batch_results import Tallies
+from sparkcat.spark.executor.error_handling import ErrorSettings, RecordErrors, convert_source_batch
+from sparkcat.spark.executor.sink_tasks import _kafka_records
 
 
 class TopicTagged(Converter):
@@ -78,8 +78,8 @@ def test_sink_records_are_decoded_with_the_topic_they_were_read_from():
 
 
 def test_after_a_router_the_value_is_decoded_with_the_topic_it_was_read_from():
-    from sparkcat.spark.sink_chain import transformed_records
-    from sparkcat.spark.sink_decode import ORIGINAL, Side
+    from sparkcat.spark.executor.sink_chain import transformed_records
+    from sparkcat.spark.executor.sink_decode import ORIGINAL, Side
 
     config = {"value.converter": f"{TopicTagged.__module__}:TopicTagged"}
     sides = [Side("key", "json"), Side("value", "bytes", decoded=False)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from types import SimpleNamespace
 
-from sparkcat.spark.session_tuning import (
+from sparkcat.spark.driver.session_tuning import (
     CHECKPOINT_MANAGER_SETTING,
     LOCAL_CHECKPOINT_MANAGER,
     use_local_checkpoint_manager,
@@ -55,7 +55,7 @@ def test_a_manager_the_user_named_is_kept():
 
 def test_without_sparkcats_jar_sparks_default_stays_with_a_warning(caplog):
     spark = _session(present=False)
-    with caplog.at_level(logging.WARNING, logger="sparkcat.spark.session_tuning"):
+    with caplog.at_level(logging.WARNING, logger="sparkcat.spark.driver.session_tuning"):
         assert use_local_checkpoint_manager(spark) is False
     assert CHECKPOINT_MANAGER_SETTING not in spark.conf
     assert "'JavaPackage' object is not callable" in caplog.text and "forks" in caplog.text

@@ -14,8 +14,8 @@ from pyspark.sql import types as T
 
 from sparkcat.converters import converter_for
 from sparkcat.kafka.dead_letter_queue import DeadLetterQueue
-from sparkcat.spark.batch_results import Tallies
-from sparkcat.spark.error_handling import (
+from sparkcat.spark.executor.batch_results import Tallies
+from sparkcat.spark.executor.error_handling import (
     ConsumedRecord,
     ErrorSettings,
     LogReporter,
@@ -25,7 +25,7 @@ from sparkcat.spark.error_handling import (
     convert_source_batch,
     without_rows,
 )
-from sparkcat.spark.sink_tasks import _kafka_records
+from sparkcat.spark.executor.sink_tasks import _kafka_records
 
 JSON_PLAIN = {"value.converter.schemas.enable": "false", "key.converter": "string"}
 ASCII = {"value.converter": "org.apache.kafka.connect.storage.StringConverter",
@@ -132,7 +132,7 @@ def test_with_tolerance_none_the_task_fails_naming_the_record_after_dead_letteri
 
 def test_the_default_settings_fail_on_the_first_bad_record_without_logging(caplog):
     errors = RecordErrors.none("conn")
-    with caplog.at_level(logging.DEBUG, logger="sparkcat.spark.error_handling"), \
+    with caplog.at_level(logging.DEBUG, logger="sparkcat.spark.executor.error_handling"), \
             pytest.raises(ToleranceExceededError, match=r"conn-1: .*offset=6"):
         _kafka_records(JSON_PLAIN, False, errors)(kafka_cols(POISON), Tallies())
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
@@ -141,9 +141,9 @@ def test_the_default_settings_fail_on_the_first_bad_record_without_logging(caplo
 @pytest.mark.parametrize("include", [False, True])
 def test_the_error_log_has_one_line_per_failure_with_the_record_only_when_asked(caplog, include):
     errors = RecordErrors("conn", ErrorSettings(tolerance_all=True, log_enable=True, log_include_messages=include))
-    with caplog.at_level(logging.ERROR, logger="sparkcat.spark.error_handling"):
+    with caplog.at_level(logging.ERROR, logger="sparkcat.spark.executor.error_handling"):
         _kafka_records(JSON_PLAIN, False, errors)(kafka_cols([b"bad1", b"{}", b"bad2"]), Tallies())
-    lines = [r for r in caplog.records if r.name == "sparkcat.spark.error_handling"]
+    lines = [r for r in caplog.records if r.name == "sparkcat.spark.executor.error_handling"]
     assert len(lines) == 2
     assert all(r.levelno == logging.ERROR and r.exc_info for r in lines)
     prefix = ("Error encountered in task conn-1. Executing stage 'VALUE_CONVERTER' with class "

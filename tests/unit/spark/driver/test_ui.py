@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from sparkcat.spark.ui import ui_bind_address, ui_conf
+from sparkcat.spark.driver.ui import ui_bind_address, ui_conf
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 
 
 def spark_defaults() -> dict[str, str]:

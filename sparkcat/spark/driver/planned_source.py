@@ -27,7 +27,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 from pyspark.sql.types import StructType
 
-from sparkcat.spark.connector_source import ConnectorStreamReader, read_task_ranges, row_schema_ddl, task_value_schema
+from sparkcat.spark.executor.connector_source import ConnectorStreamReader, read_task_ranges, row_schema_ddl, task_value_schema
 from sparkcat.spark.query_plan import QueryPlan
 
 __all__ = ["FORMAT", "Planner", "source_stream"]

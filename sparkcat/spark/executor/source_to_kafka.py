@@ -22,12 +22,12 @@ from pyspark.sql.types import DataType
 from sparkcat.kafka.client_settings import ClientKind, connector_overrides, producer_settings
 from sparkcat.kafka.producers import cached_producer, drop_producer, lz4_available, produce_all
 from sparkcat.policy.input_policy import prepare
-from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, Tallies, batch_result, raise_task_error, result_batch
+from sparkcat.spark.executor.batch_results import RESULT_SCHEMA, Handler, Tallies, batch_result, raise_task_error, result_batch
 from sparkcat.converters import converter_for
-from sparkcat.spark.error_handling import RecordErrors, convert_source_batch, record_errors, without_rows
-from sparkcat.spark.kafka_serialisation import value_type_of
+from sparkcat.spark.executor.error_handling import RecordErrors, convert_source_batch, record_errors, without_rows
+from sparkcat.spark.executor.kafka_serialisation import value_type_of
 from sparkcat.spark.query_plan import BatchResult, QueryPlan
-from sparkcat.spark.source_sends import SourceSends
+from sparkcat.spark.executor.source_sends import SourceSends
 from sparkcat.transforms import KEEP
 
 __all__ = ["to_kafka", "producer_config"]

@@ -39,13 +39,13 @@ from pyspark.sql.types import DataType
 from sparkcat.converters import converter_for
 from sparkcat.kafka.partitioner import keyed_partition
 from sparkcat.kafka.producers import LeaderLease, commit_under_lease, task_transactional_id, transactional_producer
-from sparkcat.spark.batch_results import RESULT_SCHEMA, Handler, Tallies, batch_result, raise_task_error, result_batch
-from sparkcat.spark.error_handling import record_errors
-from sparkcat.spark.leases import write_under_lease
-from sparkcat.spark.kafka_serialisation import value_type_of
+from sparkcat.spark.executor.batch_results import RESULT_SCHEMA, Handler, Tallies, batch_result, raise_task_error, result_batch
+from sparkcat.spark.executor.error_handling import record_errors
+from sparkcat.spark.driver.leases import write_under_lease
+from sparkcat.spark.executor.kafka_serialisation import value_type_of
 from sparkcat.spark.query_plan import BatchResult, LeaseSource, QueryPlan, no_lease
-from sparkcat.spark.source_sends import SourceSends
-from sparkcat.spark.source_to_kafka import produce_arrow_rows, producer_config
+from sparkcat.spark.executor.source_sends import SourceSends
+from sparkcat.spark.executor.source_to_kafka import produce_arrow_rows, producer_config
 from sparkcat.storage import json_codec
 from sparkcat.storage.offsets import record_key
 

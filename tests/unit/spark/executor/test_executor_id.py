@@ -7,7 +7,7 @@ import sys
 
 from tests.spark_fixture import REPO
 
-CHILD = "import os; from sparkcat.spark.batch_results import executor_id_of; print(executor_id_of(os.getpid()))"
+CHILD = "import os; from sparkcat.spark.executor.batch_results import executor_id_of; print(executor_id_of(os.getpid()))"
 
 
 def test_the_executor_id_comes_from_the_grandparent_executor_process_and_is_none_without_one():

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import pytest
 from confluent_kafka import KafkaException
 
-from sparkcat.spark import kafka_input
-from sparkcat.spark.kafka_input import (
+from sparkcat.spark.driver import kafka_input
+from sparkcat.spark.driver.kafka_input import (
     Assignment,
     SparkKafkaError,
     assign_tasks,

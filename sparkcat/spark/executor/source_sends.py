@@ -42,8 +42,8 @@ from typing import Any
 
 from sparkcat.errors import ConnectorError
 from sparkcat.kafka.producers import Deliveries
-from sparkcat.spark.batch_results import Tallies
-from sparkcat.spark.error_handling import RecordErrors, SourceRow, without_rows
+from sparkcat.spark.executor.batch_results import Tallies
+from sparkcat.spark.executor.error_handling import RecordErrors, SourceRow, without_rows
 from sparkcat.spark.query_plan import task_failure_message
 
 __all__ = ["KAFKA_PRODUCE", "SourceSends", "SendFailedError", "KafkaProduce", "SentRecord"]

@@ -17,9 +17,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
-from sparkcat.spark import planned_source
-from sparkcat.spark.handlers import handler_for
-from sparkcat.spark.kafka_input import reader_options, subscribed_partitions, tp_key
+from sparkcat.spark.driver import planned_source
+from sparkcat.spark.driver.handlers import handler_for
+from sparkcat.spark.driver.kafka_input import reader_options, subscribed_partitions, tp_key
 from sparkcat.spark.query_plan import BatchResult, LeaseSource, QueryPlan, no_lease
 
 __all__ = ["KAFKA_FORMAT", "KAFKA_COLUMNS", "register_sources", "start_query", "read_stream",

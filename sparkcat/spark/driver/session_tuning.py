@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from sparkcat.spark.pools import level_stage_ids
+from sparkcat.spark.driver.pools import level_stage_ids
 
 __all__ = ["CHECKPOINT_MANAGER_SETTING", "LOCAL_CHECKPOINT_MANAGER", "tune_session", "use_local_checkpoint_manager"]
 

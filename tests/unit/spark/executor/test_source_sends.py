@@ -16,10 +16,10 @@ from confluent_kafka import KafkaError, KafkaException
 from pyspark.sql import types as T
 
 from sparkcat.converters import converter_for
-from sparkcat.spark.batch_results import Tallies
-from sparkcat.spark.error_handling import ErrorSettings, RecordErrors
-from sparkcat.spark.source_sends import SendFailedError, SourceSends
-from sparkcat.spark.source_to_kafka import produce_arrow_rows
+from sparkcat.spark.executor.batch_results import Tallies
+from sparkcat.spark.executor.error_handling import ErrorSettings, RecordErrors
+from sparkcat.spark.executor.source_sends import SendFailedError, SourceSends
+from sparkcat.spark.executor.source_to_kafka import produce_arrow_rows
 
 STRINGS = {"value.converter": "org.apache.kafka.connect.storage.StringConverter",
            "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
@@ -104,7 +104,7 @@ LOGGED = ErrorSettings(tolerance_all=True, log_enable=True, log_include_messages
 
 def test_with_tolerance_all_a_record_kafka_refuses_is_logged_counted_and_skipped_and_its_offset_still_counts(caplog):
     producer = Broker(topic_max=100)
-    with caplog.at_level(logging.ERROR, logger="sparkcat.spark.error_handling"):
+    with caplog.at_level(logging.ERROR, logger="sparkcat.spark.executor.error_handling"):
         tallies, errors, sends = produce(producer, rows(["a", BIG, "c"]), LOGGED)
     assert producer.written == [b"a", b"c"]
     assert tallies[0].records == 2 and sends.skipped == 1
@@ -112,14 +112,14 @@ def test_with_tolerance_all_a_record_kafka_refuses_is_logged_counted_and_skipped
     counts = errors.counts[0]
     assert (counts.record_failures, counts.record_errors, counts.records_skipped, counts.errors_logged) == (1, 1, 1, 1)
     assert counts.last_error_ms > 0
-    [always] = [r for r in caplog.records if r.name == "sparkcat.spark.source_sends"]  # as Connect, log or not
+    [always] = [r for r in caplog.records if r.name == "sparkcat.spark.executor.source_sends"]  # as Connect, log or not
     assert always.getMessage().startswith("Task src-0 failed to send a record to topic 'out' (partition 0, key None, "
                                           "200 bytes, from source partition {\"filename\":\"/in\"} at offset "
                                           "{\"position\":2}); skipped (errors.tolerance=all): KafkaError{")
-    [line] = [r for r in caplog.records if r.name == "sparkcat.spark.error_handling"]  # errors.log.enable
+    [line] = [r for r in caplog.records if r.name == "sparkcat.spark.executor.error_handling"]  # errors.log.enable
     assert line.getMessage() == (
         "Error encountered in task src-0. Executing stage 'KAFKA_PRODUCE' with class "
-        "'sparkcat.spark.source_sends:KafkaProduce', where source record is = SourceRecord{sourcePartition="
+        "'sparkcat.spark.executor.source_sends:KafkaProduce', where source record is = SourceRecord{sourcePartition="
         "{\"filename\":\"/in\"}, sourceOffset={\"position\":2}} ConnectRecord{topic='out', key=None, "
         "value=<200 bytes>, timestamp=None}.")
     assert "MSG_SIZE_TOO_LARGE" in str(line.exc_info[1])

@@ -21,10 +21,10 @@ from pyspark.sql import DataFrame
 from sparkcat.api.records import SinkRecord
 from sparkcat.converters import at_topic, converter_for
 from sparkcat.policy.input_policy import prepare
-from sparkcat.spark.batch_results import Tallies
-from sparkcat.spark.error_handling import KEY_CONVERTER, VALUE_CONVERTER, ConsumedRecord, RecordErrors
-from sparkcat.spark.kafka_input import sink_position, tp_key
-from sparkcat.spark.sink_decode import ORIGINAL, Side, decode_batch, sides_of
+from sparkcat.spark.executor.batch_results import Tallies
+from sparkcat.spark.executor.error_handling import KEY_CONVERTER, VALUE_CONVERTER, ConsumedRecord, RecordErrors
+from sparkcat.spark.driver.kafka_input import sink_position, tp_key
+from sparkcat.spark.executor.sink_decode import ORIGINAL, Side, decode_batch, sides_of
 from sparkcat.transforms import KEEP, Chain, Records, apply_chain, parse_chain
 
 __all__ = ["chain_of", "transform_batch", "transformed_records"]

@@ -1,6 +1,6 @@
 """foreachBatch handlers: which one writes a connector's micro-batches (``handler_for``).
 
-(A native sink, e.g. the ``kafka`` copy, has no handler: Spark writes it, ``sparkcat.spark.native_queries``.)
+(A native sink, e.g. the ``kafka`` copy, has no handler: Spark writes it, ``sparkcat.spark.driver.native_queries``.)
 
 Each factory takes the ``QueryPlan`` and returns ``handler(batch_df, batch_id) -> BatchResult``
 (``batch_results``). The handler runs in the driver's main Python process (foreachBatch); the
@@ -18,13 +18,13 @@ own writers.
 
 from __future__ import annotations
 
-from sparkcat.spark.batch_results import Handler
-from sparkcat.spark.batch_writers import batch_writer_for, batch_writer_handler
-from sparkcat.spark.error_handling import ensure_dead_letter_queue
+from sparkcat.spark.executor.batch_results import Handler
+from sparkcat.spark.driver.batch_writers import batch_writer_for, batch_writer_handler
+from sparkcat.spark.executor.error_handling import ensure_dead_letter_queue
 from sparkcat.spark.query_plan import LeaseSource, QueryPlan, no_lease
-from sparkcat.spark.sink_tasks import from_kafka_to_sink_task, to_sink_task
-from sparkcat.spark.source_to_kafka import to_kafka
-from sparkcat.spark.source_txn import to_kafka_exactly_once
+from sparkcat.spark.executor.sink_tasks import from_kafka_to_sink_task, to_sink_task
+from sparkcat.spark.executor.source_to_kafka import to_kafka
+from sparkcat.spark.executor.source_txn import to_kafka_exactly_once
 
 __all__ = ["Handler", "handler_for"]
 

@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 from sparkcat.api.records import SinkRecord
 from sparkcat.plugins import load_class
 from sparkcat.policy.input_policy import prepare
-from sparkcat.spark.batch_results import (
+from sparkcat.spark.executor.batch_results import (
     RESULT_SCHEMA,
     Handler,
     SinkBatchIds,
@@ -41,11 +41,11 @@ from sparkcat.spark.batch_results import (
 )
 from sparkcat.api.task_context import SinkTaskContext
 from sparkcat.converters import at_topic, converter_for
-from sparkcat.spark.error_handling import KEY_CONVERTER, VALUE_CONVERTER, ConsumedRecord, RecordErrors, record_errors
-from sparkcat.spark.kafka_input import Assignment, route, sink_position, subscribed_partitions, tp_key
-from sparkcat.spark.source_to_kafka import producer_config
+from sparkcat.spark.executor.error_handling import KEY_CONVERTER, VALUE_CONVERTER, ConsumedRecord, RecordErrors, record_errors
+from sparkcat.spark.driver.kafka_input import Assignment, route, sink_position, subscribed_partitions, tp_key
+from sparkcat.spark.executor.source_to_kafka import producer_config
 from sparkcat.spark.query_plan import BatchResult, QueryPlan
-from sparkcat.spark.sink_chain import chain_of, transform_batch, transformed_records
+from sparkcat.spark.executor.sink_chain import chain_of, transform_batch, transformed_records
 from sparkcat.transforms import KEEP
 
 __all__ = ["to_sink_task", "from_kafka_to_sink_task", "start_sink_task", "PUT_CHUNK"]
