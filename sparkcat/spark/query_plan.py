@@ -77,6 +77,27 @@ def no_lease() -> LeaderLease | None:
     return None
 
 
+TopicPartitionKey = tuple[str, int]
+
+
+def tp_key(topic: str, partition: int) -> str:
+    """``"topic:partition"``: the key of a Kafka topic-partition in stored sink offsets, tallies and routing.
+
+    >>> tp_key("orders", 3)
+    'orders:3'
+    """
+    return f"{topic}:{partition}"
+
+
+def sink_position(topic: str, partition: int, next_offset: int) -> tuple[dict[str, Any], dict[str, int]]:
+    """A sink's position in one topic-partition, shaped as Connect's offsets API shows it.
+
+    >>> sink_position("orders", 3, 42)
+    ({'kafka_topic': 'orders', 'kafka_partition': 3}, {'kafka_offset': 42})
+    """
+    return {"kafka_topic": topic, "kafka_partition": partition}, {"kafka_offset": next_offset}
+
+
 @dataclass
 class TaskBatchResult:
     """What one task did in one micro-batch, reported from its executor."""

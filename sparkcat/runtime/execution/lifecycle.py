@@ -15,7 +15,7 @@ from sparkcat.model.error_metrics import ErrorCounts
 from sparkcat.config.connector import ConnectorSettings, connector_settings
 from sparkcat.runtime.execution.query_runner import RunningQuery
 from sparkcat.runtime.execution.recovery import AutoRestart, Retries
-from sparkcat.spark.driver.kafka_input import tp_key
+from sparkcat.spark.query_plan import tp_key
 from sparkcat.spark.query_plan import BatchResult
 
 log = logging.getLogger(__name__)

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
-from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -22,8 +20,9 @@ from sparkcat.api.batch_writer import BatchWriteContext, BatchWriter
 from sparkcat.api.connector import SinkConnector
 from sparkcat.errors import ConfigError
 from sparkcat.plugins import load_class
-from sparkcat.spark.executor.batch_results import RESULT_SCHEMA, Handler, SinkBatchIds, Tally, batch_result, result_batch
-from sparkcat.spark.driver.kafka_input import Assignment, sink_position, subscribed_partitions, tag_tasks, tp_key
+from sparkcat.spark.driver.batch_reports import Handler, SinkBatchIds, batch_result
+from sparkcat.spark.driver.kafka_input import Assignment, subscribed_partitions, tag_tasks
+from sparkcat.spark.executor.batch_results import RESULT_SCHEMA, tally_kafka, tally_source
 from sparkcat.spark.query_plan import BatchResult, QueryPlan
 from sparkcat.transforms import KEEP
 
@@ -58,46 +57,6 @@ def batch_writer_for(plan: QueryPlan) -> BatchWriter | None:
     return cls().batch_writer(BatchWriteContext(plan.connector, config, kind))  # type: ignore[arg-type]
 
 
-# ---------------------------------------------------------------- tallies (executors)
-
-
-def _grouped(batches: Iterator[Any], keys: list[str], column: str, last: str) -> Iterator[dict[str, Any]]:
-    """Executor: each non-empty Arrow batch grouped by ``keys``, with ``column``'s count and ``last`` value."""
-    import pyarrow as pa
-    for batch in batches:
-        if batch.num_rows:
-            table = pa.Table.from_batches([batch]).select([*keys, column])
-            yield from table.group_by(keys, use_threads=False).aggregate([(column, last), (column, "count")]) \
-                .to_pylist()
-
-
-def _tally_source(batches: Iterator[Any]) -> Iterator[Any]:
-    """Executor: per task, how many records and the last offset of each source partition (row order)."""
-    tallies: dict[int, Tally] = {}
-    for row in _grouped(batches, ["_task", "_partition"], "_offset", "last"):
-        tally = tallies.setdefault(row["_task"], Tally())
-        tally.records += row["_offset_count"]
-        tally.offsets[row["_partition"]] = (row["_partition"], row["_offset_last"])
-    if tallies:
-        yield result_batch({t: tally.decoded() for t, tally in tallies.items()})
-
-
-def _tally_kafka(batches: Iterator[Any]) -> Iterator[Any]:
-    """Executor: per task, how many records and the next offset to read of each topic-partition."""
-    tallies: dict[int, Tally] = {}
-    for row in _grouped(batches, ["_task", "topic", "partition"], "offset", "max"):
-        tally = tallies.setdefault(row["_task"], Tally())
-        key = tp_key(row["topic"], row["partition"])
-        tally.records += row["offset_count"]
-        previous = tally.offsets.get(key, (None, {"kafka_offset": -1}))[1]["kafka_offset"]
-        tally.offsets[key] = sink_position(row["topic"], row["partition"], max(previous, row["offset_max"] + 1))
-    if tallies:
-        yield result_batch(tallies)
-
-
-# ---------------------------------------------------------------- the handler (driver)
-
-
 def _to_write(tagged: DataFrame, kind: str) -> DataFrame:
     """The batch as the writer gets it: no filtered-out record, none of the runtime's columns."""
     if kind == "kafka":
@@ -110,7 +69,7 @@ def _to_write(tagged: DataFrame, kind: str) -> DataFrame:
 def batch_writer_handler(plan: QueryPlan, writer: BatchWriter) -> Handler:
     """The foreachBatch handler that runs ``writer`` for the plan's connector."""
     _, _, kind = _sink(plan)
-    tally = _tally_kafka if kind == "kafka" else _tally_source
+    tally = tally_kafka if kind == "kafka" else tally_source
     live = plan.live_tasks or [0]
     # raw batch ids restart at 0 with a new checkpoint: a writer that skips ids it saw would skip new batches
     versions = SinkBatchIds(plan.checkpoint_dir, required="a batch writer needs batch ids that survive a checkpoint")

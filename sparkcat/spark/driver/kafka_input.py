@@ -47,30 +47,11 @@ from typing import Any
 from sparkcat.api.util import group_partitions
 from sparkcat.errors import ConnectorError
 from sparkcat.kafka.client_settings import ClientKind, admin_settings, connector_overrides, spark_source_options
+from sparkcat.spark.query_plan import TopicPartitionKey, tp_key
 
-__all__ = ["TopicPartitionKey", "tp_key", "sink_position", "SparkKafkaError", "Assignment", "reader_options",
+__all__ = ["SparkKafkaError", "Assignment", "reader_options",
            "starting_offsets_option", "assign_tasks", "subscribed_partitions", "partition_route_keys",
            "murmur3_int", "route", "worker_admin", "drop_admins", "INTERNAL_TOPICS"]
-
-TopicPartitionKey = tuple[str, int]
-
-
-def tp_key(topic: str, partition: int) -> str:
-    """``"topic:partition"``: the key of a Kafka topic-partition in stored sink offsets, tallies and routing.
-
-    >>> tp_key("orders", 3)
-    'orders:3'
-    """
-    return f"{topic}:{partition}"
-
-
-def sink_position(topic: str, partition: int, next_offset: int) -> tuple[dict[str, Any], dict[str, int]]:
-    """A sink's position in one topic-partition, shaped as Connect's offsets API shows it.
-
-    >>> sink_position("orders", 3, 42)
-    ({'kafka_topic': 'orders', 'kafka_partition': 3}, {'kafka_offset': 42})
-    """
-    return {"kafka_topic": topic, "kafka_partition": partition}, {"kafka_offset": next_offset}
 
 #: Kafka's own internal topics, which a pattern subscription never matches.
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})

@@ -22,7 +22,8 @@ from sparkcat.api.native import NativeWrite, NativeWriteContext, TriggerMode
 from sparkcat.errors import ConfigError
 from sparkcat.policy.input_policy import prepare
 from sparkcat.spark.driver.checkpoint_log import read_offset_log
-from sparkcat.spark.driver.kafka_input import Assignment, reader_options, route, subscribed_partitions, tag_tasks, tp_key
+from sparkcat.spark.driver.kafka_input import Assignment, reader_options, route, subscribed_partitions, tag_tasks
+from sparkcat.spark.query_plan import tp_key
 from sparkcat.spark.query_plan import QueryPlan, task_failure_message
 from sparkcat.spark.driver.progress import ProgressListener, Tracked
 from sparkcat.spark.driver.queries import sink_starting_offsets

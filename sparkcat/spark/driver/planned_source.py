@@ -20,14 +20,14 @@ import json
 import logging
 import pickle
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 from pyspark.sql.types import StructType
 
-from sparkcat.spark.executor.connector_source import ConnectorStreamReader, read_task_ranges, row_schema_ddl, task_value_schema
+from sparkcat.spark.driver.connector_planning import ConnectorStreamReader, task_value_schema
+from sparkcat.spark.executor.connector_source import read_payloads, row_schema_ddl
 from sparkcat.spark.query_plan import QueryPlan
 
 __all__ = ["FORMAT", "Planner", "source_stream"]
@@ -76,13 +76,6 @@ class Planner:
 
 def _registry(spark: SparkSession) -> Any:
     return spark.sparkContext._jvm.org.sparkcat.source.Planners
-
-
-def read_payloads(batches: Iterator[Any]) -> Iterator[Any]:
-    """Executor: each ``(task, payload)`` row's records, as Arrow batches of the connector's row schema."""
-    for batch in batches:
-        for payload in batch.column(batch.schema.get_field_index("payload")).to_pylist():
-            yield from read_task_ranges(pickle.loads(payload))
 
 
 def source_stream(spark: SparkSession, plan: QueryPlan, store: Any = None) -> DataFrame:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparkcat.spark.driver.kafka_input import sink_position
+from sparkcat.spark.query_plan import sink_position
 from sparkcat.spark.query_plan import BatchResult, QueryPlan, TaskBatchResult
 
 __all__ = ["Tracked", "ProgressListener", "batch_result", "share_out", "LAST_BATCH_METRIC"]

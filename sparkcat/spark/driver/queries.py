@@ -19,7 +19,8 @@ from pyspark.sql.streaming import StreamingQuery
 
 from sparkcat.spark.driver import planned_source
 from sparkcat.spark.driver.handlers import handler_for
-from sparkcat.spark.driver.kafka_input import reader_options, subscribed_partitions, tp_key
+from sparkcat.spark.driver.kafka_input import reader_options, subscribed_partitions
+from sparkcat.spark.query_plan import tp_key
 from sparkcat.spark.query_plan import BatchResult, LeaseSource, QueryPlan, no_lease
 
 __all__ = ["KAFKA_FORMAT", "KAFKA_COLUMNS", "register_sources", "start_query", "read_stream",

@@ -13,23 +13,17 @@ import json
 import logging
 import os
 import socket
-import time
-from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Any
 
-from pyspark.sql import DataFrame
-
-from sparkcat.errors import ConnectorError
 from sparkcat.model.error_metrics import ErrorCounts
-from sparkcat.spark.query_plan import TASK_FAILURE_MARK, BatchResult, TaskBatchResult, task_failure_message
-from sparkcat.storage.offsets import partition_key
+from sparkcat.spark.query_plan import TASK_FAILURE_MARK, sink_position, task_failure_message, tp_key
 
-__all__ = ["Handler", "RESULT_SCHEMA", "Tally", "Tallies", "result_batch", "batch_result", "columns",
-           "raise_task_error", "worker_id", "checkpoint_created_ms", "sink_batch_id", "SinkBatchIds"]
+__all__ = ["RESULT_SCHEMA", "Tally", "Tallies", "result_batch", "columns", "raise_task_error", "worker_id",
+           "tally_source", "tally_kafka"]
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[[DataFrame, int], BatchResult]
 RESULT_SCHEMA = "task INT, worker_id STRING, records BIGINT, offsets STRING, errors STRING"
 
 
@@ -65,52 +59,6 @@ def executor_id_of(pid: int, generations: int = 3) -> str | None:
             i = args.index("--executor-id")
             return args[i + 1] if i + 1 < len(args) else None
     return None
-
-
-# ---------------------------------------------------------------- sink batch ids
-
-
-def checkpoint_created_ms(spark: Any, checkpoint_dir: str) -> int | None:
-    """When the query's checkpoint was created (its ``metadata`` file, written once), via Hadoop FS."""
-    try:
-        jvm, jsc = spark.sparkContext._jvm, spark.sparkContext._jsc
-        path = jvm.org.apache.hadoop.fs.Path(checkpoint_dir.rstrip("/") + "/metadata")
-        return int(path.getFileSystem(jsc.hadoopConfiguration()).getFileStatus(path).getModificationTime())
-    except Exception as e:  # no JVM access (Spark Connect) or no metadata file
-        log.warning("Cannot read the creation time of checkpoint %s (%s); sinks get raw batch ids", checkpoint_dir, e)
-        return None
-
-
-def sink_batch_id(created_ms: int | None, batch_id: int) -> int:
-    """The batch id sink tasks see: monotonic across fresh checkpoints, stable across replays.
-
-    Spark restarts batch ids at 0 with a fresh checkpoint, and a sink that remembers the last
-    batch it committed would then skip new batches; ``created_ms * 1000 + batch_id`` does not.
-
-    >>> sink_batch_id(1_700_000_000_000, 7), sink_batch_id(None, 7)
-    (1700000000000007, 7)
-    """
-    return batch_id if created_ms is None else created_ms * 1000 + batch_id
-
-
-class SinkBatchIds:
-    """A query's ``sink_batch_id`` of each batch; the checkpoint's creation time is read on the first batch.
-
-    ``required``: why the sink cannot do with raw batch ids; then an unreadable creation time
-    raises ConnectorError (and is asked again next batch) instead of falling back to them.
-    """
-
-    def __init__(self, checkpoint_dir: str, required: str | None = None) -> None:
-        self.checkpoint_dir, self.required = checkpoint_dir, required
-        self._created: list[int | None] = []
-
-    def __call__(self, spark: Any, batch_id: int) -> int:
-        if not self._created:
-            ms = checkpoint_created_ms(spark, self.checkpoint_dir)
-            if ms is None and self.required:
-                raise ConnectorError(f"cannot read when checkpoint {self.checkpoint_dir} was created; {self.required}")
-            self._created.append(ms)
-        return sink_batch_id(self._created[0], batch_id)
 
 
 # ---------------------------------------------------------------- tallies (executors)
@@ -189,24 +137,38 @@ def columns(batch: Any) -> dict[str, list[Any]]:
     return {name: _pylist(batch.column(i)) for i, name in enumerate(batch.schema.names)}
 
 
-# ---------------------------------------------------------------- merging (driver)
+# ---------------------------------------------------------------- tallies of a batch writer's input
 
 
-def batch_result(connector: str, batch_id: int, rows: list[Any], started: float) -> BatchResult:
-    """Merge the collected result rows (several rows of one task add up) into a BatchResult."""
-    tasks: dict[int, TaskBatchResult] = {}
-    merged: dict[int, dict[str, tuple[dict[str, Any], Any]]] = {}
-    for row in rows:
-        prev = tasks.get(row.task)
-        offsets = merged.setdefault(row.task, {})
-        offsets.update({partition_key(p): (p, o) for p, o in json.loads(row.offsets)})
-        records = row.records + (prev.records if prev else 0)
-        errors = prev.errors if prev else None
-        counts = ErrorCounts.of_json(getattr(row, "errors", None))
-        if counts is not None:
-            errors = errors or ErrorCounts()
-            errors.add(counts)
-        tasks[row.task] = TaskBatchResult(row.task, row.worker_id, records, [], errors)
-    for t, result in tasks.items():
-        result.offsets = list(merged[t].values())
-    return BatchResult(connector, batch_id, tasks, time.monotonic() - started)
+def _grouped(batches: Iterator[Any], keys: list[str], column: str, last: str) -> Iterator[dict[str, Any]]:
+    """Executor: each non-empty Arrow batch grouped by ``keys``, with ``column``'s count and ``last`` value."""
+    import pyarrow as pa
+    for batch in batches:
+        if batch.num_rows:
+            table = pa.Table.from_batches([batch]).select([*keys, column])
+            yield from table.group_by(keys, use_threads=False).aggregate([(column, last), (column, "count")]) \
+                .to_pylist()
+
+
+def tally_source(batches: Iterator[Any]) -> Iterator[Any]:
+    """Executor: per task, how many records and the last offset of each source partition (row order)."""
+    tallies: dict[int, Tally] = {}
+    for row in _grouped(batches, ["_task", "_partition"], "_offset", "last"):
+        tally = tallies.setdefault(row["_task"], Tally())
+        tally.records += row["_offset_count"]
+        tally.offsets[row["_partition"]] = (row["_partition"], row["_offset_last"])
+    if tallies:
+        yield result_batch({t: tally.decoded() for t, tally in tallies.items()})
+
+
+def tally_kafka(batches: Iterator[Any]) -> Iterator[Any]:
+    """Executor: per task, how many records and the next offset to read of each topic-partition."""
+    tallies: dict[int, Tally] = {}
+    for row in _grouped(batches, ["_task", "topic", "partition"], "offset", "max"):
+        tally = tallies.setdefault(row["_task"], Tally())
+        key = tp_key(row["topic"], row["partition"])
+        tally.records += row["offset_count"]
+        previous = tally.offsets.get(key, (None, {"kafka_offset": -1}))[1]["kafka_offset"]
+        tally.offsets[key] = sink_position(row["topic"], row["partition"], max(previous, row["offset_max"] + 1))
+    if tallies:
+        yield result_batch(tallies)

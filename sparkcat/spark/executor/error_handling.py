@@ -33,13 +33,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparkcat.errors import ConnectorError
-from sparkcat.kafka.dead_letter_queue import DeadLetterQueue, ErrorOrigin, ensure_topic
+from sparkcat.kafka.dead_letter_queue import DeadLetterQueue, ErrorOrigin
 from sparkcat.model.error_metrics import ErrorCounts
 from sparkcat.spark.query_plan import QueryPlan, task_failure_message
 
 __all__ = ["ErrorSettings", "ConsumedRecord", "SourceRow", "RecordErrors", "LogReporter",
            "ToleranceExceededError", "KEY_CONVERTER", "VALUE_CONVERTER", "class_name", "tolerance_message",
-           "record_errors", "ensure_dead_letter_queue", "convert_source_batch", "without_rows", "source_row", "keys_of"]
+           "record_errors", "convert_source_batch", "without_rows", "source_row", "keys_of"]
 
 log = logging.getLogger(__name__)
 
@@ -250,18 +250,6 @@ class RecordErrors:
         """Wait for the dead letters of this Spark task (before its batch reports offsets)."""
         if self.dlq is not None:
             self.dlq.flush()
-
-
-def ensure_dead_letter_queue(plan: QueryPlan) -> None:
-    """Driver: create the connector's dead letter queue topic if it names one (DeadLetterQueueError if that fails)."""
-    from sparkcat.policy.input_policy import prepare
-    from sparkcat.spark.driver.kafka_input import connector_admin
-    if not str(plan.connector_config.get("errors.deadletterqueue.topic.name") or "").strip():
-        return
-    settings = ErrorSettings.of(prepare(plan.connector_config))
-    if settings.dlq_topic:
-        admin = connector_admin(plan)
-        ensure_topic(admin, settings.dlq_topic, settings.dlq_replication_factor, plan.connector)
 
 
 def record_errors(plan: QueryPlan, producer_conf: dict[str, str], producer: Any = None) -> RecordErrors:

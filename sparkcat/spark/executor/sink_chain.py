@@ -23,7 +23,7 @@ from sparkcat.converters import at_topic, converter_for
 from sparkcat.policy.input_policy import prepare
 from sparkcat.spark.executor.batch_results import Tallies
 from sparkcat.spark.executor.error_handling import KEY_CONVERTER, VALUE_CONVERTER, ConsumedRecord, RecordErrors
-from sparkcat.spark.driver.kafka_input import sink_position, tp_key
+from sparkcat.spark.query_plan import sink_position, tp_key
 from sparkcat.spark.executor.sink_decode import ORIGINAL, Side, decode_batch, sides_of
 from sparkcat.transforms import KEEP, Chain, Records, apply_chain, parse_chain
 

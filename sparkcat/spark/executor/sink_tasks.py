@@ -19,46 +19,27 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
-
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
 from sparkcat.api.records import SinkRecord
 from sparkcat.plugins import load_class
 from sparkcat.policy.input_policy import prepare
-from sparkcat.spark.executor.batch_results import (
-    RESULT_SCHEMA,
-    Handler,
-    SinkBatchIds,
-    Tallies,
-    batch_result,
-    columns,
-    raise_task_error,
-    result_batch,
-)
+from sparkcat.spark.executor.batch_results import Tallies, columns, raise_task_error, result_batch
 from sparkcat.api.task_context import SinkTaskContext
 from sparkcat.converters import at_topic, converter_for
 from sparkcat.spark.executor.error_handling import KEY_CONVERTER, VALUE_CONVERTER, ConsumedRecord, RecordErrors, record_errors
-from sparkcat.spark.driver.kafka_input import Assignment, route, sink_position, subscribed_partitions, tp_key
-from sparkcat.spark.executor.source_to_kafka import producer_config
-from sparkcat.spark.query_plan import BatchResult, QueryPlan
-from sparkcat.spark.executor.sink_chain import chain_of, transform_batch, transformed_records
+from sparkcat.spark.executor.sink_chain import transformed_records
+from sparkcat.spark.executor.sink_decode import Side
+from sparkcat.spark.query_plan import QueryPlan, sink_position, tp_key
 from sparkcat.transforms import KEEP
 
-__all__ = ["to_sink_task", "from_kafka_to_sink_task", "start_sink_task", "PUT_CHUNK"]
+__all__ = ["put_source_rows", "put_kafka_rows", "task_contexts", "wants_raw_bytes", "start_sink_task", "PUT_CHUNK"]
 
 log = logging.getLogger(__name__)
 
 PUT_CHUNK = 5_000
 RecordsOf = Callable[[dict[str, list[Any]], Tallies], dict[int, list[SinkRecord]]]
-
-
-def _context_factory(plan: QueryPlan) -> Callable[[int], SinkTaskContext]:
-    servers, kafka = plan.bootstrap_servers, dict(plan.kafka_config)
-    return lambda task_id: SinkTaskContext(plan.connector, task_id, servers, kafka)
 
 
 def start_sink_task(task_class: str, config: dict[str, str], context: SinkTaskContext | None) -> Any:
@@ -164,33 +145,6 @@ def _source_records(connector: str) -> RecordsOf:
     return records_of
 
 
-def to_sink_task(plan: QueryPlan) -> Handler:
-    """Handler that writes a source connector's rows into its ``sink.*`` sink tasks, skipping Kafka."""
-    if not plan.sink_task_class or not plan.sink_task_configs:
-        raise ValueError(f"connector {plan.connector} names a sink but the plan has no sink task configs")
-    n_sink, n_source = len(plan.sink_task_configs), len(plan.task_configs)
-    batch_ids = SinkBatchIds(plan.checkpoint_dir)
-    contexts = _context_factory(plan)
-
-    def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
-        started = time.monotonic()
-        sink_batch = batch_ids(batch_df.sparkSession, batch_id)
-        df = batch_df
-        if n_sink < n_source:  # several source tasks share a sink task: all its rows must meet in one partition
-            df = batch_df.repartition(n_sink, F.pmod(F.col("_task"), F.lit(n_sink)))
-
-        def write(batches: Iterator[Any]) -> Iterator[Any]:
-            sinks = _SinkTasks(plan.connector, str(plan.sink_task_class), plan.sink_task_configs, sink_batch,
-                               contexts)
-            return _drive_sinks(plan.connector, sinks, batches, _source_records(plan.connector),
-                                lambda task: task % n_sink, decode=True)
-
-        rows = df.mapInArrow(write, RESULT_SCHEMA).collect()
-        return batch_result(plan.connector, batch_id, rows, started)
-
-    return handler
-
-
 def _headers(values: list[Any]) -> list[list[tuple[str, bytes | None]]]:
     """Spark's ``headers`` column (lists of {key, value} structs, or null) as lists of (key, value) pairs."""
     return [[] if h is None else [(e["key"], e["value"]) for e in h] for h in values]
@@ -246,51 +200,39 @@ def _kafka_records(config: dict[str, str], raw: bool, errors: RecordErrors) -> R
     return records_of
 
 
-def _wants_raw_bytes(task_class: str) -> bool:
+def task_contexts(plan: QueryPlan) -> Callable[[int], SinkTaskContext]:
+    """The ``SinkTaskContext`` of each task id (built on the executor that starts the task)."""
+    servers, kafka = plan.bootstrap_servers, dict(plan.kafka_config)
+    return lambda task_id: SinkTaskContext(plan.connector, task_id, servers, kafka)
+
+
+def wants_raw_bytes(task_class: str) -> bool:
+    """Whether the sink task class takes keys and values as the bytes in Kafka (``wants_raw_bytes = True``)."""
     try:
         return bool(getattr(load_class(task_class), "wants_raw_bytes", False))
     except Exception:  # an unloadable task class fails on the executors, blamed on its task
         return False
 
 
-def from_kafka_to_sink_task(plan: QueryPlan) -> Handler:
-    """Handler for sink connectors: Spark's Kafka rows, routed to their tasks, into SinkTasks (``put``).
+def put_source_rows(plan: QueryPlan, sink_batch: int, contexts: Callable[[int], SinkTaskContext],
+                    batches: Iterator[Any]) -> Iterator[Any]:
+    """Executor: one Spark partition of a source connector's rows into its ``sink.*`` sink tasks (task id modulo
+    their number); one result row per task (``RESULT_SCHEMA``)."""
+    n_sink = len(plan.sink_task_configs)
+    sinks = _SinkTasks(plan.connector, str(plan.sink_task_class), plan.sink_task_configs, sink_batch, contexts)
+    return _drive_sinks(plan.connector, sinks, batches, _source_records(plan.connector),
+                        lambda task: task % n_sink, decode=True)
 
-    Per micro-batch the driver reads the subscribed partitions (metadata) and assigns them to
-    the live tasks (``kafka_input``); each task's rows meet in one Spark partition, so each
-    task runs as one SinkTask instance per batch on the executor that ran that partition.
+
+def put_kafka_rows(plan: QueryPlan, sink_batch: int, contexts: Callable[[int], SinkTaskContext], raw: bool,
+                   sides: list[Side] | None, dlq_producer: dict[str, str], batches: Iterator[Any]) -> Iterator[Any]:
+    """Executor: one Spark partition of a sink connector's Kafka rows (routed: one task's) into its sink task.
+
+    ``sides``: how ``sink_chain.transform_batch`` decoded the rows when the connector has ``transforms``, else
+    None (the converters decode them here). One result row per task (``RESULT_SCHEMA``).
     """
-    batch_ids = SinkBatchIds(plan.checkpoint_dir)
-    contexts = _context_factory(plan)
-    live = plan.live_tasks
-    raw = _wants_raw_bytes(plan.task_class)
-    dlq_producer = producer_config(plan)  # the dead letter queue's producer: the connector's, as in Connect
-
-    chain = chain_of(plan)
-
-    def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
-        started = time.monotonic()
-        sink_batch = batch_ids(batch_df.sparkSession, batch_id)
-        routed = route(batch_df, Assignment.of(subscribed_partitions(plan), live))
-        sides, transformed = None, routed
-        if chain:  # decoded and transformed in Spark; positions stay the original ones
-            routed = routed.persist()  # read once for the schema of the batch and once to write it
-            if not routed.isEmpty():
-                transformed, sides = transform_batch(routed, plan.connector_config, raw, chain)
-
-        def write(batches: Iterator[Any]) -> Iterator[Any]:
-            sinks = _SinkTasks(plan.connector, plan.task_class, plan.task_configs, sink_batch, contexts)
-            errors = record_errors(plan, dlq_producer)
-            records = _kafka_records(plan.connector_config, raw, errors) if sides is None \
-                else transformed_records(plan.connector_config, raw, sides, errors)
-            return _drive_sinks(plan.connector, sinks, batches, records, lambda task: task, decode=False,
-                                errors=errors)
-
-        try:
-            rows = transformed.mapInArrow(write, RESULT_SCHEMA).collect()
-        finally:
-            if chain:
-                routed.unpersist()
-        return batch_result(plan.connector, batch_id, rows, started)
-
-    return handler
+    sinks = _SinkTasks(plan.connector, plan.task_class, plan.task_configs, sink_batch, contexts)
+    errors = record_errors(plan, dlq_producer)
+    records = _kafka_records(plan.connector_config, raw, errors) if sides is None \
+        else transformed_records(plan.connector_config, raw, sides, errors)
+    return _drive_sinks(plan.connector, sinks, batches, records, lambda task: task, decode=False, errors=errors)

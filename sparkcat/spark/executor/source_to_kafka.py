@@ -12,25 +12,22 @@ offsets in one transaction instead, reusing ``producer_config`` and ``produce_ar
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterator
 from typing import Any
 
-from pyspark.sql import DataFrame
 from pyspark.sql.types import DataType
 
 from sparkcat.kafka.client_settings import ClientKind, connector_overrides, producer_settings
 from sparkcat.kafka.producers import cached_producer, drop_producer, lz4_available, produce_all
 from sparkcat.policy.input_policy import prepare
-from sparkcat.spark.executor.batch_results import RESULT_SCHEMA, Handler, Tallies, batch_result, raise_task_error, result_batch
+from sparkcat.spark.executor.batch_results import Tallies, raise_task_error, result_batch
 from sparkcat.converters import converter_for
 from sparkcat.spark.executor.error_handling import RecordErrors, convert_source_batch, record_errors, without_rows
-from sparkcat.spark.executor.kafka_serialisation import value_type_of
-from sparkcat.spark.query_plan import BatchResult, QueryPlan
+from sparkcat.spark.query_plan import QueryPlan
 from sparkcat.spark.executor.source_sends import SourceSends
 from sparkcat.transforms import KEEP
 
-__all__ = ["to_kafka", "producer_config"]
+__all__ = ["produce_partition", "produce_arrow_rows", "producer_config"]
 
 _CLIENT_LOG = logging.getLogger("sparkcat.spark.kafka.client")  # librdkafka's own messages, served by poll()
 
@@ -125,7 +122,7 @@ def produce_arrow_rows(producer: Any, batch: Any, convs: tuple[Any, Any], value_
     deliveries.raise_error()
 
 
-def _produce_partition(plan: QueryPlan, conf: dict[str, str], value_type: DataType,
+def produce_partition(plan: QueryPlan, conf: dict[str, str], value_type: DataType,
                        batches: Iterator[Any]) -> Iterator[Any]:
     """Executor: produce every row of one Spark partition to Kafka, flush, report per task."""
     convs = (converter_for(plan.connector_config, True), converter_for(plan.connector_config, False))
@@ -147,18 +144,3 @@ def _produce_partition(plan: QueryPlan, conf: dict[str, str], value_type: DataTy
         yield result_batch({t: tally.decoded() for t, tally in tallies.items()}, errors.counts)
 
 
-def to_kafka(plan: QueryPlan) -> Handler:
-    """Handler that produces a source connector's rows to Kafka with its key/value converters."""
-    conf = producer_config(plan)
-
-    def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
-        started = time.monotonic()
-        value_type = value_type_of(batch_df.schema["value"])  # named by SetSchemaMetadata
-
-        def write(batches: Iterator[Any]) -> Iterator[Any]:
-            return _produce_partition(plan, conf, value_type, batches)
-
-        rows = batch_df.mapInArrow(write, RESULT_SCHEMA).collect()
-        return batch_result(plan.connector, batch_id, rows, started)
-
-    return handler

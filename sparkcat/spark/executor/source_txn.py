@@ -33,23 +33,20 @@ from collections.abc import Iterator
 from itertools import chain
 from typing import Any
 
-from pyspark.sql import DataFrame
 from pyspark.sql.types import DataType
 
 from sparkcat.converters import converter_for
 from sparkcat.kafka.partitioner import keyed_partition
 from sparkcat.kafka.producers import LeaderLease, commit_under_lease, task_transactional_id, transactional_producer
-from sparkcat.spark.executor.batch_results import RESULT_SCHEMA, Handler, Tallies, batch_result, raise_task_error, result_batch
+from sparkcat.spark.executor.batch_results import RESULT_SCHEMA, Tallies, raise_task_error, result_batch
 from sparkcat.spark.executor.error_handling import record_errors
-from sparkcat.spark.driver.leases import write_under_lease
-from sparkcat.spark.executor.kafka_serialisation import value_type_of
-from sparkcat.spark.query_plan import BatchResult, LeaseSource, QueryPlan, no_lease
 from sparkcat.spark.executor.source_sends import SourceSends
-from sparkcat.spark.executor.source_to_kafka import produce_arrow_rows, producer_config
+from sparkcat.spark.executor.source_to_kafka import produce_arrow_rows
+from sparkcat.spark.query_plan import QueryPlan
 from sparkcat.storage import json_codec
 from sparkcat.storage.offsets import record_key
 
-__all__ = ["to_kafka_exactly_once", "EOS_RESULT_SCHEMA"]
+__all__ = ["produce_task_batch", "EOS_RESULT_SCHEMA"]
 
 log = logging.getLogger(__name__)
 _CLIENT_LOG = logging.getLogger("sparkcat.spark.kafka.client")
@@ -153,35 +150,3 @@ def produce_task_batch(plan: QueryPlan, conf: dict[str, str], value_type: DataTy
                                      names=[*base.schema.names, "skipped", "transaction_ms"])
 
 
-def to_kafka_exactly_once(plan: QueryPlan, lease: LeaseSource = no_lease) -> Handler:
-    """Handler writing each task's share of a batch and its offsets in one Kafka transaction.
-
-    Each transaction commits under the driver's ``lease`` as the batch began: a driver that lost the
-    leadership meanwhile (paused past its session) cannot commit it, though it may fence the new leader's
-    producer, whose batch then fails transiently and is replayed.
-    """
-    conf = producer_config(plan)
-    fresh = [True]  # the query's first batch may be a replay of one the last run wrote
-
-    def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
-        started = time.monotonic()
-        value_type = value_type_of(batch_df.schema["value"])  # named by SetSchemaMetadata
-        if fresh[0]:  # one line per query: where a (re)start's time goes before its first record
-            log.info("Connector %s: first batch %d of this query begins", plan.connector, batch_id)
-
-        def run(held: LeaderLease | None, replay: bool) -> list[Any]:
-            def write(batches: Iterator[Any]) -> Iterator[Any]:
-                return produce_task_batch(plan, conf, value_type, replay, batch_id, held, batches)
-            return batch_df.mapInArrow(write, EOS_RESULT_SCHEMA).collect()
-
-        rows = write_under_lease(lease, run, fresh[0], plan.connector, batch_id)
-        fresh[0] = False
-        result = batch_result(plan.connector, batch_id, rows, started)
-        result.transaction_ms = max((r.transaction_ms for r in rows), default=None)
-        skipped = sorted(r.task for r in rows if r.skipped)
-        if skipped:
-            log.info("Connector %s: batch %d was replayed; task(s) %s had committed it already and skipped it",
-                     plan.connector, batch_id, skipped)
-        return result
-
-    return handler

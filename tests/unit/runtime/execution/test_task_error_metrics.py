@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sparkcat.model.error_metrics import ErrorCounts
 from sparkcat.rest import metrics
 from sparkcat.runtime.execution.lifecycle import Progress
-from sparkcat.spark.executor.batch_results import batch_result
+from sparkcat.spark.driver.batch_reports import batch_result
 from sparkcat.spark.query_plan import BatchResult, TaskBatchResult
 
 Row = namedtuple("Row", "task worker_id records offsets errors")
