@@ -1,8 +1,10 @@
-"""What the herder hands to Spark to run one connector, and what each micro-batch reports back.
+"""What the herder hands to Spark to run one connector, and what each micro-batch reports back: plain data
+that both sides share.
 
-These dataclasses cross from the herder (driver, main Python process) into the query
-builder; ``QueryPlan`` is also serialised into data source options (JSON), so every
-field is plain data.
+The driver builds a ``QueryPlan`` and pickles it to executors inside every handler's ``mapInArrow`` function;
+executors report ``TaskBatchResult``s that the driver merges into a ``BatchResult``. So every field is plain
+data, and this module imports neither ``driver/`` nor ``executor/``. ``tp_key`` and ``sink_position`` name a
+sink's Kafka positions the same way on both sides.
 """
 
 from __future__ import annotations

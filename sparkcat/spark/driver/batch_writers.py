@@ -3,7 +3,7 @@
 Per batch, on the driver: the input is tagged with each record's task (Kafka rows: the task that owns
 its topic-partition, as for every sink connector; a source connector's records carry ``_task``),
 persisted so it is read once, and tallied on the executors that hold it (records and last position
-per task, ``worker_id``), as the other handlers report. Then the writer gets the batch without the
+per task, ``worker_id``: ``executor.batch_results.tally_source``/``tally_kafka``), as the other handlers report. Then the writer gets the batch without the
 records a transform filtered out and without the runtime's columns, with a batch id that survives a
 new checkpoint (``SinkBatchIds``). The writer owns the write; the runtime owns the positions.
 """

@@ -2,15 +2,15 @@
 
 Spark starts one long-lived Python process on the driver for every streaming query over a Python data
 source, for its planning calls, and never shares it: about 100 MB and a second of start-up per source
-connector (issue 26). Here the stream is sparkcat's JVM source ``sparkcat-planned-source`` (``jvm/sparkcat``:
+connector. Here the stream is sparkcat's JVM source ``sparkcat-planned-source`` (``jvm/sparkcat``:
 ``org.sparkcat.source``), whose planning calls come back through py4j to a ``Planner`` in the driver's own
-Python process (``ConnectorStreamReader``'s logic, unchanged: offsets, admission control, excluded tasks).
+Python process (``ConnectorStreamReader``, ``connector_planning``: offsets, admission control, excluded tasks).
 Each micro-batch is one row per connector task, ``(task, payload)``, the payload the pickled ``TaskRanges``;
-a ``mapInArrow`` over those rows runs each task's ``poll`` in Spark's reused executor Python workers, which
-all of the driver's queries share.
+a ``mapInArrow`` over those rows (``executor.connector_source.read_payloads``) runs each task's ``poll`` in
+Spark's reused executor Python workers, which all of the driver's queries share.
 
-Offsets keep the Python data source's JSON (``{"offsets": {...}}``), so a checkpoint written before
-reads back unchanged.
+Offsets are ``ConnectorStreamReader``'s JSON (``{"offsets": {...}}``), as when the stream was a Python data
+source, so such checkpoints read back here.
 """
 
 from __future__ import annotations

@@ -2,17 +2,16 @@
 
 Every connector's query runs in ``CONNECTORS_POOL``, which schedules its task sets FAIR:
 the one with the fewest running tasks gets the next free slot, so a connector whose batch has many
-slow tasks (a sink whose ``put`` sleeps) does not hold every slot while the others' batches wait,
-as it did first come first served.
+slow tasks (a sink whose ``put`` sleeps) does not hold every slot while the others' batches wait.
 
 Not one pool per connector (Spark's usual recipe for sharing between streaming queries): with
 more pools than task slots, FAIR breaks ties between idle pools by pool name, and connectors
-whose names sort last starved (measured: 25 connectors on local[2], some waited 76 s for a
-batch while others ran every second).
+whose names sort last starve (25 connectors on local[2]: some waited 76 s for a batch while others ran every
+second).
 
 Inside the pool, task sets with as many running tasks are ordered by name, ``TaskSet_<stageId>.<attempt>``
 compared as strings; when stage ids gain a digit, the task sets waiting with the shorter ids lose every tie to
-newer ones for ten times as many stages (measured: 8 threads of small jobs on local[2], 4 ran 130 jobs in 40 s
+newer ones for ten times as many stages (8 threads of small jobs on local[2], 4 ran 130 jobs in 40 s
 and 4 ran 1 or 2; 6 of 15 sources took 94% of the batches at the scale benchmark's 30 level). ``level_stage_ids``
 starts stage ids at ten digits (``org.sparkcat.spark.StageIds``), where string order is numeric order, so
 the oldest waiting task set is served first.

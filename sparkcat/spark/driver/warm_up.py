@@ -1,15 +1,12 @@
 """A standby's warm-up: one tiny query of the kind its promotion starts, which writes nowhere.
 
-Measured (bench/failover.py, a loaded 2-core machine): of a failover's seconds after partition 0
-was assigned, most went to the first query's Python side: the executors' Python workers importing
-pyarrow, confluent-kafka and sparkcat's handler modules (a first ``mapInArrow`` with those imports
-took 3.4 s, the next 0.3 s) and the JVM classes of a source's micro-batch. A standby runs a stream of
-the built-in ``increment`` source (``planned_source``; no offsets store, no Kafka) with a
-``foreachBatch`` that maps its first batch through a function importing those modules and collects
-nothing, then stops the query.
-Spark keeps idle Python workers for reuse, but only for a minute (measured: a first ``mapInArrow``
-after 75 s idle took 2.9 s again), so ``KeepWarm`` runs one tiny job through them every
-``KEEP_WARM_S`` while the driver stands by (JVM classes, once loaded, stay).
+Most of a promoted standby's first batch goes to the executors' Python workers importing pyarrow,
+confluent-kafka and sparkcat's executor modules (seconds for the first ``mapInArrow``, tenths after) and to
+the JVM classes of a source's micro-batch. A standby runs a stream of the built-in ``increment`` source
+(``planned_source``; no offsets store, no Kafka) with a ``foreachBatch`` that maps its first batch through
+``_import_handler_modules`` (the one function here that runs on executors) and collects nothing, then stops
+the query. Spark keeps idle Python workers for reuse only for a minute, so ``KeepWarm`` runs one tiny job
+through them every ``KEEP_WARM_S`` while the driver stands by (JVM classes, once loaded, stay).
 """
 
 from __future__ import annotations

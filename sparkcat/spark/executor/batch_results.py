@@ -1,10 +1,9 @@
-"""What each executor task reports for one micro-batch, and how the driver merges it into a ``BatchResult``.
+"""What each executor task reports for one micro-batch: one small row per connector task (``RESULT_SCHEMA``).
 
-Every handler writes on executors through ``mapInArrow``; each Spark partition yields one small
-row per connector task (``RESULT_SCHEMA``: records, last offset per source partition, and the error
-handling counts of ``error_handling.RecordErrors``) that the handler collects and merges
-(``batch_result``). Also here: the batch ids sinks see (``sink_batch_id``), the executor's
-``worker_id``, and errors blamed on their task.
+Runs in Spark's Python workers, inside every handler's ``mapInArrow`` function: ``Tally``/``Tallies`` count
+records and last positions per task, ``result_batch`` makes the Arrow rows the driver merges
+(``sparkcat.spark.driver.batch_reports``), ``raise_task_error`` blames an error on its task, ``worker_id``
+names the executor. ``tally_source`` and ``tally_kafka`` tally a batch writer's input.
 """
 
 from __future__ import annotations

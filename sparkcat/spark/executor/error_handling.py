@@ -1,5 +1,8 @@
 """Bad records on executors: Connect's ``errors.tolerance``, error log and dead letter queue.
 
+Runs in Spark's Python workers, one ``RecordErrors`` per Spark task (it holds a producer), built there from
+the pickled ``QueryPlan`` (``record_errors``).
+
 Kafka Connect's ``RetryWithToleranceOperator`` with its ``LogReporter`` and
 ``DeadLetterQueueReporter``, for the stages sparkcat runs per record in Python: the key and
 value converters (``KEY_CONVERTER``, ``VALUE_CONVERTER``). Connect tolerates any exception in
@@ -20,8 +23,6 @@ Kafka refused (Connect's ``KAFKA_PRODUCE`` stage, ``source_sends``) with ``error
 A source connector's bad records go to the dead letter queue too (a sparkcat extension; Connect
 gives source connectors the error log only), keyed and valued with the JSON (schemas off) of the
 record's key and value, without the topic/partition/offset headers.
-
-Everything here runs on executors, one ``RecordErrors`` per Spark task (it holds a producer).
 """
 
 from __future__ import annotations

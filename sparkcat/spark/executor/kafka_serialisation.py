@@ -1,6 +1,7 @@
 """Vectorised serialisation: whole Arrow columns to Kafka bytes, byte for byte what the converters write.
 
-The source-to-Kafka writer (``source_to_kafka``) turns each Arrow batch of a source connector's
+Runs on executors, in the source-to-Kafka writers' ``mapInArrow`` functions (the driver's handler only calls
+``value_type_of``, to name the value type it pickles to them). The writer (``source_to_kafka``) turns each Arrow batch of a source connector's
 rows into keys and values here. Flat structs under ``JsonConverter``, UTF-8 strings under
 ``StringConverter`` and binary columns are converted column-wise with pyarrow compute; anything
 else goes through the converter value by value, so the bytes are always the converter's.

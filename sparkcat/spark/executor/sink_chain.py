@@ -1,5 +1,8 @@
 """A sink connector's ``transforms`` chain on its micro-batch, and the SinkRecords of the transformed rows.
 
+``transformed_records`` runs on executors (its closure, with the converters' ``Side``s, is pickled there);
+``chain_of`` and ``transform_batch`` are called by the driver's handler to build the batch's projection.
+
 ``chain_of(plan)`` parses the chain once per query; ``transform_batch`` decodes the routed batch in
 Spark (``sink_decode``), applies the chain as column expressions (``sparkcat.transforms``) and
 keeps ``_task`` and the original coordinates; ``transformed_records`` turns the rows into

@@ -1,5 +1,8 @@
 """A sink connector's Kafka rows decoded in Spark, so that its ``transforms`` chain can run as column expressions.
 
+``decode_batch`` is called by the driver's handler and builds expressions that Spark evaluates on executors;
+the module is executor-side because its ``Side`` and ``ORIGINAL`` are pickled into ``sink_chain.transformed_records``.
+
 Connect applies a sink's transformations to the ``SinkRecord`` its converters made. Here the
 chain is a projection of the batch (``sparkcat.transforms``), so the key and value are decoded
 with Spark expressions first, per side (``key`` / ``value``):

@@ -1,17 +1,17 @@
-"""Driving sink tasks (``put``/``flush``) on executors: the ``to_sink_task`` and ``from_kafka_to_sink_task`` handlers.
+"""Sink tasks hosted on executors: ``put_source_rows`` and ``put_kafka_rows`` drive ``SinkTask``s (``put``/``flush``).
 
-- ``to_sink_task``: a source connector's records straight into the sink named by its ``sink.*``
-  keys, skipping Kafka.
-- ``from_kafka_to_sink_task``: a sink connector's Kafka records (Spark's Kafka source, routed to
-  their tasks by ``kafka_input.route``) into its tasks.
+They run in Spark's Python workers as the ``mapInArrow`` functions of the driver's ``to_sink_task`` (a source
+connector's records into the sink its ``sink.*`` keys name, skipping Kafka) and ``from_kafka_to_sink_task``
+(a sink connector's Kafka records, routed to their tasks) handlers (``sparkcat.spark.driver.handlers``);
+everything they need comes in the pickled ``QueryPlan``.
 
 Each Spark partition starts the sink tasks its rows belong to (one instance per task and batch),
 puts their records in chunks, flushes, stops them, and reports per task. Sink tasks that define
 ``initialize(context)`` get a ``SinkTaskContext`` (the worker's Kafka) before ``start``, as
 Connect's ``SinkTask.initialize``. A sink task class with ``wants_raw_bytes = True`` gets keys
 and values as the bytes in Kafka, whatever converters the connector config names. Sink tasks get
-``sink_batch_id(...)`` (``batch_results``), not Spark's raw batch id. A sink connector with
-``transforms`` has its batch decoded and transformed in Spark first (``sink_chain``); its
+``sink_batch_id(...)`` (``driver.batch_reports``), not Spark's raw batch id. A sink connector with
+``transforms`` has its batch decoded and transformed in Spark first (``sink_chain``, by the handler); its
 records keep their original Kafka coordinates for positions.
 """
 

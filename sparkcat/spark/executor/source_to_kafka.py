@@ -1,4 +1,7 @@
-"""A source connector's records to Kafka (the default, as in Connect): the ``to_kafka`` handler.
+"""A source connector's records produced to Kafka on executors, at least once (the default, as in Connect).
+
+``produce_partition`` is the ``mapInArrow`` function of the driver's ``to_kafka`` handler; it runs in Spark's
+Python workers with the pickled ``QueryPlan`` and producer settings (``producer_config``, built on the driver).
 
 Each Spark partition produces its rows with one cached confluent-kafka producer per executor
 Python process (``sparkcat.kafka.producers``), keys and values converted column-wise

@@ -1,4 +1,7 @@
-"""Exactly-once source → Kafka (KIP-618 on micro-batches): the ``to_kafka_exactly_once`` handler.
+"""Exactly-once source → Kafka (KIP-618 on micro-batches) on executors: ``produce_task_batch``.
+
+It is the ``mapInArrow`` function of the driver's ``to_kafka_exactly_once`` handler, which pickles it the plan,
+the producer settings and the driver's ``LeaderLease``.
 
 Each Spark partition is one connector task's share of the micro-batch. On its executor:
 
