@@ -95,9 +95,9 @@ class Bench:
     def _spark(self):
         from pyspark.sql import SparkSession
 
-        from sparkcat.spark.jvm import jvm_conf
-        from sparkcat.spark.pools import scheduler_conf
-        from sparkcat.spark.session_tuning import tune_session
+        from sparkcat.spark.driver.jvm import jvm_conf
+        from sparkcat.spark.driver.pools import scheduler_conf
+        from sparkcat.spark.driver.session_tuning import tune_session
 
         builder = SparkSession.builder
         for key, value in jvm_conf(REPO).items():  # Spark's Kafka connector and Delta, as ./spark-submit.sh passes

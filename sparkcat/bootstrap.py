@@ -31,7 +31,7 @@ from sparkcat.runtime.execution.status_reporter import new_status_reporter
 from sparkcat.config.worker import WorkerConfig, load_worker_config
 from sparkcat.config.stores import open_stores
 from sparkcat.runtime.supervision import install_thread_excepthook, unhealthy_reason
-from sparkcat.spark.kafka_input import drop_admins
+from sparkcat.spark.driver.kafka_input import drop_admins
 from sparkcat.storage.factory import Stores
 
 log = logging.getLogger("sparkcat.driver")
@@ -92,7 +92,7 @@ class Driver:
             log.warning("The group chose no leader within the start-up timeout; continuing as a standby")
         if not self.herder.is_leader:
             self._warm_up()
-        from sparkcat.spark.warm_up import KeepWarm
+        from sparkcat.spark.driver.warm_up import KeepWarm
         self._keep_warm = KeepWarm(self.spark, lambda: not self.herder.is_leader)
         self._keep_warm.start()
         if self.watch_pipelines:
@@ -107,7 +107,7 @@ class Driver:
         to its first query start)."""
         from sparkcat.config.names import WARM_UP_QUERY, dir_name
         from sparkcat.policy import paths
-        from sparkcat.spark.warm_up import run_warm_up
+        from sparkcat.spark.driver.warm_up import run_warm_up
 
         checkpoint = paths.child_path(self.worker.checkpoint_root, f"_{WARM_UP_QUERY}-{dir_name(self.driver_id)}")
         try:
@@ -232,9 +232,9 @@ def _session(worker: WorkerConfig):
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
-    from sparkcat.spark.pools import scheduler_conf
-    from sparkcat.spark.session_tuning import tune_session
-    from sparkcat.spark.ui import ui_conf
+    from sparkcat.spark.driver.pools import scheduler_conf
+    from sparkcat.spark.driver.session_tuning import tune_session
+    from sparkcat.spark.driver.ui import ui_conf
 
     SparkContext._ensure_initialized()  # so SparkConf() sees spark-submit's --conf settings
     builder = SparkSession.builder.appName("sparkcat")

@@ -2,7 +2,7 @@
 address for ``SPARK_LOCAL_IP`` (the REST API's host, on a local master), or nothing.
 
 An entry point of its own, above ``sparkcat.bootstrap``, so the Spark UI settings
-(``sparkcat.spark.ui``) do not import the driver's bootstrap that uses them.
+(``sparkcat.spark.driver.ui``) do not import the driver's bootstrap that uses them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from sparkcat.bootstrap import parse_args, worker_from_args
 from sparkcat.errors import SparkcatError
-from sparkcat.spark.ui import ui_bind_address
+from sparkcat.spark.driver.ui import ui_bind_address
 
 
 def main(argv: Sequence[str]) -> int:

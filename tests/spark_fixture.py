@@ -23,9 +23,9 @@ def make_spark(master: str = "local[2]"):
     _python_env()
     from pyspark.sql import SparkSession
 
-    from sparkcat.spark.jvm import jvm_conf
-    from sparkcat.spark.pools import scheduler_conf
-    from sparkcat.spark.session_tuning import tune_session
+    from sparkcat.spark.driver.jvm import jvm_conf
+    from sparkcat.spark.driver.pools import scheduler_conf
+    from sparkcat.spark.driver.session_tuning import tune_session
 
     builder = SparkSession.builder
     # the driver's fair-scheduler pools, Spark's Kafka connector and Delta Lake, as in production

@@ -17,7 +17,7 @@ same pipelines hand-written in PySpark with no sparkcat in the way (``spark_*``)
 ``noop`` sink (Spark's own floor for a micro-batch of Kafka records), Kafka -> ``foreachBatch``
 appending the rows to a file (what ``SinkTask.put`` does), Kafka -> Kafka (what the copy does).
 They run in a session of their own (``bench.user_spark``) with Spark's defaults where sparkcat's differ
-(its checkpoint file manager on a local file system: ``sparkcat.spark.session_tuning``).
+(its checkpoint file manager on a local file system: ``sparkcat.spark.driver.session_tuning``).
 """
 
 from __future__ import annotations

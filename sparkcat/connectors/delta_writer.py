@@ -9,7 +9,7 @@ columns when asked for) and written with delta-spark (append, or MERGE by key) w
 transaction id set in the batch's session: ``spark.databricks.delta.write.txnAppId`` = ``txn.app.id``
 (default the connector's name) and ``txnVersion`` = the batch id. Delta skips a write whose version
 the table already recorded for that app id, which makes a replayed batch a no-op. The runtime keeps
-the positions and the tallies (``sparkcat.spark.batch_writers``).
+the positions and the tallies (``sparkcat.spark.driver.batch_writers``).
 
 Looking the recorded version up makes Delta rebuild the table's state from its log, a Spark job of
 ``spark.databricks.delta.snapshotPartitions`` tasks (50 by default). Unless that setting is in the

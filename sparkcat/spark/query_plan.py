@@ -1,8 +1,10 @@
-"""What the herder hands to Spark to run one connector, and what each micro-batch reports back.
+"""What the herder hands to Spark to run one connector, and what each micro-batch reports back: plain data
+that both sides share.
 
-These dataclasses cross from the herder (driver, main Python process) into the query
-builder; ``QueryPlan`` is also serialised into data source options (JSON), so every
-field is plain data.
+The driver builds a ``QueryPlan`` and pickles it to executors inside every handler's ``mapInArrow`` function;
+executors report ``TaskBatchResult``s that the driver merges into a ``BatchResult``. So every field is plain
+data, and this module imports neither ``driver/`` nor ``executor/``. ``tp_key`` and ``sink_position`` name a
+sink's Kafka positions the same way on both sides.
 """
 
 from __future__ import annotations
@@ -74,6 +76,27 @@ LeaseSource = Callable[[], LeaderLease | None]
 def no_lease() -> LeaderLease | None:
     """The lease source of a driver without a leader group."""
     return None
+
+
+TopicPartitionKey = tuple[str, int]
+
+
+def tp_key(topic: str, partition: int) -> str:
+    """``"topic:partition"``: the key of a Kafka topic-partition in stored sink offsets, tallies and routing.
+
+    >>> tp_key("orders", 3)
+    'orders:3'
+    """
+    return f"{topic}:{partition}"
+
+
+def sink_position(topic: str, partition: int, next_offset: int) -> tuple[dict[str, Any], dict[str, int]]:
+    """A sink's position in one topic-partition, shaped as Connect's offsets API shows it.
+
+    >>> sink_position("orders", 3, 42)
+    ({'kafka_topic': 'orders', 'kafka_partition': 3}, {'kafka_offset': 42})
+    """
+    return {"kafka_topic": topic, "kafka_partition": partition}, {"kafka_offset": next_offset}
 
 
 @dataclass

@@ -18,7 +18,7 @@ from sparkcat.runtime.execution import active_topics
 from sparkcat.runtime.execution.progress import Progress
 from sparkcat.runtime.execution.sink_groups import GroupMirror
 from sparkcat.runtime.execution.status_reporter import StatusReporter
-from sparkcat.spark.kafka_input import tp_key
+from sparkcat.spark.query_plan import tp_key
 from sparkcat.spark.query_plan import BatchResult, QueryPlan
 from sparkcat.storage.factory import Stores
 

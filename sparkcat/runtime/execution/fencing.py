@@ -21,7 +21,7 @@ from collections.abc import Callable
 from sparkcat.kafka.producers import fence_transactional_ids, task_transactional_id
 from sparkcat.model.config_state import ClusterConfigState
 from sparkcat.spark.query_plan import QueryPlan
-from sparkcat.spark.source_to_kafka import producer_config
+from sparkcat.spark.executor.source_to_kafka import producer_config
 from sparkcat.storage.config_log import ConfigLog
 
 log = logging.getLogger(__name__)

@@ -24,18 +24,18 @@ from functools import cached_property
 from sparkcat import plugins
 from sparkcat.api.connector import Connector
 from sparkcat.config.connector import ConnectorSettings, connector_settings
+from sparkcat.config.validation import embedded_sink_config, validate_connector_config
 from sparkcat.model.config_state import ClusterConfigState, RestartRequest, TargetState
 from sparkcat.model.status import State
 from sparkcat.policy.config_providers import reverse_transform
 from sparkcat.runtime.execution import fencing, plan_builder
 from sparkcat.runtime.execution.batch_accounting import ConnectorBatches
 from sparkcat.runtime.execution.failures import Failure, FailureKind
-from sparkcat.runtime.execution.query_runner import RunningQuery
-from sparkcat.runtime.execution.recovery import AutoRestart, Retries
-from sparkcat.runtime.execution.reconfiguration import with_task_class
-from sparkcat.runtime.execution.services import ExecutionServices
-from sparkcat.config.validation import embedded_sink_config, validate_connector_config
 from sparkcat.runtime.execution.plan_builder import EmbeddedSink
+from sparkcat.runtime.execution.query_runner import RunningQuery
+from sparkcat.runtime.execution.reconfiguration import with_task_class
+from sparkcat.runtime.execution.recovery import AutoRestart, Retries
+from sparkcat.runtime.execution.services import ExecutionServices
 from sparkcat.spark.query_plan import QueryPlan
 
 log = logging.getLogger(__name__)

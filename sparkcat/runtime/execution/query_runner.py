@@ -25,11 +25,11 @@ from sparkcat.runtime.execution import resume
 from sparkcat.api.connector import Connector
 from sparkcat.runtime.leadership import Leadership, SoleLeader
 from sparkcat.spark.query_plan import BatchResult, QueryPlan
-from sparkcat.spark.pools import CONNECTORS_POOL, in_pool
+from sparkcat.spark.driver.pools import CONNECTORS_POOL, in_pool
 from sparkcat.storage.offsets import OffsetStore
 
 if TYPE_CHECKING:
-    from sparkcat.spark.native_queries import NativeQueries
+    from sparkcat.spark.driver.native_queries import NativeQueries
 
 log = logging.getLogger(__name__)
 
@@ -89,13 +89,13 @@ class QueryRunner:
         """Give the driver JVM's exactly-once writers the current lease, or take it away (membership changed)."""
         key = self.leadership.lease_key()
         if key and self.spark is not None:
-            from sparkcat.spark.leases import publish
+            from sparkcat.spark.driver.leases import publish
             publish(self.spark, key, self.leadership.lease())
 
     def start(self, plan: QueryPlan, connector: Connector | None = None) -> RunningQuery:
         """Start ``plan``'s query: natively when its (started) ``connector`` answers ``native_write``."""
-        from sparkcat.spark import queries
-        from sparkcat.spark.native_queries import NativeQueries
+        from sparkcat.spark.driver import queries
+        from sparkcat.spark.driver.native_queries import NativeQueries
 
         with self._register_lock:
             if not self._registered:
@@ -164,7 +164,7 @@ class QueryRunner:
 
         Without a Spark session (REST unit tests) no query ever ran, so there is no checkpoint to delete.
         """
-        from sparkcat.spark import hadoop_fs
+        from sparkcat.spark.driver import hadoop_fs
 
         if self.spark is not None:
             hadoop_fs.delete(self.spark, path)

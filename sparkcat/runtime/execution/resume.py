@@ -31,8 +31,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sparkcat.spark import hadoop_fs
-from sparkcat.spark.checkpoint_log import OffsetLog, read_offset_log
+from sparkcat.spark.driver import hadoop_fs
+from sparkcat.spark.driver.checkpoint_log import OffsetLog, read_offset_log
 from sparkcat.spark.query_plan import QueryPlan
 from sparkcat.storage.offsets import OffsetStore
 
@@ -132,7 +132,7 @@ def align_checkpoint(spark: Any, offsets: OffsetStore, plan: QueryPlan) -> bool:
     """
     if spark is None:  # no Spark session (REST unit tests): no query, no checkpoint
         return False
-    from sparkcat.spark.queries import sink_starting_offsets  # pyspark: imported where a query starts
+    from sparkcat.spark.driver.queries import sink_starting_offsets  # pyspark: imported where a query starts
 
     ck = read_offset_log(spark, plan.checkpoint_dir)
     if ck.empty:

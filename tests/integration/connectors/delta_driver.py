@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from sparkcat.spark.query_plan import BatchResult, QueryPlan
-from sparkcat.spark.queries import register_sources, start_query
+from sparkcat.spark.driver.queries import register_sources, start_query
 from sparkcat.storage.local.log import LocalLog
 from sparkcat.storage.offsets import OffsetStore
 from tests.spark_fixture import make_spark

@@ -23,7 +23,7 @@ from sparkcat import plugins
 from sparkcat.runtime.execution.plan_builder import class_path
 from sparkcat.config.validation import embedded_sink_config
 from sparkcat.spark.query_plan import QueryPlan
-from sparkcat.spark.queries import register_sources, start_query
+from sparkcat.spark.driver.queries import register_sources, start_query
 from tests.integration.connectors.test_kafka_sink import kafka_worker, start_driver, status_of
 from tests.integration.spark.query_helpers import Batches, Gate, wait_until
 from tests.integration.spark.test_connector_query import increment_plan, open_store

@@ -31,7 +31,7 @@ def db(postgres, pg_database):
 
 
 def write_batch(config: dict[str, str], records: list[SinkRecord], connector: str = "sink", task_id: int = 0) -> None:
-    """One micro-batch of one task, as ``sparkcat.spark.sink_tasks`` runs it."""
+    """One micro-batch of one task, as ``sparkcat.spark.executor.sink_tasks`` runs it."""
     sink = JdbcSinkConnector()
     sink.start(config)
     task = JdbcSinkTask()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sparkcat.spark.queries import register_sources
+from sparkcat.spark.driver.queries import register_sources
 
 
 @pytest.fixture(scope="module")

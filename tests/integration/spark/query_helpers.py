@@ -99,7 +99,7 @@ def run_until(spark: Any, plan: QueryPlan, batches: Batches, condition: Callable
     query got past it; the query stops only after that, so a further (duplicate) batch of what came before
     the marker would have shown.
     """
-    from sparkcat.spark.queries import start_query
+    from sparkcat.spark.driver.queries import start_query
     gate = Gate()
     query = start_query(spark, plan, batches, gate)
     try:

@@ -14,7 +14,7 @@ from sparkcat.connectors.file_sink import FileStreamSinkConnector
 from sparkcat.connectors.increment import IncrementSourceConnector
 from sparkcat.converters import converter_for
 from sparkcat.spark.query_plan import QueryPlan
-from sparkcat.spark.queries import start_query
+from sparkcat.spark.driver.queries import start_query
 from sparkcat.storage.local.log import LocalLog
 from sparkcat.storage.offsets import OffsetStore
 from tests.integration.spark.query_helpers import WAIT_S, Batches, run_until, wait_until

@@ -1,4 +1,4 @@
-"""Checkpoint directories through Hadoop's FileSystem API (sparkcat/spark/hadoop_fs.py) with a real Spark session.
+"""Checkpoint directories through Hadoop's FileSystem API (sparkcat/spark/driver/hadoop_fs.py) with a real Spark session.
 
 A streaming query writes its checkpoint under a ``file:`` URI, a plain absolute path and a path
 relative to the working directory; sparkcat finds and deletes each the way Spark wrote it.
@@ -11,7 +11,7 @@ import os
 from sparkcat.runtime.execution.plan_builder import checkpoint_dir
 from sparkcat.config.worker import WorkerConfig
 from sparkcat.policy import paths
-from sparkcat.spark import hadoop_fs
+from sparkcat.spark.driver import hadoop_fs
 
 
 def run_once(spark, checkpoint: str, name: str) -> None:

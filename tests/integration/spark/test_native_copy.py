@@ -1,4 +1,4 @@
-"""The kafka copy as a native sink on a real broker and Spark (``sparkcat.spark.native_queries``): what each
+"""The kafka copy as a native sink on a real broker and Spark (``sparkcat.spark.driver.native_queries``): what each
 micro-batch reports from the query's progress, headers and timestamps kept, and both writers: Spark's Kafka
 sink (at least once) and sparkcat's JVM transactional writer (exactly once, positions in its transactions)."""
 
@@ -14,8 +14,8 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 
 from sparkcat.connectors.kafka_copy import TIMESTAMP_HEADER
 from sparkcat.connectors.kafka_sink import KafkaSinkConnector
-from sparkcat.spark.kafka_input import assign_tasks
-from sparkcat.spark.native_queries import NativeQueries
+from sparkcat.spark.driver.kafka_input import assign_tasks
+from sparkcat.spark.driver.native_queries import NativeQueries
 from sparkcat.spark.query_plan import QueryPlan
 from sparkcat.storage.factory import open_offsets_store
 from tests.integration.spark.query_helpers import Batches, wait_until

@@ -1,4 +1,4 @@
-"""The connectors' fair-scheduler pool: one connector's slow batch does not hold every slot (sparkcat/spark/pools.py)."""
+"""The connectors' fair-scheduler pool: one connector's slow batch does not hold every slot (sparkcat/spark/driver/pools.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from sparkcat.spark.pools import CONNECTORS_POOL, POOL_PROPERTY, in_pool, level_stage_ids
+from sparkcat.spark.driver.pools import CONNECTORS_POOL, POOL_PROPERTY, in_pool, level_stage_ids
 
 pytestmark = pytest.mark.integration
 
@@ -67,7 +67,7 @@ def test_a_query_started_in_a_pool_runs_its_batches_there(spark, tmp_path):
 
 def test_stage_ids_have_ten_digits_so_fair_ties_go_to_the_oldest_task_set(spark):
     """FAIR orders tied task sets by name as strings ('TaskSet_1000.0' before 'TaskSet_999.0'); with every id ten
-    digits long, string order is age order (sparkcat/spark/pools.py)."""
+    digits long, string order is age order (sparkcat/spark/driver/pools.py)."""
     sc = spark.sparkContext
     assert level_stage_ids(spark)  # again: never moves ids down
     sc.setJobGroup("ten-digit-stages", "stage ids")

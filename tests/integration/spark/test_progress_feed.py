@@ -1,5 +1,5 @@
 """Native queries' progress reaches the driver through sparkcat's JVM listener (jvm ProgressFeed,
-sparkcat/spark/progress.py): tracked queries only, every batch in order, the end after the last batch."""
+sparkcat/spark/driver/progress.py): tracked queries only, every batch in order, the end after the last batch."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import pytest
 
 from sparkcat.spark.query_plan import QueryPlan
-from sparkcat.spark.progress import ProgressListener, Tracked
+from sparkcat.spark.driver.progress import ProgressListener, Tracked
 from tests.kafka_helpers import create_topic, produce, wait_until
 
 pytestmark = pytest.mark.integration

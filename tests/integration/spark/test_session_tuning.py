@@ -1,11 +1,11 @@
 """Query checkpoints on a local file system go through sparkcat's checkpoint file manager, and still resume exactly
-(sparkcat/spark/session_tuning.py, jvm LocalCheckpointFileManager)."""
+(sparkcat/spark/driver/session_tuning.py, jvm LocalCheckpointFileManager)."""
 
 from __future__ import annotations
 
 import pytest
 
-from sparkcat.spark.session_tuning import CHECKPOINT_MANAGER_SETTING, LOCAL_CHECKPOINT_MANAGER
+from sparkcat.spark.driver.session_tuning import CHECKPOINT_MANAGER_SETTING, LOCAL_CHECKPOINT_MANAGER
 
 pytestmark = pytest.mark.integration
 

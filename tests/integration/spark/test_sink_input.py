@@ -18,9 +18,9 @@ import pytest
 from confluent_kafka import Producer
 from pyspark.errors import StreamingQueryException
 
-from sparkcat.spark.kafka_input import Assignment, murmur3_int, route
+from sparkcat.spark.driver.kafka_input import Assignment, murmur3_int, route
 from sparkcat.spark.query_plan import QueryPlan
-from sparkcat.spark.queries import start_query
+from sparkcat.spark.driver.queries import start_query
 from sparkcat.storage.local.log import LocalLog
 from sparkcat.storage.offsets import OffsetStore
 from tests.integration.spark.query_helpers import WAIT_S, Batches, Gate, run_until, wait_until

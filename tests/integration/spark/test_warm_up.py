@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sparkcat.config.names import WARM_UP_QUERY
-from sparkcat.spark.warm_up import run_warm_up
+from sparkcat.spark.driver.warm_up import run_warm_up
 
 
 def _handler_module_imported(batches):
@@ -16,7 +16,7 @@ def _handler_module_imported(batches):
 
     for _ in batches:
         pass
-    yield pa.RecordBatch.from_arrays([pa.array(["sparkcat.spark.source_txn" in sys.modules])], names=["warm"])
+    yield pa.RecordBatch.from_arrays([pa.array(["sparkcat.spark.executor.source_txn" in sys.modules])], names=["warm"])
 
 
 def test_warm_up_leaves_nothing_running_and_its_workers_warm(spark, tmp_path: Path):

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from sparkcat.errors import ConfigError
-from sparkcat.spark.batch_results import Tallies, columns
-from sparkcat.spark.error_handling import ErrorSettings, RecordErrors
-from sparkcat.spark.sink_chain import transform_batch, transformed_records
+from sparkcat.spark.executor.batch_results import Tallies, columns
+from sparkcat.spark.executor.error_handling import ErrorSettings, RecordErrors
+from sparkcat.spark.executor.sink_chain import transform_batch, transformed_records
 from sparkcat.transforms import parse_chain
 from tests.integration.transforms.test_golden import T, TS, run
 
@@ -111,7 +111,7 @@ def test_set_schema_metadata_reaches_json_converters_envelope(spark):
     # docs.confluent.io .../transforms/setschemametadata.html: schema.name and schema.version on the value schema;
     # JsonConverter writes them after "optional", as Connect's asJsonSchema does
     from sparkcat.converters import converter_for
-    from sparkcat.spark.kafka_serialisation import column_bytes, value_type_of
+    from sparkcat.spark.executor.kafka_serialisation import column_bytes, value_type_of
 
     config = {"transforms": "SetSchemaMetadata", "transforms.SetSchemaMetadata.type": T + "SetSchemaMetadata$Value",
               "transforms.SetSchemaMetadata.schema.name": "order-value",

@@ -8,7 +8,7 @@ import uuid
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from sparkcat.spark.queries import start_query
+from sparkcat.spark.driver.queries import start_query
 from tests.integration.spark.query_helpers import Batches, run_until
 from tests.integration.spark.test_connector_query import create_topics, increment_plan
 

@@ -8,7 +8,7 @@ from sparkcat import plugins
 from sparkcat.connectors.delta_sink import DeltaSinkConnector, DeltaSinkSettings, DeltaSinkTask
 from sparkcat.errors import ConfigError, ConnectorError
 from sparkcat.config.validation import validate_connector_config
-from sparkcat.spark.handlers import handler_for
+from sparkcat.spark.driver.handlers import handler_for
 from sparkcat.spark.query_plan import QueryPlan
 
 TABLE = {"table.path": "/tmp/nowhere/orders"}

@@ -4,7 +4,7 @@ offset logs given in memory (the real checkpoint and stores are in tests/integra
 from __future__ import annotations
 
 from sparkcat.runtime.execution.resume import sink_divergence, source_divergence
-from sparkcat.spark.checkpoint_log import OffsetLog
+from sparkcat.spark.driver.checkpoint_log import OffsetLog
 
 
 def source_log(*ends: dict, committed: int | None = None) -> OffsetLog:

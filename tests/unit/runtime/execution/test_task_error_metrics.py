@@ -1,8 +1,8 @@
 """Connect's per-task error handling metrics: executors' counts merged per batch, added up per task, in /metrics.
 
-``batch_results.batch_result`` (rows of one batch), ``connector_runtime.Progress`` (since the
+``batch_reports.batch_result`` (rows of one batch), ``connector_runtime.Progress`` (since the
 driver started) and ``rest.metrics`` (the exposition). Counting on executors is in
-tests/unit/spark/test_source_sends.py and test_error_handling.py; end to end in
+tests/unit/spark/executor/test_source_sends.py and test_error_handling.py; end to end in
 tests/integration/runtime/test_dead_letter_queue.py and test_source_produce_errors.py.
 """
 
@@ -17,7 +17,7 @@ from sparkcat.model.error_metrics import ErrorCounts
 from sparkcat.rest import metrics
 from sparkcat.runtime.execution.failures import Failure
 from sparkcat.runtime.execution.progress import Progress
-from sparkcat.spark.batch_results import batch_result
+from sparkcat.spark.driver.batch_reports import batch_result
 from sparkcat.spark.query_plan import BatchResult, TaskBatchResult
 
 Row = namedtuple("Row", "task worker_id records offsets errors")

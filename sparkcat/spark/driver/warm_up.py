@@ -1,0 +1,128 @@
+"""A standby's warm-up: one tiny query of the kind its promotion starts, which writes nowhere.
+
+Most of a promoted standby's first batch goes to the executors' Python workers importing pyarrow,
+confluent-kafka and sparkcat's executor modules (seconds for the first ``mapInArrow``, tenths after) and to
+the JVM classes of a source's micro-batch. A standby runs a stream of the built-in ``increment`` source
+(``planned_source``; no offsets store, no Kafka) with a ``foreachBatch`` that maps its first batch through
+``_import_handler_modules`` (the one function here that runs on executors) and collects nothing, then stops
+the query. Spark keeps idle Python workers for reuse only for a minute, so ``KeepWarm`` runs one tiny job
+through them every ``KEEP_WARM_S`` while the driver stands by (JVM classes, once loaded, stay).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from sparkcat.errors import ConnectorError
+from sparkcat.spark.driver import hadoop_fs
+from sparkcat.spark.query_plan import QueryPlan
+from sparkcat.spark.driver.pools import CONNECTORS_POOL, in_pool
+
+__all__ = ["warm_up_plan", "run_warm_up", "touch_workers", "KeepWarm", "KEEP_WARM_S"]
+
+log = logging.getLogger("sparkcat.driver")
+
+_INCREMENT = "sparkcat.connectors.increment"
+#: How often a standby runs its workers; below Spark's one-minute idle timeout of Python workers.
+KEEP_WARM_S = 30.0
+#: At most this many Python workers are kept warm (one Spark task each; a connector task uses two).
+MAX_WARM_WORKERS = 8
+
+
+def warm_up_plan(name: str, checkpoint_dir: str) -> QueryPlan:
+    """One ``increment`` task of one record per batch, reading and writing nothing outside Spark."""
+    task_config = {"increments": "1", "records.per.poll": "1", "topic.prefix": "warm-up_", "throughput": "-1"}
+    return QueryPlan(connector=name, connector_type="source",
+                     connector_class=f"{_INCREMENT}:IncrementSourceConnector",
+                     task_class=f"{_INCREMENT}:IncrementSourceTask", connector_config={},
+                     task_configs=[task_config], checkpoint_dir=checkpoint_dir, trigger_interval_ms=100)
+
+
+def _import_handler_modules(batches: Any) -> Any:
+    """Executor: import what the connector handlers' Python workers import, read the batch, yield nothing.
+
+    It lingers a moment, so concurrent tasks hold different workers and a wave reaches as many as it has tasks.
+    """
+    import sparkcat.spark.executor.connector_source  # noqa: F401 - imported for its side effect: a warm worker
+    import sparkcat.spark.executor.sink_tasks  # noqa: F401
+    import sparkcat.spark.executor.source_to_kafka  # noqa: F401
+    import sparkcat.spark.executor.source_txn  # noqa: F401
+    for _ in batches:
+        pass
+    time.sleep(0.05)
+    return iter(())
+
+
+def run_warm_up(spark: Any, name: str, checkpoint_dir: str, timeout_s: float = 120.0) -> float:
+    """Run the warm-up query ``name`` (reserved in runtime/names.py) until its first batch is done,
+    stop it, delete its checkpoint; the seconds taken."""
+    from sparkcat.spark.driver.queries import register_sources, read_stream
+
+    started = time.monotonic()
+    done: list[int] = []
+
+    def first_batch(batch_df: Any, batch_id: int) -> None:
+        if not done:
+            batch_df.mapInArrow(_import_handler_modules, "n INT").collect()
+            done.append(batch_id)
+
+    register_sources(spark)
+    hadoop_fs.delete(spark, checkpoint_dir)
+    with in_pool(spark, CONNECTORS_POOL):
+        query = (read_stream(spark, warm_up_plan(name, checkpoint_dir)).writeStream.foreachBatch(first_batch)
+                 .queryName(name).option("checkpointLocation", checkpoint_dir)
+                 .trigger(processingTime="100 milliseconds").start())
+    try:
+        while not done and query.isActive and time.monotonic() - started < timeout_s:
+            time.sleep(0.05)
+    finally:
+        query.stop()
+        hadoop_fs.delete(spark, checkpoint_dir)
+    if not done:
+        error = query.exception()
+        raise ConnectorError(f"the warm-up query ended before its first batch: {error}")
+    touch_workers(spark)  # the data source's reader workers get the handlers' imports too
+    return time.monotonic() - started
+
+
+def touch_workers(spark: Any) -> None:
+    """One job of ``MAX_WARM_WORKERS`` Spark tasks, each importing the handlers in the Python worker it gets.
+
+    Spark hands idle workers out oldest first, and a task holds its worker a moment, so the job's waves of
+    concurrent tasks reach every idle worker up to that many (and keep each from its idle timeout): a source
+    connector's batch uses two per task (its reading, then its handler).
+    """
+    n = max(2, MAX_WARM_WORKERS)
+    with in_pool(spark, CONNECTORS_POOL):
+        spark.range(0, n, 1, n).mapInArrow(_import_handler_modules, "n INT").collect()
+
+
+class KeepWarm:
+    """A thread running ``touch_workers`` every ``period_s`` while ``standing_by()`` says the driver stands by."""
+
+    def __init__(self, spark: Any, standing_by: Callable[[], bool], period_s: float = KEEP_WARM_S):
+        self.spark, self.standing_by, self.period_s = spark, standing_by, period_s
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="sparkcat-keep-warm", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period_s):
+            if not self.standing_by():
+                continue
+            try:
+                touch_workers(self.spark)
+            except Exception as e:  # noqa: BLE001 - only a slower failover; tried again next period
+                log.debug("Keeping the standby's Python workers warm failed: %s", e)
