@@ -33,6 +33,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from sparkcat.config.connector import connector_settings
 from sparkcat.errors import ConnectorError
 from sparkcat.kafka.dead_letter_queue import DeadLetterQueue, ErrorOrigin
 from sparkcat.model.error_metrics import ErrorCounts
@@ -52,13 +53,9 @@ class ToleranceExceededError(ConnectorError):
     """A record failed with ``errors.tolerance=none``: its task fails (Connect's "Tolerance exceeded")."""
 
 
-def _truthy(value: Any) -> bool:
-    return str(value).strip().lower() == "true"
-
-
 @dataclass(frozen=True)
 class ErrorSettings:
-    """A connector's error handling keys, parsed (defaults as in Connect)."""
+    """A connector's error handling keys (``errors.*``), from its ``ConnectorSettings``."""
 
     tolerance_all: bool = False
     log_enable: bool = False
@@ -69,14 +66,10 @@ class ErrorSettings:
 
     @classmethod
     def of(cls, config: dict[str, Any]) -> ErrorSettings:
-        """The settings of a (validated, placeholder-resolved) connector config."""
-        return cls(
-            tolerance_all=str(config.get("errors.tolerance") or "none").strip().lower() == "all",
-            log_enable=_truthy(config.get("errors.log.enable", "false")),
-            log_include_messages=_truthy(config.get("errors.log.include.messages", "false")),
-            dlq_topic=str(config.get("errors.deadletterqueue.topic.name") or "").strip(),
-            dlq_replication_factor=int(config.get("errors.deadletterqueue.topic.replication.factor") or 3),
-            dlq_context_headers=_truthy(config.get("errors.deadletterqueue.context.headers.enable", "false")))
+        """The settings of a (validated, placeholder-resolved) connector config, as the framework parses them."""
+        s = connector_settings(config)
+        return cls(s.tolerate_all, s.log_errors, s.log_error_messages, s.dlq_topic, s.dlq_replication_factor,
+                   s.dlq_context_headers)
 
 
 def class_name(obj: Any) -> str:

@@ -10,6 +10,8 @@ import logging
 
 import pyarrow as pa
 import pytest
+
+from sparkcat.errors import ConfigError
 from pyspark.sql import types as T
 
 from sparkcat.converters import converter_for
@@ -230,11 +232,15 @@ def test_consumed_record_names_its_timestamp_type_when_known_and_no_timestamp_wh
 
 def test_settings_default_as_connect_and_parse_its_spellings():
     assert ErrorSettings.of({}) == ErrorSettings(False, False, False, "", 3, False)
-    assert ErrorSettings.of({"errors.tolerance": "ALL", "errors.log.enable": "TRUE",
+    # parsed by the framework's ConfigDef: Connect's boolean spellings, its validator's values
+    assert ErrorSettings.of({"errors.tolerance": "all", "errors.log.enable": "TRUE",
                              "errors.log.include.messages": "true", "errors.deadletterqueue.topic.name": " d ",
                              "errors.deadletterqueue.topic.replication.factor": "1",
                              "errors.deadletterqueue.context.headers.enable": "true"}) == \
         ErrorSettings(True, True, True, "d", 1, True)
+    with pytest.raises(ConfigError) as raised:  # never taken as "none" in silence
+        ErrorSettings.of({"errors.tolerance": "some"})
+    assert "errors.tolerance" in raised.value.errors
 
 
 class FailingProducer(RecordingProducer):
