@@ -55,7 +55,7 @@ class Driver:
         #: Logger levels (``/admin/loggers``); the herder applies cluster-scoped ones from the config log.
         self.loggers = LoggerLevels()
         self.reconciler: Reconciler | None = None
-        self.config_stream: ConfigFollower | None = None
+        self.config_follower: ConfigFollower | None = None
         self._watcher: PipelineWatcher | None = None
         self._keep_warm = None  # KeepWarm: a standby's Python workers, run every 30 s
         self.rest_server = None
@@ -79,9 +79,9 @@ class Driver:
             self.membership.on_change = lambda: (herder.wake(), runner.publish_lease())
             self.membership.start()
         self.herder.start()
-        self.config_stream = ConfigFollower(self.worker, self.herder)
-        self.config_stream.start()
-        self.herder.watches.append(self.config_stream.check)  # restarted with backoff whenever it ends
+        self.config_follower = ConfigFollower(self.worker, self.herder)
+        self.config_follower.start()
+        self.herder.watches.append(self.config_follower.check)  # restarted with backoff whenever it ends
         log.info("Driver %s started (stores: %s)", self.driver_id,
                  self.worker.bootstrap_servers or f"local directory {Path(self.worker.state_dir).resolve()}")
         if self.rest_enabled:
@@ -152,7 +152,7 @@ class Driver:
 
     def health_problem(self) -> str | None:
         """Why the driver is not live (``/health`` answers 503 with it), or None."""
-        return unhealthy_reason(self.herder, self.config_stream.outage if self.config_stream else None,
+        return unhealthy_reason(self.herder, self.config_follower.outage if self.config_follower else None,
                                 self.membership.outage if self.membership else None)
 
     def __enter__(self) -> Driver:
@@ -174,8 +174,8 @@ class Driver:
         drop_admins()  # the queries' metadata clients: left open they would reconnect to Kafka for ever
         if self.membership is not None:  # after the queries stopped: a standby takes over at once
             self.membership.stop()
-        if self.config_stream is not None:
-            self.config_stream.stop()
+        if self.config_follower is not None:
+            self.config_follower.stop()
         if self.rest_server is not None:
             self.rest_server.stop()
         if self.stores:

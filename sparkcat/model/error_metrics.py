@@ -5,7 +5,7 @@ Connect keeps them in the task-error-metrics group (``total-record-failures``,
 ``deadletterqueue-produce-requests``, ``deadletterqueue-produce-failures``,
 ``last-error-timestamp``). sparkcat counts them where a record is handled, on the executor
 (``spark.error_handling.RecordErrors``), sends each Spark partition's counts back with its
-batch result, and adds them up per task on the driver (``runtime.connector_runtime.Progress``)
+batch result, and adds them up per task on the driver (``runtime.execution.progress.Progress``)
 for ``GET /metrics``. sparkcat has no per-record retries, so Connect's ``total-retries`` has no
 counterpart.
 

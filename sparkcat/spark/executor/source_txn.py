@@ -18,7 +18,7 @@ Each Spark partition is one connector task's share of the micro-batch. On its ex
 5. the commit carries the driver's ``LeaderLease``: the group coordinator refuses it when the
    driver that planned the batch no longer leads (``kafka.producers.commit_under_lease``).
 
-The driver then stores no offsets for the batch (``Reconciler.on_batch``): they are in the
+The driver then stores no offsets for the batch (``BatchAccounting.on_batch``): they are in the
 transaction.
 
 A record Kafka refuses (over the topic's ``max.message.bytes``, say) cannot be skipped here, as in

@@ -128,7 +128,7 @@ def test_a_config_stream_broken_by_store_errors_is_restarted_and_health_shows_it
                        timeout_s=60, message=lambda: f"/health 503 then 200: {watch.health[-5:]}")
         unhealthy = [body["message"] for _, code, body in watch.health if code == 503]
         assert "The config log stream is not running" in unhealthy[0] and "injected" in unhealthy[0]
-        assert failures["left"] == 0 and driver.config_stream.running
+        assert failures["left"] == 0 and driver.config_follower.running
         herder.put_connector_config("inc", {"connector.class": "increment", "increments": "2",
                                             "records.per.poll": "5", "trigger.interval.ms": "300",
                                             "sink.connector.class": "file-sink", "sink.file": str(out)})

@@ -1,6 +1,6 @@
 """Connect's per-task error handling metrics: executors' counts merged per batch, added up per task, in /metrics.
 
-``batch_reports.batch_result`` (rows of one batch), ``connector_runtime.Progress`` (since the
+``batch_reports.batch_result`` (rows of one batch), ``progress.Progress`` (since the
 driver started) and ``rest.metrics`` (the exposition). Counting on executors is in
 tests/unit/spark/executor/test_source_sends.py and test_error_handling.py; end to end in
 tests/integration/runtime/test_dead_letter_queue.py and test_source_produce_errors.py.
