@@ -1,1 +1,2 @@
-"""The driver side: herder, reconciliation, query plans, validation, worker config and status views."""
+"""The driver's runtime: ``control`` decides what should run (herder, config log, leadership, offsets API),
+``execution`` runs it (a lifecycle per connector, its queries, failures and batches)."""
