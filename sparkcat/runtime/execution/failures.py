@@ -82,16 +82,19 @@ class Failure:
     def transient(self) -> bool:
         return self.kind in (FailureKind.OUTAGE, FailureKind.RETRIABLE)
 
+    @property
+    def reason(self) -> str:
+        """The line of the trace that says why (``reason_line``)."""
+        return reason_line(self.trace)
+
     @classmethod
     def of_query(cls, connector: str, text: str, live_tasks: list[int]) -> Failure:
         """A query's failure from the text Spark hands over: transient, or the tasks it names (else every
         live task: a query that fails without naming a task failed them all)."""
         tasks = tuple(failed_task_ids(connector, text) or live_tasks)
-        transient = _transient(text)
-        if transient is not None:  # the tasks are kept: they fail if its retries run out
-            return cls(transient[0], text, tasks, marker=transient[1])
-        return cls(FailureKind.TASKS, text, tasks,
-                   record_failed=any(m in text for m in RECORD_FAILURE_MARKERS),
+        transient = _transient(text)  # a transient failure keeps its tasks: they fail if its retries run out
+        kind, marker = transient if transient is not None else (FailureKind.TASKS, None)
+        return cls(kind, text, tasks, marker, record_failed=any(m in text for m in RECORD_FAILURE_MARKERS),
                    dead_letter_failed=DEAD_LETTER_FAILURE_MARKER in text)
 
     @classmethod
@@ -112,21 +115,16 @@ class Failure:
         return cls(FailureKind.CONNECTOR, format_trace(error))
 
 
-def transient_cause(text: str) -> tuple[str, str] | None:
-    """``("outage"|"retriable", marker)`` when a failure text names a transient error, else None.
+def _transient(text: str) -> tuple[FailureKind, str] | None:
+    """``(OUTAGE | RETRIABLE, marker)`` when ``text`` names a transient error, else None.
 
-    >>> transient_cause("KafkaException: KafkaError{code=_MSG_TIMED_OUT,val=-192}")
-    ('outage', '_MSG_TIMED_OUT')
-    >>> transient_cause("sparkcat task failed: c-0: RetriableError: try later")
-    ('retriable', 'RetriableError:')
-    >>> transient_cause("ValueError: bad record") is None
+    >>> _transient("KafkaException: KafkaError{code=_MSG_TIMED_OUT,val=-192}")
+    (<FailureKind.OUTAGE: 'outage'>, '_MSG_TIMED_OUT')
+    >>> _transient("sparkcat task failed: c-0: RetriableError: try later")
+    (<FailureKind.RETRIABLE: 'retriable'>, 'RetriableError:')
+    >>> _transient("ValueError: bad record") is None
     True
     """
-    found = _transient(text)
-    return None if found is None else (found[0].value, found[1])
-
-
-def _transient(text: str) -> tuple[FailureKind, str] | None:
     for marker in OUTAGE_MARKERS:
         if marker in text:
             return FailureKind.OUTAGE, marker
@@ -151,3 +149,27 @@ def format_trace(error: BaseException | str) -> str:
     if isinstance(error, str):
         return error
     return "".join(traceback.format_exception(type(error), error, error.__traceback__))
+
+
+#: The line of a Python or Java trace that names the exception: ``module.SomeError: message``.
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.$]*(Error|Exception|Exit|Interrupt|Stopping|Fault)\b(:|$)")
+
+
+def reason_line(trace: str | None) -> str:
+    r"""The line of ``trace`` that says why, for the one log line of a state change.
+
+    A failed query's trace is Python's, then Spark's description of the query (its plan); the reason
+    is the task's failure line, else the last exception line before that description.
+
+    >>> reason_line("Traceback (most recent call last):\n  File 'x', line 1\nValueError: bad record 7\n")
+    'ValueError: bad record 7'
+    """
+    text = (trace or "").split("=== Streaming Query ===")[0]
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    for line in lines:
+        if TASK_FAILURE_MARK in line:
+            return line
+    named = [ln for ln in lines if _EXCEPTION_LINE.match(ln)]
+    if named:
+        return named[-1]
+    return lines[-1] if lines else ""

@@ -8,9 +8,11 @@ its failures, its retries and its automatic restarts. Its state is two explicit 
   the herder thread (``QueryThreads``); until one is done the connector is left alone.
 
 Transitions are methods, all called on the herder thread: ``apply`` (the target state of the config
-log), ``restart`` / ``restart_task`` (requests), ``on_query_ended`` (Spark ended the query), and the
-``QueryThreads`` callbacks ``on_query_started`` / ``on_start_failed`` / ``on_query_stopped``. Observed
-state leaves through the ``StatusReporter``; batches are accounted by ``BatchAccounting``.
+log), ``restart`` / ``restart_task`` (requests), ``retire`` (deleted or replaced by a new config),
+``release`` (this driver stops leading), ``on_query_ended`` (Spark ended the query), and the
+``QueryThreads`` callbacks ``on_query_started`` / ``on_start_failed`` / ``on_query_stopped``. What follows
+a stop is named by ``AfterStop``, not passed as a callable. Observed state leaves through the
+``StatusReporter``; batches are accounted by ``BatchAccounting``.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from sparkcat import plugins
 from sparkcat.api.connector import Connector
 from sparkcat.config.connector import ConnectorSettings, connector_settings
 from sparkcat.config.validation import embedded_sink_config, validate_connector_config
+from sparkcat.errors import StorageError
 from sparkcat.model.config_state import ClusterConfigState, RestartRequest, TargetState
 from sparkcat.model.status import State
 from sparkcat.policy.config_providers import reverse_transform
@@ -54,6 +57,17 @@ class QueryState(str, Enum):
     STOPPING = "stopping"    # a thread of its own waits for its batch in flight, then stops it
 
 
+class AfterStop(str, Enum):
+    """What the lifecycle does once its query stopped (or at once, when it has none)."""
+
+    NOTHING = "nothing"      # a restart or a new plan: a later pass starts the query again
+    PAUSED = "paused"        # report PAUSED
+    STOPPED = "stopped"      # Connect's STOPPED: no instance, empty task configs
+    FAILED = "failed"        # report the instance's failure
+    RETIRED = "retired"      # deleted or replaced: the reconciler takes it away
+    RELEASED = "released"    # this driver no longer runs it: UNASSIGNED
+
+
 class ConnectorLifecycle:
     """Driver-side life of one connector config; a changed config gets a new lifecycle (herder thread only)."""
 
@@ -74,12 +88,17 @@ class ConnectorLifecycle:
         self.last_restart_offset = last_restart_offset
         self.retries = Retries()
         self.auto_restart = AutoRestart()
+        self.retired = False             # deleted or replaced, its query stopped: the reconciler removes it
+        self.deleted = False             # retired because the connector was deleted (not replaced)
+        self._after_stop = AfterStop.NOTHING
+        self._state: ClusterConfigState | None = None   # the config state of the last pass
+        self._raised: Failure | None = None             # ConnectorContext.raise_error, from any thread
         self._batches_seen = 0
 
     @cached_property
     def settings(self) -> ConnectorSettings:
-        """The framework keys of ``config``, parsed once (after it was validated)."""
-        return connector_settings(self.config)
+        """The framework keys, parsed once from the config with its placeholders resolved (as it was validated)."""
+        return connector_settings(self._resolved(self.config, ""))
 
     @property
     def busy(self) -> bool:
@@ -90,6 +109,7 @@ class ConnectorLifecycle:
 
     def apply(self, state: ClusterConfigState) -> None:
         """Bring this connector in line with ``state``: restarts, then its target (STARTED, PAUSED, STOPPED)."""
+        self._state = state
         self._take_restart(state)
         self._auto_restart()
         self._observe_batches()
@@ -97,20 +117,20 @@ class ConnectorLifecycle:
             return  # a restart is stopping the query; it starts again on a later pass
         target = state.target_state(self.name)
         if target == TargetState.STOPPED:
-            self.stop_query(then=lambda: self._report_stopped(state))
+            self.stop_query(AfterStop.STOPPED)
             return
         if self.instance_state == InstanceState.NONE:
             self._start_instance()
         elif self.instance_state == InstanceState.STARTED and self.services.reconfigurations.take(self.name):
             self.desired_task_configs = self._generate(self.instance, self._resolved(self.config, ""))
+        self._take_raised()
         if self.instance_state == InstanceState.FAILED:
-            failure = self.failure
-            self.stop_query(then=lambda: self._report(State.FAILED, failure))
+            self.stop_query(AfterStop.FAILED)
             return
         if not self.services.task_configs.current(state, self.name, self.desired_task_configs or []):
             return
         if target == TargetState.PAUSED:
-            self.stop_query(then=lambda: self._report_paused(state))
+            self.stop_query(AfterStop.PAUSED)
         else:
             self._run(state)
 
@@ -125,8 +145,9 @@ class ConnectorLifecycle:
             return  # the new query starts once the old one stopped: they share the checkpoint
         self._report(State.RUNNING)
         if plan.live_tasks:
+            prepare = self._prepare(state, plan)
+            self.query = self.services.threads.start(self, plan, self.instance, prepare)
             self.query_state = QueryState.STARTING
-            self.services.threads.start(self, plan, self.instance, self._prepare(state, plan))
         else:
             self._report_tasks(task_ids)
 
@@ -167,13 +188,21 @@ class ConnectorLifecycle:
                  len(self.desired_task_configs))
 
     def _raise_error(self, error: BaseException) -> None:
-        """``ConnectorContext.raise_error``, from any thread: the next pass stops its query and reports it FAILED."""
-        self.failure, self.instance_state = Failure.of_connector(error), InstanceState.FAILED
+        """``ConnectorContext.raise_error``, from any thread: one assignment, taken by the next pass, which stops
+        the query and reports the connector FAILED."""
+        self._raised = Failure.of_connector(error)
+
+    def _take_raised(self) -> None:
+        raised, self._raised = self._raised, None
+        if raised is not None and self.instance_state != InstanceState.FAILED:
+            log.error("Connector %s raised an error: %s", self.name, raised.reason)
+            self.failure, self.instance_state = raised, InstanceState.FAILED
 
     def _instance_failed(self, failure: Failure) -> None:
-        self.failure, self.instance_state = failure, InstanceState.FAILED
-        self._stop_instance()
-        self.instance_state = InstanceState.FAILED
+        try:
+            self._stop_instance()
+        finally:
+            self.failure, self.instance_state = failure, InstanceState.FAILED
 
     def _generate(self, instance: Connector, resolved: dict[str, str]) -> list[dict[str, str]]:
         """The connector's task configs now, completed as Connect's Worker does, secrets back as placeholders."""
@@ -266,18 +295,30 @@ class ConnectorLifecycle:
     def on_query_ended(self, failure: Failure | None) -> None:
         """Spark ended the query: by our stop (``failure`` None), a transient error (retried after backoff), or a
         failure of its tasks (FAILED until restarted; the others run on in the next query)."""
+        self._observe_batches()  # batches committed before it ended do not end the run of failures it starts
         self.query, self.query_state = None, QueryState.NONE
-        if failure is None or self.retries.retry(self.name, failure, self.settings):
+        if failure is None or self._retry(failure):
             return
         self.tasks_failed(failure)
 
     def on_error(self, error: BaseException) -> None:
         """An action of this connector raised on the herder thread: retried when transient, else it FAILED."""
         failure = Failure.of_exception(self.name, error)
-        if self.retries.retry(self.name, failure, self.settings):
+        if self._retry(failure):
             return  # e.g. Kafka unreachable while its query started: started again after backoff
         log.error("Connector %s failed: %s", self.name, failure.trace)
         self._report(State.FAILED, failure)
+
+    def _retry(self, failure: Failure) -> bool:
+        """Whether ``failure`` is retried after backoff (``recovery.Retries``): transient, and retries left."""
+        if not failure.transient:
+            return False
+        try:
+            settings = self.settings
+        except Exception as e:  # noqa: BLE001 - a config whose placeholders no longer resolve: not retried
+            log.error("Connector %s: its error settings cannot be read (%s); the failure is not retried", self.name, e)
+            return False
+        return self.retries.retry(self.name, failure, settings)
 
     def tasks_failed(self, failure: Failure) -> None:
         ids = failure.tasks or tuple(range(len(self.desired_task_configs or [])))
@@ -295,17 +336,40 @@ class ConnectorLifecycle:
 
     # ------------------------------------------------------------------ the query
 
-    def stop_query(self, then: Callable[[], None] | None = None, graceful: bool = True) -> bool:
-        """Stop the query off the herder thread, then ``then`` on it; True when there was none (``then`` ran)."""
+    def stop_query(self, after: AfterStop = AfterStop.NOTHING, graceful: bool = True) -> bool:
+        """Stop the query off the herder thread, then do ``after`` on it; True when there was none (done at once)."""
         if self.busy:
             return False
         if self.query is None:
-            if then is not None:
-                then()
+            self._after_stopped(after)
             return True
-        self.query_state = QueryState.STOPPING
-        self.services.threads.stop(self, then, graceful)
+        self.services.threads.stop(self, self.query, graceful)
+        self.query_state, self._after_stop = QueryState.STOPPING, after
         return False
+
+    def retire(self) -> bool:
+        """Deleted, or replaced by a new config: the query stops, the instance goes; True once retired."""
+        self.stop_query(AfterStop.RETIRED)
+        return self.retired
+
+    def release(self, graceful: bool = True) -> None:
+        """This driver no longer runs it (shutdown, or another driver leads): once its query stopped, the instance
+        stops and its statuses say nobody runs it."""
+        if self.query is not None:
+            self.stop_query(AfterStop.RELEASED, graceful)
+
+    def _after_stopped(self, after: AfterStop) -> None:
+        if after == AfterStop.PAUSED:
+            self._report_paused()
+        elif after == AfterStop.STOPPED:
+            self._report_stopped()
+        elif after == AfterStop.FAILED:
+            self._report(State.FAILED, self.failure)
+        elif after == AfterStop.RETIRED:
+            self.close()
+            self.retired = True
+        elif after == AfterStop.RELEASED:
+            self._report_unassigned()
 
     def on_query_started(self, query: RunningQuery) -> None:
         self.query, self.query_state = query, QueryState.RUNNING
@@ -316,24 +380,27 @@ class ConnectorLifecycle:
     def on_start_failed(self, plan: QueryPlan, error: BaseException) -> None:
         """The query could not start: transient errors are retried; else its tasks FAILED, as a Connect task whose
         start failed, until a restart or a new config."""
+        self._observe_batches()
         self.query, self.query_state = None, QueryState.NONE
         failure = Failure.of_exception(self.name, error, plan.live_tasks)
-        if failure.transient and self.retries.retry(self.name, failure, self.settings):
+        if self._retry(failure):
             return
         if failure.kind != FailureKind.TASKS:  # transient, but its retries ran out: the tasks fail
             failure = replace(failure, kind=FailureKind.TASKS)
-        log.error("Connector %s: task(s) %s failed to start: %s", self.name, list(failure.tasks),
-                  failure.trace.strip().splitlines()[0] if failure.trace.strip() else "")
+        log.error("Connector %s: task(s) %s failed to start: %s", self.name, list(failure.tasks), failure.reason)
         self.tasks_failed(failure)
 
     def on_query_stopped(self, query: RunningQuery) -> None:
         if self.query is query:
             self.query = None
         self.query_state = QueryState.RUNNING if self.query is not None else QueryState.NONE
+        after, self._after_stop = self._after_stop, AfterStop.NOTHING
+        self._after_stopped(after)
 
     def on_stop_failed(self, error: BaseException) -> None:
         """Stopping raised: the query is kept (a later pass stops it again) and the connector reported FAILED."""
         self.query_state = QueryState.RUNNING if self.query is not None else QueryState.NONE
+        self._after_stop = AfterStop.NOTHING
         self.on_error(error)
 
     # ------------------------------------------------------------------ statuses
@@ -349,13 +416,14 @@ class ConnectorLifecycle:
                 self.services.reporter.task(self.name, t, State.RUNNING, self.batches.task_workers.get(t))
         self.services.reporter.remove_tasks_from(self.name, len(task_ids))
 
-    def _report_paused(self, state: ClusterConfigState) -> None:
+    def _report_paused(self) -> None:
         self._report(State.PAUSED)
-        for t in state.task_ids(self.name):
+        for t in self._state.task_ids(self.name):
             self.services.reporter.task(self.name, t, State.PAUSED)
 
-    def _report_stopped(self, state: ClusterConfigState) -> None:
+    def _report_stopped(self) -> None:
         """Connect's STOPPED: no query, no instance, and an empty set of task configs."""
+        state = self._state
         self._stop_instance()
         self.failure = None
         self.failed_tasks.clear()
@@ -364,15 +432,16 @@ class ConnectorLifecycle:
         self._report(State.STOPPED)
         self.services.reporter.remove_tasks_from(self.name, 0)
 
-    def release(self) -> None:
-        """This driver no longer runs it (shutdown, or another driver leads): its instance stops, its statuses
-        say nobody runs it; called once its query stopped."""
+    def _report_unassigned(self) -> None:
         tasks = [t for t in range(len(self.desired_task_configs or [])) if t not in self.failed_tasks]
         self._stop_instance()
-        self._report(State.UNASSIGNED)
-        for t in tasks:
-            self.services.reporter.task(self.name, t, State.UNASSIGNED)
+        try:
+            self._report(State.UNASSIGNED)
+            for t in tasks:
+                self.services.reporter.task(self.name, t, State.UNASSIGNED)
+        except StorageError as e:  # shutting down while the status store is unreachable: stop all the same
+            log.warning("Connector %s stopped, but its UNASSIGNED status could not be written: %s", self.name, e)
 
     def close(self) -> None:
-        """The lifecycle ends (deleted, replaced by a new config, or released): the instance stops."""
+        """The instance stops (the lifecycle ends: retired, or released)."""
         self._stop_instance()

@@ -4,8 +4,8 @@ Stopping a query waits for its batch in flight to be committed, up to a whole mi
 queries are stopped on threads of their own, all at once. Starting one takes Spark 0.2 to 2 s
 depending on load, and starts overlap only in part; so queries are started on a few starter
 threads (``STARTS_AT_ONCE``). Either way the herder thread goes on with other connectors and
-requests meanwhile; a finished start or stop wakes it, and ``take_done`` gives it the results to
-deliver to their owners (``QueryOwner``: the connector's lifecycle), in the order they finished.
+requests meanwhile; a finished start or stop wakes it, and ``next_done`` hands it the results one at a
+time to deliver to their owners (``QueryOwner``: the connector's lifecycle).
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ class QueryOwner(Protocol):
     """Who a start or stop reports back to, on the herder thread (``ConnectorLifecycle``)."""
 
     name: str
-    query: RunningQuery | None
 
     def on_query_started(self, query: RunningQuery) -> None: ...
 
@@ -51,7 +50,6 @@ class Move:
     owner: QueryOwner
     query: RunningQuery             # the one being stopped; for a start, a stand-in until Spark started it
     starting: bool = False
-    then: Callable[[], None] | None = None   # after a stop: what the owner does next
     began: float = field(default_factory=time.monotonic)
     done: threading.Event = field(default_factory=threading.Event)
     error: BaseException | None = None
@@ -65,10 +63,8 @@ class Move:
         elif self.error is not None:
             self.owner.on_stop_failed(self.error)
         else:
-            self.owner.on_query_stopped(self.query)
             log.info("Connector %s: query stopped after %.1f s", self.owner.name, took)
-            if self.then is not None:
-                self.then()
+            self.owner.on_query_stopped(self.query)
 
 
 class QueryThreads:
@@ -80,17 +76,13 @@ class QueryThreads:
         self._moves: dict[str, Move] = {}
         self._starter = ThreadPoolExecutor(STARTS_AT_ONCE, thread_name_prefix="sparkcat-start")
 
-    def __contains__(self, name: str) -> bool:
-        return name in self._moves
-
     def start(self, owner: QueryOwner, plan: QueryPlan, connector: object,
-              prepare: Callable[[], None] | None = None) -> None:
+              prepare: Callable[[], None] | None = None) -> RunningQuery:
         """Start ``plan``'s query on a starter thread (``prepare`` first: if it raises, the query is not started).
 
-        Until it started, ``owner.query`` is a stand-in that is not active, so nobody takes the connector for halted.
+        Returns a stand-in for the query until it started: not active, so nobody takes the connector for halted.
         """
-        move = self._moves[owner.name] = Move(owner, RunningQuery(plan), starting=True)
-        owner.query = move.query
+        move = Move(owner, RunningQuery(plan), starting=True)
 
         def start() -> RunningQuery:
             if prepare is not None:
@@ -101,16 +93,19 @@ class QueryThreads:
             return query
 
         self._starter.submit(self._run, move, start)
+        self._moves[owner.name] = move  # on the herder thread, as is every read: a finished move waits for it
+        return move.query
 
-    def stop(self, owner: QueryOwner, then: Callable[[], None] | None = None, graceful: bool = True) -> None:
-        """Stop ``owner.query`` on a thread of its own; ``then`` runs on the herder thread once it stopped.
+    def stop(self, owner: QueryOwner, query: RunningQuery, graceful: bool = True) -> None:
+        """Stop ``query`` on a thread of its own; ``owner.on_query_stopped`` follows on the herder thread.
 
         The stop waits for the batch in flight to be committed (``QueryRunner.stop``); ``graceful=False``:
         the batch in flight is cancelled, not awaited.
         """
-        move = self._moves[owner.name] = Move(owner, owner.query, then=then)
-        threading.Thread(target=self._run, args=(move, lambda: self.runner.stop(move.query, graceful=graceful)),
+        move = Move(owner, query)
+        threading.Thread(target=self._run, args=(move, lambda: self.runner.stop(query, graceful=graceful)),
                          name=f"sparkcat-stop-{owner.name}", daemon=True).start()
+        self._moves[owner.name] = move
         log.info("Connector %s: stopping its query %s", owner.name,
                  "once the batch in flight is committed" if graceful else "now, cancelling the batch in flight")
 
@@ -125,15 +120,19 @@ class QueryThreads:
             move.done.set()
             self.wakeup.set()
 
-    def take_done(self, wait: bool = False) -> list[Move]:
-        """The moves that ended (``wait``: once all in flight ended), no longer in flight, in the order begun."""
+    def next_done(self, wait: bool = False) -> Move | None:
+        """One move that ended, no longer in flight (None: none ended; ``wait``: once all in flight ended).
+
+        One at a time: a delivery that raises (a store outage) leaves the others for the next pass.
+        """
         if wait:
             for move in list(self._moves.values()):
                 move.done.wait()
-        done = [m for m in self._moves.values() if m.done.is_set()]
-        for move in done:
-            del self._moves[move.owner.name]
-        return done
+        for name, move in list(self._moves.items()):
+            if move.done.is_set():
+                del self._moves[name]
+                return move
+        return None
 
     def shutdown(self) -> None:
         """No more starts (driver shutdown)."""

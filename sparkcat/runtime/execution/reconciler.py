@@ -2,8 +2,9 @@
 
 Runs on the herder thread. Each pass first delivers the query starts and stops that ended off the
 herder thread (``QueryThreads``) and the queries Spark ended, then hands every connector's lifecycle
-the config state (``apply``). The reconciler itself only creates, replaces (a changed config) and
-removes (a deleted connector) lifecycles, and releases them all when this driver stops leading.
+the config state (``apply``). The reconciler itself only creates lifecycles, retires them (a deleted
+connector, a changed config), takes away the retired ones, and releases them all when this driver
+stops leading.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ class Reconciler:
     """Starts, pauses, stops and restarts connectors and their queries to match the target state.
 
     ``wakeup`` is set whenever a pass should run without waiting for the herder's tick (a query started or
-    stopped, a connector asked for new task configs); the herder loop waits on it.
+    stopped, a connector asked for new task configs); the herder loop waits on it. ``accounting`` must be the
+    one ``runner`` reports batches to (by default a new one, for a runner that reports none).
     """
 
     def __init__(self, stores: Stores, reporter: StatusReporter, runner: QueryRunner, worker: WorkerConfig,
@@ -49,6 +51,7 @@ class Reconciler:
                                           TaskConfigWrites(stores.config))
         self.lifecycles: dict[str, ConnectorLifecycle] = {}
         self._restart_floor = 0
+        self._restart_offsets: dict[str, int] = {}  # of a replaced config's lifecycle, for its successor
 
     @property
     def worker(self) -> WorkerConfig:
@@ -89,7 +92,7 @@ class Reconciler:
             if lc is None or not lc.busy:  # else reconciled on a pass after its query started or stopped
                 self._guarded(name, lambda n=name: self._reconcile_one(state, n))
         for name in [n for n, lc in self.lifecycles.items() if not state.contains(n) and not lc.busy]:
-            self._guarded(name, lambda n=name: self._remove(n))
+            self._guarded(name, lambda n=name: self._retire(self.lifecycles[n], deleted=True))
 
     def _guarded(self, name: str, action: Callable[[], Any]) -> None:
         try:
@@ -113,38 +116,34 @@ class Reconciler:
         """The lifecycle of the connector's current config; None while the old config's query stops."""
         config = {**state.connector_config(name), "name": name}  # Connect configs always carry their name
         lc = self.lifecycles.get(name)
+        if lc is not None and lc.config != config:
+            log.info("Connector %s config changed; restarting it", name)
+            if not self._retire(lc, deleted=False):
+                return None  # its query stops first; the new config is taken up on a pass after that
+            lc = None
         if lc is None:
-            lc = self.lifecycles[name] = self._new_lifecycle(name, config, self._restart_floor - 1)
-            return lc
-        if lc.config == config:
-            return lc
-        log.info("Connector %s config changed; restarting it", name)
-        if not lc.stop_query(then=lambda: self._replace(lc, config)):
-            return None
-        return self.lifecycles[name]
+            offset = self._restart_offsets.pop(name, self._restart_floor - 1)  # a replaced one's restarts stay done
+            lc = self.lifecycles[name] = ConnectorLifecycle(name, dict(config), self.services,
+                                                            self.accounting.track(name), last_restart_offset=offset)
+        return lc
 
-    def _new_lifecycle(self, name: str, config: dict[str, str], last_restart_offset: int) -> ConnectorLifecycle:
-        return ConnectorLifecycle(name, dict(config), self.services, self.accounting.track(name),
-                                  last_restart_offset=last_restart_offset)
+    def _retire(self, lc: ConnectorLifecycle, deleted: bool) -> bool:
+        """Retire ``lc`` (its query stops first) and take it away once retired; True when it is gone."""
+        lc.deleted = lc.deleted or deleted
+        if lc.retire():
+            self._take_away(lc)
+        return lc.retired
 
-    def _replace(self, old: ConnectorLifecycle, config: dict[str, str]) -> None:
-        """After a config change: the old instance goes, a fresh lifecycle keeps the restart bookkeeping."""
-        old.close()
-        if self.lifecycles.get(old.name) is old:
-            self.lifecycles[old.name] = self._new_lifecycle(old.name, config, old.last_restart_offset)
-
-    def _remove(self, name: str) -> None:
-        lc = self.lifecycles[name]
-        lc.stop_query(then=lambda: self._forget(lc))
-
-    def _forget(self, lc: ConnectorLifecycle) -> None:
-        """A deleted connector, its query stopped: its instance, status and checkpoint go."""
+    def _take_away(self, lc: ConnectorLifecycle) -> None:
+        """A retired lifecycle goes; a deleted connector's status and checkpoint go with it."""
         if self.lifecycles.get(lc.name) is lc:
             del self.lifecycles[lc.name]
         self.accounting.forget(lc.name, lc.batches)
-        lc.close()
-        self.reporter.remove(lc.name)
-        self.services.runner.delete_checkpoint(self.checkpoint_dir(lc.name))
+        if lc.deleted:
+            self.reporter.remove(lc.name)
+            self.services.runner.delete_checkpoint(self.checkpoint_dir(lc.name))
+        else:
+            self._restart_offsets[lc.name] = lc.last_restart_offset
 
     def _check_queries(self) -> None:
         """Queries Spark ended since the last pass: each failure read from Spark's text once, here."""
@@ -157,12 +156,11 @@ class Reconciler:
 
     def finish_pending(self, wait: bool = False) -> None:
         """Deliver each query start or stop that ended (herder thread); ``wait``: for all in flight."""
-        while True:
-            done = self.services.threads.take_done(wait)
-            if not done:
-                return
-            for move in done:
-                self._guarded(move.owner.name, move.deliver)
+        while (move := self.services.threads.next_done(wait)) is not None:
+            self._guarded(move.owner.name, move.deliver)
+            lc = move.owner
+            if isinstance(lc, ConnectorLifecycle) and lc.retired:
+                self._take_away(lc)
 
     # ------------------------------------------------------------------ requests
 
@@ -239,17 +237,10 @@ class Reconciler:
         """
         for _ in range(2):
             for lc in list(self.lifecycles.values()):
-                if lc.query is not None and not lc.busy:
-                    lc.stop_query(then=lambda lc=lc: self._released(lc), graceful=graceful)
+                if not lc.busy:
+                    lc.release(graceful)
             self.finish_pending(wait=True)
         for lc in self.lifecycles.values():
             lc.close()
             self.accounting.forget(lc.name, lc.batches)
         self.lifecycles.clear()
-
-    @staticmethod
-    def _released(lc: ConnectorLifecycle) -> None:
-        try:
-            lc.release()
-        except StorageError as e:  # shutting down while the status store is unreachable: stop all the same
-            log.warning("Connector %s stopped, but its UNASSIGNED status could not be written: %s", lc.name, e)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
@@ -57,7 +57,7 @@ class Retries:
         if marker != self.marker:
             log.warning("Connector %s: its query failed with a transient error (%s); restarting it from its "
                         "checkpoint with backoff until it works%s: %s\n%s", name, marker.rstrip(":"),
-                        "" if remaining is None else f" (for {settings.retry_timeout_ms} ms at most)", _first_line(text), text)
+                        "" if remaining is None else f" (for {settings.retry_timeout_ms} ms at most)", failure.reason, text)
             self.marker = marker
         return True
 
@@ -74,11 +74,6 @@ class Retries:
         self.attempts, self.first_at, self.not_before, self.marker = 0, None, 0.0, None
 
 
-def _first_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[0][:300] if lines else ""
-
-
 @dataclass
 class AutoRestart:
     """Automatic restarts of one connector: how many so far and when the last one was."""
@@ -86,7 +81,6 @@ class AutoRestart:
     count: int = 0
     last_at: float | None = None           # monotonic
     last_wall: float | None = None         # epoch seconds, for the status
-    _wait_logged: bool = field(default=False, repr=False)
 
     def due(self, policy: AutoRestartPolicy, failing: bool, now: float | None = None) -> bool:
         """True when a failing connector is to be restarted now; resets the count after a good run."""
@@ -94,7 +88,7 @@ class AutoRestart:
         since = None if self.last_at is None else now - self.last_at
         if not failing:
             if self.count and since is not None and since > policy.backoff_s(self.count):
-                self.count, self._wait_logged = 0, False
+                self.count = 0
             return False
         if not policy.enabled or (0 <= policy.max_restarts <= self.count):
             return False

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import logging
-import re
 
 from sparkcat import redact
 from sparkcat.model.status import State, Status
+from sparkcat.runtime.execution.failures import reason_line
 from sparkcat.storage.factory import Stores
 from sparkcat.storage.status import StatusStore
 
@@ -31,7 +31,7 @@ class StatusReporter:
         if current and current.state == state and current.trace == trace and current.generation == self.generation:
             return
         self.store.put(Status(name, None, state, self.driver_id, self.generation, trace))
-        log.info("Connector %s is %s%s", name, state.value, f": {_first_line(trace)}" if trace else "")
+        log.info("Connector %s is %s%s", name, state.value, f": {reason_line(trace)}" if trace else "")
 
     def task(self, name: str, task: int, state: State, worker_id: str | None = None,
              trace: str | None = None) -> None:
@@ -44,7 +44,7 @@ class StatusReporter:
         self.store.put(Status(name, task, state, worker, self.generation, trace))
         where = f" on {worker}" if state == State.RUNNING else ""
         log.info("Task %s-%d is %s%s%s", name, task, state.value, where,
-                 f": {_first_line(trace)}" if trace else "")
+                 f": {reason_line(trace)}" if trace else "")
 
     def remove_tasks_from(self, name: str, first_unused: int) -> None:
         """Tombstone statuses of tasks that no longer exist (after tasks.max shrank or STOPPED)."""
@@ -55,27 +55,6 @@ class StatusReporter:
     def remove(self, name: str) -> None:
         self.store.delete(name)
         log.info("Connector %s deleted; its status was removed", name)
-
-
-#: The line of a Python or Java trace that names the exception: ``module.SomeError: message``.
-_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.$]*(Error|Exception|Exit|Interrupt|Stopping|Fault)\b(:|$)")
-
-
-def _first_line(trace: str | None) -> str:
-    """The line of ``trace`` that says why, for the one log line of a state change.
-
-    A failed query's trace is Python's, then Spark's description of the query (its plan); the reason
-    is the last exception line before that description, not the plan's last line.
-    """
-    text = (trace or "").split("=== Streaming Query ===")[0]
-    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    for line in lines:
-        if "sparkcat task failed:" in line:
-            return line
-    named = [ln for ln in lines if _EXCEPTION_LINE.match(ln)]
-    if named:
-        return named[-1]
-    return lines[-1] if lines else ""
 
 
 def newest_generation(store: StatusStore) -> int:

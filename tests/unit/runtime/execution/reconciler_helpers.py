@@ -13,12 +13,13 @@ INC = {"connector.class": "increment", "increments": "1,100", "tasks.max": "2",
        "sink.connector.class": "file-sink", "sink.file": "/tmp/never-written"}
 
 
-def reconciler_on_memory(tmp_path: Path, runner) -> tuple[Stores, Reconciler]:
-    """A reconciler over memory stores and ``runner`` (a fake), its state under ``tmp_path``."""
+def reconciler_on_memory(tmp_path: Path, runner, **worker: object) -> tuple[Stores, Reconciler]:
+    """A reconciler over memory stores and ``runner`` (a fake), its state under ``tmp_path``; ``worker``: more
+    worker settings."""
     stores = memory_stores()
     reconciler = Reconciler(stores, StatusReporter(stores.status, "driver:8083", 1), runner,
                             WorkerConfig(state_dir=str(tmp_path),
-                                         file_allowed_dirs=[str(tmp_path), "/tmp/never-written"]))
+                                         file_allowed_dirs=[str(tmp_path), "/tmp/never-written"], **worker))
     return stores, reconciler
 
 

@@ -6,7 +6,7 @@ import dataclasses
 
 from sparkcat.config.connector import connector_settings
 from sparkcat.config.worker import AutoRestartPolicy
-from sparkcat.runtime.execution.failures import Failure, transient_cause
+from sparkcat.runtime.execution.failures import Failure, FailureKind
 from sparkcat.runtime.execution.recovery import AutoRestart, Retries
 from sparkcat.spark.query_plan import task_failure_message
 from tests.unit.runtime.execution.reconciler_helpers import INC, settle, status
@@ -113,8 +113,11 @@ def _retriable(message: str) -> Exception:
 
 
 def test_an_unavailable_store_is_transient_and_a_refusing_one_is_not():
-    assert transient_cause("sparkcat task failed: c-0: StorageUnavailable: Kafka log 'o' at b:1: append failed: "
-                           "Local: All broker connections are down") is not None
-    assert transient_cause("sparkcat task failed: c-0: StorageError: Kafka log 'o' at b:1: append failed: "
-                           "Broker: Topic authorization failed") is None
-    assert transient_cause("StorageError: /state/stores/configs.log is locked by another sparkcat driver") is None
+    def kind(text):
+        return Failure.of_query("c", text, [0]).kind
+
+    assert kind("sparkcat task failed: c-0: StorageUnavailable: Kafka log 'o' at b:1: append failed: "
+                "Local: All broker connections are down") == FailureKind.OUTAGE
+    assert kind("sparkcat task failed: c-0: StorageError: Kafka log 'o' at b:1: append failed: "
+                "Broker: Topic authorization failed") == FailureKind.TASKS
+    assert kind("StorageError: /state/stores/configs.log is locked by another sparkcat driver") == FailureKind.TASKS

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sparkcat.runtime.execution.status_reporter import _first_line
+from sparkcat.runtime.execution.failures import reason_line as _first_line
 
 QUERY_TRACE = """An exception was raised by the Python Proxy. Return Message: Traceback (most recent call last):
   File "/x/sparkcat/storage/kafka/log.py", line 110, in _wrapped
