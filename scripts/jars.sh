@@ -1,5 +1,5 @@
 # Sourced after scripts/venv.sh: resolves the JVM jars a part of sparkcat needs with Maven.
-# Usage: sparkcat_need_jars NAME   (NAME = spark | kafka | connect | registry: jvm/NAME/pom.xml -> .jars/NAME/)
+# Usage: sparkcat_need_jars NAME   (NAME = spark | kafka | connect | registry | connect-host: jvm/NAME/pom.xml -> .jars/NAME/)
 # Maven caches downloads in ~/.m2; .jars/NAME is rebuilt only when its pom changed, so later
 # runs start without Maven. For "spark", jars that pyspark already ships (same artifact, any
 # version) are left out, so the driver's classpath has one copy of each library, and sparkcat's
@@ -48,6 +48,18 @@ sparkcat_build_registry() {
   mv "$dir/build/registry-runner.jar" "$dir/build/lib" "$dir/" && rm -rf "$dir/build"
 }
 
+# Build jvm/connect-host (the host of Kafka Connect's Java plugins) into DIR with connect-runtime's jars. They stay
+# off Spark's class path: sparkcat loads them in a class loader of their own (sparkcat/spark/driver/connect_host.py).
+sparkcat_build_connect_host() {
+  local dir="$1" module="$sparkcat_root/jvm/connect-host"
+  if ! mvn -q -B -f "$module/pom.xml" package dependency:copy-dependencies -DincludeScope=runtime \
+      -DoutputDirectory="$dir" -Dsparkcat.build.dir="$dir/build" >&2; then
+    echo "sparkcat: Maven could not build $module" >&2
+    return 1
+  fi
+  mv "$dir/build/sparkcat-connect-host.jar" "$dir/" && rm -rf "$dir/build"
+}
+
 sparkcat_need_jars() {
   local name="$1"
   local pom="$sparkcat_root/jvm/$name/pom.xml"
@@ -58,8 +70,8 @@ sparkcat_need_jars() {
     want="$( (cat "$pom" "$sparkcat_root/setup.cfg"; cd "$sparkcat_root/jvm/sparkcat" \
              && sparkcat_jvm_sources | while read -r f; do echo "$f"; cat "$f"; done) \
            | sha256sum | cut -c1-16)"
-  elif [ "$name" = registry ]; then
-    want="$( (cd "$sparkcat_root/jvm/registry" && find pom.xml src -type f | LC_ALL=C sort \
+  elif [ "$name" = registry ] || [ "$name" = connect-host ]; then
+    want="$( (cd "$sparkcat_root/jvm/$name" && find pom.xml src -type f | LC_ALL=C sort \
              | while read -r f; do echo "$f"; cat "$f"; done) | sha256sum | cut -c1-16)"
   else
     want="$(cat "$pom" "$sparkcat_root/setup.cfg" | sha256sum | cut -c1-16)"
@@ -70,6 +82,8 @@ sparkcat_need_jars() {
     rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
     if [ "$name" = registry ]; then
       if ! sparkcat_build_registry "$dir.tmp"; then rm -rf "$dir.tmp"; return 1; fi
+    elif [ "$name" = connect-host ]; then
+      if ! sparkcat_build_connect_host "$dir.tmp"; then rm -rf "$dir.tmp"; return 1; fi
     elif ! mvn -q -B -f "$pom" dependency:copy-dependencies -DincludeScope=runtime \
         -DoutputDirectory="$dir.tmp" >&2; then
       echo "sparkcat: Maven could not resolve $pom" >&2
@@ -89,7 +103,8 @@ sparkcat_need_jars() {
     rm -rf "$dir" && mv "$dir.tmp" "$dir"
   fi
   # The jar list as Spark's --jars / spark.jars want it: comma-separated absolute paths.
-  if [ "$name" = registry ]; then return 0; fi  # a runnable jar, not a list for Spark
+  # registry: a runnable jar; connect-host: loaded apart from Spark's class path. Neither is a list for Spark.
+  if [ "$name" = registry ] || [ "$name" = connect-host ]; then return 0; fi
   local var="SPARKCAT_${name^^}_JARS"
   export "$var=$(ls "$dir"/*.jar | paste -sd, -)"
 }

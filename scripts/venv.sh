@@ -54,4 +54,4 @@ sparkcat_need_venv() {
 }
 
 source "$sparkcat_root/scripts/jars.sh"
-sparkcat_need_java && sparkcat_need_venv && sparkcat_need_jars spark
+sparkcat_need_java && sparkcat_need_venv && sparkcat_need_jars spark && sparkcat_need_jars connect-host

@@ -1,0 +1,194 @@
+package org.sparkcat.connect.host;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import org.apache.kafka.common.config.Config;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigDef.ConfigKey;
+import org.apache.kafka.common.config.ConfigValue;
+import org.apache.kafka.connect.connector.Connector;
+import org.apache.kafka.connect.runtime.AbstractHerder;
+import org.apache.kafka.connect.runtime.ConnectorConfig;
+import org.apache.kafka.connect.runtime.SinkConnectorConfig;
+import org.apache.kafka.connect.runtime.SourceConnectorConfig;
+import org.apache.kafka.connect.runtime.WorkerConfig;
+import org.apache.kafka.connect.runtime.standalone.StandaloneConfig;
+import org.apache.kafka.connect.json.JsonConverter;
+import org.apache.kafka.connect.runtime.isolation.LoaderSwap;
+import org.apache.kafka.connect.runtime.isolation.PluginDesc;
+import org.apache.kafka.connect.runtime.isolation.Plugins;
+import org.apache.kafka.connect.runtime.rest.entities.ConfigInfos;
+import org.apache.kafka.connect.runtime.rest.entities.ConfigKeyInfo;
+import org.apache.kafka.connect.runtime.rest.entities.PluginInfo;
+import org.apache.kafka.connect.sink.SinkConnector;
+
+/**
+ * Kafka Connect's Java plugins from {@code plugin.path}, as Connect's own {@link Plugins} finds and isolates them.
+ *
+ * <p>Lives in the driver JVM in a class loader of its own (connect-runtime and kafka-clients 4.1.1, parent: the
+ * platform loader); sparkcat's Python calls it through py4j, so every argument and answer is a JDK type or JSON
+ * text in the shapes of Connect's REST entities ({@code PluginInfo}, {@code ConfigKeyInfo}, {@code ConfigInfos}).
+ * It lists plugins, describes and validates connector configs; it does not run connectors.
+ */
+public final class ConnectHost {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final Plugins plugins;
+    private final WorkerConfig worker;
+
+    /**
+     * {@code workerProps}: Connect's worker keys {@code plugin.path} and {@code plugin.discovery}. The worker's
+     * converters are JSON, sparkcat's default for every connector that names none.
+     */
+    public ConnectHost(Map<String, String> workerProps) {
+        java.util.logging.Logger.getLogger("org.apache.kafka").setLevel(java.util.logging.Level.WARNING);
+        Map<String, String> props = new HashMap<>(workerProps);
+        props.putIfAbsent(WorkerConfig.KEY_CONVERTER_CLASS_CONFIG, JsonConverter.class.getName());
+        props.putIfAbsent(WorkerConfig.VALUE_CONVERTER_CLASS_CONFIG, JsonConverter.class.getName());
+        // StandaloneConfig carries the worker's keys for Connect's config enrichment; its offsets file is never opened
+        props.putIfAbsent(StandaloneConfig.OFFSET_STORAGE_FILE_FILENAME_CONFIG, "unused");
+        this.plugins = new Plugins(props);
+        this.worker = inHost(() -> new StandaloneConfig(props));
+    }
+
+    /**
+     * Runs {@code call} with this host's class loader as the thread's context loader: Kafka's {@code ConfigDef}
+     * loads CLASS-typed values through it, and py4j's threads carry Spark's loader (kafka-clients 3.9.2).
+     */
+    private static <T> T inHost(Callable<T> call) {
+        Thread thread = Thread.currentThread();
+        ClassLoader before = thread.getContextClassLoader();
+        thread.setContextClassLoader(ConnectHost.class.getClassLoader());
+        try {
+            return call.call();
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        } finally {
+            thread.setContextClassLoader(before);
+        }
+    }
+
+    /** {@code GET /connector-plugins}: Connect's {@code PluginInfo} of each connector (every plugin when false). */
+    public String plugins(boolean connectorsOnly) {
+        return inHost(() -> {
+            List<PluginInfo> out = new ArrayList<>();
+            addAll(out, plugins.sourceConnectors());
+            addAll(out, plugins.sinkConnectors());
+            if (!connectorsOnly) {
+                addAll(out, plugins.transformations());
+                addAll(out, plugins.predicates());
+                addAll(out, plugins.converters());
+                addAll(out, plugins.headerConverters());
+            }
+            return JSON.writeValueAsString(out);
+        });
+    }
+
+    private static void addAll(List<PluginInfo> out, Set<? extends PluginDesc<?>> descs) {
+        for (PluginDesc<?> desc : descs) {
+            out.add(new PluginInfo(desc));
+        }
+    }
+
+    /** "source" or "sink" when {@code name} (a class name or Connect's alias) is a connector found here, else null. */
+    public String connectorType(String name) {
+        return inHost(() -> {
+            Class<? extends Connector> cls;
+            try {
+                cls = plugins.connectorClass(name);
+            } catch (RuntimeException e) {  // ConnectException: no such connector, or an ambiguous alias
+                return null;
+            }
+            return SinkConnector.class.isAssignableFrom(cls) ? "sink" : "source";
+        });
+    }
+
+    /** The connector's class name for {@code name} (a class name or Connect's alias). */
+    public String connectorClassName(String name) {
+        return inHost(() -> {
+            return plugins.connectorClass(name).getName();
+        });
+    }
+
+    /** {@code GET /connector-plugins/NAME/config}: the connector's keys, then the framework's, as Connect lists them. */
+    public String pluginConfig(String name) {
+        return inHost(() -> {
+            Class<? extends Connector> cls = plugins.connectorClass(name);
+            try (LoaderSwap swap = plugins.withClassLoader(cls.getClassLoader())) {
+                Connector connector = plugins.newConnector(name);
+                ConfigDef base = connector instanceof SinkConnector ? SinkConnectorConfig.configDef()
+                        : SourceConnectorConfig.configDef();
+                Map<String, ConfigKey> keys = new LinkedHashMap<>(connector.config().configKeys());
+                base.configKeys().forEach(keys::putIfAbsent);
+                List<ConfigKeyInfo> out = new ArrayList<>();
+                for (ConfigKey key : keys.values()) {
+                    out.add(withPluginVersion(AbstractHerder.convertConfigKey(key), connector.version()));
+                }
+                return JSON.writeValueAsString(out);
+            }
+        });
+    }
+
+    /** Connect 4.1 (KIP-891) shows the plugin's own version as the default of {@code connector.plugin.version}. */
+    private static ConfigKeyInfo withPluginVersion(ConfigKeyInfo key, String version) {
+        if (!ConnectorConfig.CONNECTOR_VERSION.equals(key.name())) {
+            return key;
+        }
+        return new ConfigKeyInfo(key.name(), key.type(), key.required(), version, key.importance(),
+                key.documentation(), key.group(), key.orderInGroup(), key.width(), key.displayName(),
+                key.dependents());
+    }
+
+    /**
+     * {@code PUT /connector-plugins/NAME/config/validate}: the framework's keys (with the transforms' and predicates'
+     * own, as Connect enriches them), then the connector's {@code config()} and {@code validate()}, merged by
+     * Connect's {@code AbstractHerder.generateResult}. Converter and client-override checks are sparkcat's.
+     */
+    public String validate(Map<String, String> props) {
+        return inHost(() -> {
+            Map<String, String> config = new HashMap<>(props);
+            String name = config.get(ConnectorConfig.CONNECTOR_CLASS_CONFIG);
+            Class<? extends Connector> cls = plugins.connectorClass(name);
+            try (LoaderSwap swap = plugins.withClassLoader(cls.getClassLoader())) {
+                Connector connector = plugins.newConnector(name);
+                boolean sink = connector instanceof SinkConnector;
+                ConfigDef enriched = ConnectorConfig.enrich(plugins, sink
+                        ? SinkConnectorConfig.enrichedConfigDef(plugins, config, worker)
+                        : SourceConnectorConfig.enrichedConfigDef(plugins, config, worker), config, false);
+                Map<String, ConfigValue> validated = enriched.validateAll(config);
+                if (sink) {
+                    SinkConnectorConfig.validate(config, validated);
+                }
+                List<ConfigValue> values = new ArrayList<>(validated.values());
+                Map<String, ConfigKey> keys = new LinkedHashMap<>(enriched.configKeys());
+                Set<String> groups = new LinkedHashSet<>(enriched.groups());
+                ConfigDef own = connector.config();
+                Config checked = connector.validate(config);
+                keys.putAll(own.configKeys());
+                groups.addAll(own.groups());
+                values.addAll(checked.configValues());
+                ConfigInfos infos = AbstractHerder.generateResult(name, keys, values, new ArrayList<>(groups));
+                return JSON.writeValueAsString(infos);
+            }
+        });
+    }
+
+    /** The version a connector reports (Connect's {@code Connector.version()}). */
+    public String connectorVersion(String name) {
+        return inHost(() -> {
+            Class<? extends Connector> cls = plugins.connectorClass(name);
+            try (LoaderSwap swap = plugins.withClassLoader(cls.getClassLoader())) {
+                return plugins.newConnector(name).version();
+            }
+        });
+    }
+}
