@@ -71,7 +71,8 @@ class Driver:
         reporter = new_status_reporter(self.stores, self.driver_id)
         accounting = BatchAccounting(self.stores, reporter)
         runner = QueryRunner(self.spark, accounting, leadership, self.stores.offsets)
-        self.reconciler = Reconciler(self.stores, reporter, runner, self.worker, accounting)
+        self.reconciler = Reconciler(self.stores, reporter, runner, self.worker, accounting,
+                                     java_plugins=self._java_plugins())
         self.herder = Herder(self.stores, self.reconciler, self.driver_id, leadership, self.loggers)
         if self.membership is not None:
             herder = self.herder
@@ -99,6 +100,13 @@ class Driver:
             variables = {"state.dir": str(Path(self.worker.state_dir).resolve())}
             self._watcher = PipelineWatcher(self.herder, self.worker.pipelines_dir, variables=variables)
             self._watcher.start()
+
+    def _java_plugins(self):
+        """Kafka Connect's Java plugins on the worker's plugin.path, scanned from now on (None without one)."""
+        if not self.worker.plugin_path or self.spark is None:
+            return None
+        from sparkcat.spark.driver.connect_host import JavaPlugins
+        return JavaPlugins(self.spark, self.worker.plugin_path, self.worker.plugin_discovery)
 
     def _warm_up(self) -> None:
         """A standby readies what its promotion would otherwise wait for (``spark/warm_up.py``), writing nothing:

@@ -9,11 +9,32 @@ when its module lies in one of the worker's ``plugin.packages`` (Connect's
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from sparkcat.api.connector import Connector, SinkConnector, SourceConnector
 from sparkcat.errors import ConfigError, NotFoundError
+
+
+class JavaPluginCatalog(Protocol):
+    """Kafka Connect's Java plugins found on the worker's ``plugin.path`` (``spark.driver.connect_host``).
+
+    A connector class found there is the one its name means, as on Connect, even where a built-in answers
+    to that Java name; answers are in the shapes of Connect's REST entities.
+    """
+
+    def connector_type(self, name: str) -> str | None:
+        """``"source"`` or ``"sink"`` when ``name`` is a connector on plugin.path, else None."""
+
+    def plugin_infos(self) -> list[dict[str, Any]]:
+        """Connect's ``PluginInfo`` (``class``, ``type``, ``version``) of each connector on plugin.path."""
+
+    def plugin_config(self, name: str) -> list[dict[str, Any]]:
+        """Connect's ``ConfigKeyInfo`` list of the connector: its own keys, then the framework's."""
+
+    def validate(self, config: Mapping[str, str]) -> dict[str, Any]:
+        """Connect's ``ConfigInfos`` for ``config`` (placeholders already resolved)."""
 
 
 @dataclass(frozen=True)

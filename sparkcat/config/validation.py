@@ -263,6 +263,9 @@ def validate_connector_config(config: Mapping[str, object], policy: InputPolicy 
     are ``[hidden]`` in the response.
     """
     policy = policy or InputPolicy.default()
+    java_type = None if _nested else policy.java_connector(config.get("connector.class"))
+    if java_type is not None:
+        return _java_validation(config, policy, java_type)
     try:
         cls = plugins.connector_class(str(config.get("connector.class") or ""), policy.plugin_packages)
     except (NotFoundError, ConfigError) as e:
@@ -293,6 +296,40 @@ def validate_connector_config(config: Mapping[str, object], policy: InputPolicy 
     errors = {c["value"]["name"]: list(c["value"]["errors"]) for c in response["configs"]
               if c["value"] and c["value"]["errors"]}
     return ValidationResult(cls.__name__, plugins.connector_type(cls), response, errors)
+
+
+def _java_validation(config: Mapping[str, object], policy: InputPolicy, connector_type: str) -> ValidationResult:
+    """A Java connector on plugin.path, validated by Connect's own classes (``JavaPluginCatalog.validate``).
+
+    Placeholders are resolved for the connector and shown unresolved in the response, as for Python connectors;
+    Connect hides PASSWORD values itself.
+    """
+    raw = {k: str(v) for k, v in config.items() if v is not None}
+    resolved, provider_errors = policy.config_providers.resolve(raw)
+    response = policy.java_plugins.validate({**raw, **resolved})
+    for entry in response.get("configs", []):
+        value = entry.get("value") or {}
+        name = value.get("name")
+        if name in raw and has_placeholder(raw[name]) and value.get("value") not in (None, "[hidden]"):
+            value["value"] = raw[name]
+        if name in provider_errors:
+            value["errors"] = list(value.get("errors") or []) + provider_errors[name]
+    response["error_count"] = sum(len((c.get("value") or {}).get("errors") or []) for c in response.get("configs", []))
+    errors = {c["value"]["name"]: list(c["value"]["errors"]) for c in response.get("configs", [])
+              if c.get("value") and c["value"].get("errors")}
+    return ValidationResult(str(config.get("connector.class")), connector_type, response, errors)
+
+
+JAVA_NOT_RUN = ("{cls} is a Java connector found on plugin.path. sparkcat lists, describes and validates Java "
+                "connectors with Kafka Connect's own classes, but does not run them yet, and never runs a Python "
+                "port in its place; remove it from plugin.path to use sparkcat's built-in of that name, if there is "
+                "one")
+
+
+def java_connector_refusal(config: Mapping[str, object], policy: InputPolicy) -> str | None:
+    """Why a connector cannot be created or started: it names a Java connector on plugin.path (else None)."""
+    name = config.get("connector.class")
+    return JAVA_NOT_RUN.format(cls=name) if policy.java_connector(name) is not None else None
 
 
 def embedded_sink_config(config: Mapping[str, object]) -> dict[str, str] | None:

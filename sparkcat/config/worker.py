@@ -43,6 +43,16 @@ WORKER_CONFIG = (
     # Security (docs/running.md, "Connector configs, plugins, files and secrets"): what hostile connector configs can reach.
     .define("plugin.packages", Type.LIST, list(DEFAULT_PACKAGES), importance=Importance.HIGH,
             documentation="The packages connector and converter classes may come from.")
+    .define("plugin.path", Type.LIST, "", importance=Importance.HIGH,
+            documentation="Kafka Connect's key: directories holding Java plugins (plugin directories, uber-jars, "
+                          "class directories), each isolated in its own class loader by Connect's own classes. "
+                          "Their connectors are listed, described and validated; running them is not built yet. "
+                          "A connector class found there is the one its name means, even where a built-in "
+                          "answers to that Java name.")
+    .define("plugin.discovery", Type.STRING, "hybrid_warn",
+            ValidString.in_ignore_case("only_scan", "hybrid_warn", "hybrid_fail", "service_load"),
+            documentation="Kafka Connect's key (KIP-898): how plugins on plugin.path are found: by scanning, by "
+                          "their ServiceLoader manifests, or both.")
     .define("file.allowed.dirs", Type.LIST, None, importance=Importance.HIGH,
             documentation="Directories file connectors may use; unset: state.dir and pipelines.dir.")
     # Internal topics, with Connect's keys; -1 is the broker's default.
@@ -120,6 +130,8 @@ class WorkerConfig:
     kafka: dict[str, str] = field(default_factory=dict)
     rest_security: RestSecurityConfig = field(default_factory=RestSecurityConfig)
     plugin_packages: list[str] = field(default_factory=lambda: list(_default("plugin.packages")))
+    plugin_path: list[str] = field(default_factory=list)      # Connect's plugin.path: Java plugins
+    plugin_discovery: str = _default("plugin.discovery")
     file_allowed_dirs: list[str] | None = None          # None: state_dir and pipelines_dir
     config_providers: dict[str, str] = field(default_factory=dict)   # config.providers* keys as written
     config_replication_factor: int = _default("config.storage.replication.factor")
@@ -157,6 +169,11 @@ class WorkerConfig:
         if not 0 < self.heartbeat_interval_ms < self.session_timeout_ms <= self.rebalance_timeout_ms:
             raise ConfigError("heartbeat.interval.ms must be above 0 and below session.timeout.ms, which must not "
                               "exceed rebalance.timeout.ms", {"session.timeout.ms": ["out of range"]})
+        self.plugin_discovery = self.plugin_discovery.strip().lower()
+        for entry in self.plugin_path:
+            if not Path(entry).is_dir() and not entry.endswith(".jar"):
+                raise ConfigError(f"plugin.path entry {entry!r} is not a directory or a jar",
+                                  {"plugin.path": [f"{entry}: not a directory or a jar"]})
         if self.auto_restart_max_restarts < -1 or self.auto_restart_backoff_unit_ms < 0:
             raise ConfigError("auto.restart.max.restarts must be -1 or more and auto.restart.backoff.unit.ms 0 or "
                               "more", {"auto.restart": ["out of range"]})

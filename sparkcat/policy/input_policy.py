@@ -16,6 +16,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from sparkcat import redact
 from sparkcat.errors import ConfigError
@@ -42,13 +43,22 @@ class InputPolicy:
     # exactly.once.source.support is "enabled", and its stores (offsets) are Kafka topics.
     exactly_once_source: bool = True
     kafka_stores: bool = False
+    # The Java connectors on the worker's plugin.path (a ``plugins.JavaPluginCatalog``; driver only, never
+    # serialised): a class found there is the one its name means.
+    java_plugins: Any = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def of(cls, worker) -> InputPolicy:
+    def of(cls, worker, java_plugins: Any = None) -> InputPolicy:
         """The policy of a ``WorkerConfig``; relative directories are resolved on the driver."""
         policy = cls.build(worker.plugin_packages, worker.allowed_dirs, worker.config_providers, worker.state_dir)
         return dataclasses.replace(policy, exactly_once_source=worker.exactly_once_source,
-                                   kafka_stores=worker.uses_kafka)
+                                   kafka_stores=worker.uses_kafka, java_plugins=java_plugins)
+
+    def java_connector(self, name: object) -> str | None:
+        """``"source"`` or ``"sink"`` when ``name`` is a Java connector on the worker's plugin.path, else None."""
+        if self.java_plugins is None or not isinstance(name, str):
+            return None
+        return self.java_plugins.connector_type(name)
 
     @classmethod
     def build(cls, plugin_packages: Sequence[str], allowed_dirs: Sequence[str], providers: Mapping[str, str],

@@ -18,9 +18,10 @@ def router(ctx: RestContext) -> APIRouter:
 
     @api.get("", summary="Installed connector plugins")
     def list_plugins(connectorsOnly: Optional[str] = None) -> Any:  # noqa: N803 (Connect's name)
-        # sparkcat has no transformation, predicate or converter plugins to add when false.
+        # sparkcat has no transformation, predicate or converter plugins to add when false (Java SMTs and
+        # converters on plugin.path cannot be used by sparkcat's connectors, so they are not listed either).
         java_boolean(connectorsOnly, True)
-        return views.plugin_infos()
+        return views.plugin_infos(ctx.policy)
 
     @api.get("/{plugin}/config", summary="Config key definitions of a plugin",
              responses={404: {"description": "Unknown plugin"}})

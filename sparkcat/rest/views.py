@@ -55,19 +55,26 @@ def restart_plan(status: dict[str, Any], include_tasks: bool, only_failed: bool)
     return {**status, "connector": restarting(connector, restart_connector), "tasks": tasks}
 
 
-def plugin_infos() -> list[dict[str, Any]]:
-    """``GET /connector-plugins``: Connect's ``PluginInfo`` of each connector plugin."""
-    out = []
+def plugin_infos(policy: InputPolicy | None = None) -> list[dict[str, Any]]:
+    """``GET /connector-plugins``: Connect's ``PluginInfo`` of each connector plugin: the Java ones on plugin.path,
+    then the built-ins whose Connect name no Java plugin took."""
+    java = policy.java_plugins.plugin_infos() if policy is not None and policy.java_plugins is not None else []
+    taken = {info["class"] for info in java}
+    out = list(java)
     for class_name, cls in plugins.builtin_plugins():
-        out.append({"class": class_name, "type": plugins.connector_type(cls), "version": cls().version()})
+        if class_name not in taken:
+            out.append({"class": class_name, "type": plugins.connector_type(cls), "version": cls().version()})
     return out
 
 
 def plugin_config(plugin: str, policy: InputPolicy | None = None) -> list[dict[str, Any]]:
     """``GET /connector-plugins/PLUGIN/config``: the plugin's keys, then the framework's (Connect's order).
 
-    Only plugins in the worker's ``plugin.packages`` are looked at (404 otherwise, nothing imported).
+    Only plugins in the worker's ``plugin.packages`` are looked at (404 otherwise, nothing imported); a Java
+    connector on plugin.path is described by Connect's own classes.
     """
+    if policy is not None and policy.java_connector(plugin) is not None:
+        return policy.java_plugins.plugin_config(plugin)
     try:
         cls = plugins.connector_class(plugin, (policy or InputPolicy.default()).plugin_packages)
     except SparkcatError:

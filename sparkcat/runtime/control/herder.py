@@ -20,7 +20,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from sparkcat import redact
-from sparkcat.errors import ConflictError, FencedError, NotFoundError, NotLeaderError
+from sparkcat.errors import BadRequestError, ConflictError, FencedError, NotFoundError, NotLeaderError
 from sparkcat.model.config_state import ClusterConfigState, TargetState
 from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.runtime.control import status_view
@@ -32,7 +32,7 @@ from sparkcat.config.names import check_connector_name
 from sparkcat.runtime.control.offsets_api import ConnectorOffsets
 from sparkcat.runtime.execution.reconciler import Reconciler
 from sparkcat.runtime.supervision import Outage
-from sparkcat.config.validation import validate_connector_config
+from sparkcat.config.validation import java_connector_refusal, validate_connector_config
 from sparkcat.storage.factory import Stores
 from sparkcat.storage.log import LogRecord
 
@@ -318,6 +318,9 @@ class Herder:
         config = {**{k: str(v) for k, v in config.items()}, "name": name}
         config = redact.keep_hidden_secrets(config, self.snapshot().connector_config(name) or {})
         validate_connector_config(config, self.reconciler.policy).raise_if_invalid(f"connector {name}")
+        refusal = java_connector_refusal(config, self.reconciler.policy)
+        if refusal is not None:
+            raise BadRequestError(f"Connector {name}: {refusal}")
 
         def write() -> bool:
             exists = self.snapshot().contains(name)

@@ -26,8 +26,8 @@ from functools import cached_property
 from sparkcat import plugins
 from sparkcat.api.connector import Connector
 from sparkcat.config.connector import ConnectorSettings, connector_settings
-from sparkcat.config.validation import embedded_sink_config, validate_connector_config
-from sparkcat.errors import StorageError
+from sparkcat.config.validation import embedded_sink_config, java_connector_refusal, validate_connector_config
+from sparkcat.errors import ConfigError, StorageError
 from sparkcat.model.config_state import ClusterConfigState, RestartRequest, TargetState
 from sparkcat.model.status import State
 from sparkcat.policy.config_providers import reverse_transform
@@ -170,6 +170,9 @@ class ConnectorLifecycle:
 
     def _start_instance(self) -> None:
         try:
+            refusal = java_connector_refusal(self.config, self.services.policy)
+            if refusal is not None:  # never the built-in port of a Java name in its place
+                raise ConfigError(refusal)
             validate_connector_config(self.config, self.services.policy).raise_if_invalid(f"connector {self.name}")
             cls = plugins.connector_class(self.config["connector.class"], self.services.policy.plugin_packages)
             resolved = self._resolved(self.config, "")

@@ -18,6 +18,7 @@ from sparkcat.config.worker import WorkerConfig
 from sparkcat.errors import ConflictError, StorageError
 from sparkcat.model.config_state import ClusterConfigState
 from sparkcat.model.status import State
+from sparkcat.plugins import JavaPluginCatalog
 from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.runtime.execution import plan_builder
 from sparkcat.runtime.execution.batch_accounting import BatchAccounting
@@ -39,15 +40,17 @@ class Reconciler:
 
     ``wakeup`` is set whenever a pass should run without waiting for the herder's tick (a query started or
     stopped, a connector asked for new task configs); the herder loop waits on it. ``accounting`` must be the
-    one ``runner`` reports batches to (by default a new one, for a runner that reports none).
+    one ``runner`` reports batches to (by default a new one, for a runner that reports none); ``java_plugins``: the
+    Java connectors on the worker's plugin.path, if it has one.
     """
 
     def __init__(self, stores: Stores, reporter: StatusReporter, runner: QueryRunner, worker: WorkerConfig,
-                 accounting: BatchAccounting | None = None, wakeup: threading.Event | None = None):
+                 accounting: BatchAccounting | None = None, wakeup: threading.Event | None = None,
+                 java_plugins: JavaPluginCatalog | None = None):
         self.wakeup = wakeup or threading.Event()
         self.accounting = accounting or BatchAccounting(stores, reporter)
         self.services = ExecutionServices(stores, reporter, runner, QueryThreads(runner, self.wakeup), worker,
-                                          InputPolicy.of(worker), Reconfigurations(self.wakeup),
+                                          InputPolicy.of(worker, java_plugins), Reconfigurations(self.wakeup),
                                           TaskConfigWrites(stores.config))
         self.lifecycles: dict[str, ConnectorLifecycle] = {}
         self._restart_floor = 0

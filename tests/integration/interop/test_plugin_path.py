@@ -1,0 +1,92 @@
+"""Java plugins on ``plugin.path``: listed, described and validated by Connect's own classes, as a real Connect worker
+does, and refused (never replaced by a Python port) when a connector would run one.
+
+The plugin is Apache Kafka's connect-file 4.1.1 jar in a plugin directory of its own, as a Connect user installs it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import httpx
+import pytest
+
+from sparkcat.bootstrap import Driver
+from sparkcat.config.worker import WorkerConfig
+from sparkcat.model.config_state import TargetState
+from tests.broker import REPO, free_port
+from tests.connect_worker import ConnectWorker
+from tests.integration.interop.test_connect_topics import shared_topics
+from tests.kafka_helpers import wait_until
+
+pytestmark = pytest.mark.integration
+
+FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+
+
+@pytest.fixture
+def plugin_path(tmp_path: Path) -> Path:
+    """A plugin.path holding connect-file 4.1.1 in a directory of its own (Connect's layout)."""
+    jars = sorted((REPO / ".jars" / "connect").glob("connect-file-*.jar"))
+    assert jars, "tests/run.sh resolves Kafka Connect's jars into .jars/connect"
+    plugin = tmp_path / "plugins" / "connect-file"
+    plugin.mkdir(parents=True)
+    shutil.copy(jars[0], plugin)
+    return tmp_path / "plugins"
+
+
+@pytest.fixture
+def driver(spark, tmp_path: Path, plugin_path: Path):
+    # plugin.discovery as the test Connect worker has it (tests/connect_worker.py), so both find the same plugins
+    worker = WorkerConfig(state_dir=str(tmp_path / "state"), rest_host="127.0.0.1", rest_port=free_port(),
+                          file_allowed_dirs=[str(tmp_path)], plugin_path=[str(plugin_path)],
+                          plugin_discovery="only_scan")
+    driver = Driver(spark, worker, rest=True, watch_pipelines=False)
+    driver.start()
+    try:
+        yield driver
+    finally:
+        driver.stop()
+
+
+def test_java_connectors_are_listed_described_and_validated_as_a_connect_worker_does(
+        driver, broker, tmp_path, unique_name):
+    source_config = {"connector.class": FILE_SOURCE, "name": "fs", "file": str(tmp_path / "in.txt"), "topic": ""}
+    sink_config = {"connector.class": FILE_SINK, "name": "sink", "topics": "t", "topics.regex": "t.*"}
+    with httpx.Client(base_url=driver.url, timeout=120) as ours, \
+            ConnectWorker(broker.bootstrap, unique_name, shared_topics(unique_name), tmp_path / "connect") as connect:
+        listed = ours.get("/connector-plugins").json()
+        java = [p for p in listed if p["class"] in (FILE_SOURCE, FILE_SINK)]
+        assert java == [{"class": FILE_SOURCE, "type": "source", "version": "4.1.1"},
+                        {"class": FILE_SINK, "type": "sink", "version": "4.1.1"}]  # once each: no Python port
+        assert "sparkcat.connectors.increment:IncrementSourceConnector" in {p["class"] for p in listed}
+        for plugin in ("FileStreamSourceConnector", FILE_SINK):
+            assert ours.get(f"/connector-plugins/{plugin}/config").json() == \
+                connect.request("GET", f"/connector-plugins/{plugin}/config")
+        for config in (source_config, sink_config):
+            path = f"/connector-plugins/{config['connector.class']}/config/validate"
+            mine = ours.put(path, json=config)
+            assert mine.status_code == 200, mine.text
+            theirs = connect.request("PUT", path, config)
+            assert mine.json()["error_count"] == theirs["error_count"] > 0
+            assert mine.json() == theirs
+
+
+def test_a_java_connector_is_never_run_as_the_python_port_of_its_name(driver, tmp_path):
+    config = {"connector.class": FILE_SOURCE, "file": str(tmp_path / "in.txt"), "topic": "lines",
+              "sink.connector.class": "file-sink", "sink.file": str(tmp_path / "out.txt")}
+    with httpx.Client(base_url=driver.url, timeout=120) as ours:
+        refused = ours.post("/connectors", json={"name": "fs", "config": config})
+        assert refused.status_code == 400 and "Java connector found on plugin.path" in refused.json()["message"]
+        assert ours.get("/connectors").json() == []
+    # A config that reaches the log anyway (written by a Kafka Connect cluster on the same topics) fails
+    # with that reason instead of running the built-in port of the name.
+    driver.stores.config.put_connector_config("from-connect", {**config, "name": "from-connect"},
+                                              TargetState.STARTED)
+    wait_until(lambda: (driver.stores.status.get("from-connect") or None) is not None
+               and driver.stores.status.get("from-connect").state.value == "FAILED",
+               timeout_s=120, message="the connector written by Connect to be FAILED")
+    assert "Java connector found on plugin.path" in driver.stores.status.get("from-connect").trace
+    assert not (tmp_path / "out.txt").exists()
