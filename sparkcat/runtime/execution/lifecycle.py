@@ -23,20 +23,17 @@ from dataclasses import replace
 from enum import Enum
 from functools import cached_property
 
-from sparkcat import plugins
 from sparkcat.api.connector import Connector
 from sparkcat.config.connector import ConnectorSettings, connector_settings
-from sparkcat.config.validation import embedded_sink_config, java_connector_refusal, validate_connector_config
-from sparkcat.errors import ConfigError, StorageError
+from sparkcat.errors import StorageError
 from sparkcat.model.config_state import ClusterConfigState, RestartRequest, TargetState
 from sparkcat.model.status import State
-from sparkcat.policy.config_providers import reverse_transform
 from sparkcat.runtime.execution import fencing, plan_builder
 from sparkcat.runtime.execution.batch_accounting import ConnectorBatches
+from sparkcat.runtime.execution.connector_instance import start_connector, task_configs
 from sparkcat.runtime.execution.failures import Failure, FailureKind
 from sparkcat.runtime.execution.plan_builder import EmbeddedSink
 from sparkcat.runtime.execution.query_runner import RunningQuery
-from sparkcat.runtime.execution.reconfiguration import with_task_class
 from sparkcat.runtime.execution.recovery import AutoRestart, Retries
 from sparkcat.runtime.execution.services import ExecutionServices
 from sparkcat.spark.query_plan import QueryPlan
@@ -122,7 +119,8 @@ class ConnectorLifecycle:
         if self.instance_state == InstanceState.NONE:
             self._start_instance()
         elif self.instance_state == InstanceState.STARTED and self.services.reconfigurations.take(self.name):
-            self.desired_task_configs = self._generate(self.instance, self._resolved(self.config, ""))
+            self.desired_task_configs = task_configs(self.instance, self.config, self._resolved(self.config, ""),
+                                                     self.settings.tasks_max)
         self._take_raised()
         if self.instance_state == InstanceState.FAILED:
             self.stop_query(AfterStop.FAILED)
@@ -170,22 +168,13 @@ class ConnectorLifecycle:
 
     def _start_instance(self) -> None:
         try:
-            refusal = java_connector_refusal(self.config, self.services.policy)
-            if refusal is not None:  # never the built-in port of a Java name in its place
-                raise ConfigError(refusal)
-            validate_connector_config(self.config, self.services.policy).raise_if_invalid(f"connector {self.name}")
-            cls = plugins.connector_class(self.config["connector.class"], self.services.policy.plugin_packages)
-            resolved = self._resolved(self.config, "")
-            instance = cls()
-            instance.initialize(self.services.reconfigurations.context(self.name, self._raise_error))
-            instance.start(dict(resolved))
-            self.desired_task_configs = self._generate(instance, resolved)
-            self.instance, self.instance_state = instance, InstanceState.STARTED
-            self.sink = self._embedded_sink()
-            self._check_output()
+            started = start_connector(self.name, self.config, self.settings, self.services,
+                                      self.services.reconfigurations.context(self.name, self._raise_error))
         except Exception as e:
             self._instance_failed(Failure.of_connector(e))
             return
+        self.instance, self.desired_task_configs, self.sink = started.instance, started.task_configs, started.sink
+        self.instance_state = InstanceState.STARTED
         self._report(State.RUNNING)
         log.info("Connector %s started on the driver with %d task config(s)", self.name,
                  len(self.desired_task_configs))
@@ -207,34 +196,8 @@ class ConnectorLifecycle:
         finally:
             self.failure, self.instance_state = failure, InstanceState.FAILED
 
-    def _generate(self, instance: Connector, resolved: dict[str, str]) -> list[dict[str, str]]:
-        """The connector's task configs now, completed as Connect's Worker does, secrets back as placeholders."""
-        max_tasks = self.settings.tasks_max
-        generated = [with_task_class(c, instance, self.config) for c in instance.task_configs(max_tasks)][:max_tasks]
-        return reverse_transform(generated, self.config, resolved)
-
-    def _embedded_sink(self) -> EmbeddedSink | None:
-        """For a source with ``sink.*`` keys: the embedded sink's task configs, generated once."""
-        sink_config = embedded_sink_config(self.config)
-        if sink_config is None:
-            return None
-        cls = plugins.connector_class(sink_config["connector.class"], self.services.policy.plugin_packages)
-        resolved = self._resolved(sink_config, "'s sink")
-        sink = cls()
-        sink.start(dict(resolved))
-        configs = [dict(c) for c in sink.task_configs(max(1, len(self.desired_task_configs)))]
-        sink.stop()
-        return EmbeddedSink(plan_builder.class_path(cls), plan_builder.class_path(sink.task_class()),
-                            reverse_transform(configs, sink_config, resolved))
-
     def _resolved(self, config: dict[str, str], part: str) -> dict[str, str]:
         return self.services.resolved_config(config, f"connector {self.name}{part}")
-
-    def _check_output(self) -> None:
-        if plugins.connector_type(type(self.instance)) == "source" and self.sink is None \
-                and not self.services.worker.uses_kafka:
-            raise RuntimeError(f"connector {self.name} writes to Kafka but no bootstrap.servers is configured; "
-                               f"set bootstrap.servers or name a sink with sink.connector.class")
 
     def _stop_instance(self) -> None:
         instance, self.instance, self.desired_task_configs = self.instance, None, None

@@ -1,0 +1,82 @@
+"""Starts a connector instance on the driver (Connect's ``WorkerConnector`` half that runs the ``Connector``).
+
+From a validated config: the instance started with its placeholders resolved, its task configs completed
+as Connect's Worker completes them (secrets back as placeholders), and, for a source with ``sink.*`` keys,
+the task configs of the sink its records go to.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from sparkcat import plugins
+from sparkcat.api.connector import Connector, ConnectorContext
+from sparkcat.config.connector import ConnectorSettings
+from sparkcat.config.validation import embedded_sink_config, java_connector_refusal, validate_connector_config
+from sparkcat.errors import ConfigError
+from sparkcat.policy.config_providers import reverse_transform
+from sparkcat.runtime.execution.plan_builder import EmbeddedSink, class_path
+from sparkcat.runtime.execution.reconfiguration import with_task_class
+from sparkcat.runtime.execution.services import ExecutionServices
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class StartedConnector:
+    instance: Connector
+    task_configs: list[dict[str, str]]
+    sink: EmbeddedSink | None
+
+
+def start_connector(name: str, config: dict[str, str], settings: ConnectorSettings, services: ExecutionServices,
+                    context: ConnectorContext) -> StartedConnector:
+    """Validate ``config``, start its connector and generate its task configs; raises what went wrong."""
+    refusal = java_connector_refusal(config, services.policy)
+    if refusal is not None:  # never the built-in port of a Java name in its place
+        raise ConfigError(refusal)
+    validate_connector_config(config, services.policy).raise_if_invalid(f"connector {name}")
+    cls = plugins.connector_class(config["connector.class"], services.policy.plugin_packages)
+    resolved = services.resolved_config(config, f"connector {name}")
+    instance = cls()
+    instance.initialize(context)
+    instance.start(dict(resolved))
+    try:
+        configs = task_configs(instance, config, resolved, settings.tasks_max)
+        sink = embedded_sink(name, config, len(configs), services)
+        if plugins.connector_type(cls) == "source" and sink is None and not services.worker.uses_kafka:
+            raise RuntimeError(f"connector {name} writes to Kafka but no bootstrap.servers is configured; "
+                               f"set bootstrap.servers or name a sink with sink.connector.class")
+    except Exception:
+        _stop_after_failed_start(name, instance)
+        raise
+    return StartedConnector(instance, configs, sink)
+
+
+def task_configs(instance: Connector, config: dict[str, str], resolved: dict[str, str],
+                 tasks_max: int) -> list[dict[str, str]]:
+    """The connector's task configs now, completed as Connect's Worker does, secrets back as placeholders."""
+    generated = [with_task_class(c, instance, config) for c in instance.task_configs(tasks_max)][:tasks_max]
+    return reverse_transform(generated, config, resolved)
+
+
+def embedded_sink(name: str, config: dict[str, str], tasks: int, services: ExecutionServices) -> EmbeddedSink | None:
+    """For a source with ``sink.*`` keys: the embedded sink's task configs, generated once."""
+    sink_config = embedded_sink_config(config)
+    if sink_config is None:
+        return None
+    cls = plugins.connector_class(sink_config["connector.class"], services.policy.plugin_packages)
+    resolved = services.resolved_config(sink_config, f"connector {name}'s sink")
+    sink = cls()
+    sink.start(dict(resolved))
+    configs = [dict(c) for c in sink.task_configs(max(1, tasks))]
+    sink.stop()
+    return EmbeddedSink(class_path(cls), class_path(sink.task_class()), reverse_transform(configs, sink_config, resolved))
+
+
+def _stop_after_failed_start(name: str, instance: Connector) -> None:
+    try:
+        instance.stop()
+    except Exception as e:  # noqa: BLE001 - the start's failure is the one reported; this one is logged
+        log.warning("Connector %s: stopping it after its failed start raised too: %s", name, e)
