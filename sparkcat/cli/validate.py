@@ -75,7 +75,12 @@ def _worker_policy(args: argparse.Namespace):
     """The worker's plugin packages, allowed dirs and config providers (``--worker-config``, ``--state-dir``)."""
     from sparkcat.policy.input_policy import InputPolicy
 
-    return InputPolicy.of(worker(args.worker_config, state_dir=args.state_dir))
+    settings = worker(args.worker_config, state_dir=args.state_dir)
+    if settings.plugin_path:  # Connect's classes run in a driver's JVM; offline, its Java plugins are unknown
+        print("note: the worker's plugin.path is not looked at offline: a Java connector there is validated "
+              "by the driver (sparkcat validate --remote), and no built-in of the same name runs in its place",
+              file=sys.stderr)
+    return InputPolicy.of(settings)
 
 
 def _offline_check(policy) -> Check:

@@ -83,3 +83,17 @@ def test_plugin_path_and_discovery_are_connects_worker_keys(tmp_path):
     conf.write_text("plugin.discovery: sometimes\n")
     with pytest.raises(ConfigError, match="plugin.discovery"):
         load_worker_config(conf)
+
+
+def test_the_offline_check_says_it_does_not_look_at_plugin_path(tmp_path, capsys):
+    from sparkcat.cli.main import main
+
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    conf = tmp_path / "worker.yaml"
+    conf.write_text(f"plugin.path: [{plugins}]\nstate.dir: {tmp_path / 'state'}\n")
+    spec = tmp_path / "inc.yaml"
+    spec.write_text("name: inc\nconfig:\n  connector.class: increment\n  increments: '1'\n"
+                    "  sink.connector.class: file-sink\n  sink.file: out.txt\n")
+    main(["validate", "--worker-config", str(conf), str(spec)])
+    assert "plugin.path is not looked at offline" in capsys.readouterr().err
