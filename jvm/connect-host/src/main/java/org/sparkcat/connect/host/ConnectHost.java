@@ -112,13 +112,6 @@ public final class ConnectHost {
         });
     }
 
-    /** The connector's class name for {@code name} (a class name or Connect's alias). */
-    public String connectorClassName(String name) {
-        return inHost(() -> {
-            return plugins.connectorClass(name).getName();
-        });
-    }
-
     /** {@code GET /connector-plugins/NAME/config}: the connector's keys, then the framework's, as Connect lists them. */
     public String pluginConfig(String name) {
         return inHost(() -> {
@@ -178,16 +171,6 @@ public final class ConnectHost {
                 values.addAll(checked.configValues());
                 ConfigInfos infos = AbstractHerder.generateResult(name, keys, values, new ArrayList<>(groups));
                 return JSON.writeValueAsString(infos);
-            }
-        });
-    }
-
-    /** The version a connector reports (Connect's {@code Connector.version()}). */
-    public String connectorVersion(String name) {
-        return inHost(() -> {
-            Class<? extends Connector> cls = plugins.connectorClass(name);
-            try (LoaderSwap swap = plugins.withClassLoader(cls.getClassLoader())) {
-                return plugins.newConnector(name).version();
             }
         });
     }
