@@ -12,7 +12,9 @@ log), ``restart`` / ``restart_task`` (requests), ``retire`` (deleted or replaced
 ``release`` (this driver stops leading), ``on_query_ended`` (Spark ended the query), and the
 ``QueryThreads`` callbacks ``on_query_started`` / ``on_start_failed`` / ``on_query_stopped``. What follows
 a stop is named by ``AfterStop``, not passed as a callable. Observed state leaves through the
-``StatusReporter``; batches are accounted by ``BatchAccounting``.
+``StatusReporter``; batches are accounted by ``BatchAccounting``. Starting the instance is
+``connector_instance``'s; the transitions stay in this one class (a little over 400 lines) because they read
+and change the same two state machines, and split across modules they would reach into each other's fields.
 """
 
 from __future__ import annotations
