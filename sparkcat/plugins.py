@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from sparkcat.api.connector import Connector, SinkConnector, SourceConnector
 from sparkcat.errors import ConfigError, NotFoundError
@@ -35,6 +35,21 @@ class JavaPluginCatalog(Protocol):
 
     def validate(self, config: Mapping[str, str]) -> dict[str, Any]:
         """Connect's ``ConfigInfos`` for ``config`` (placeholders already resolved)."""
+
+    def new_connector(self, name: str) -> Connector:
+        """A new, unstarted instance of the Java source connector ``name`` (a ``HostedJavaConnector``)."""
+
+
+@runtime_checkable
+class HostedJavaConnector(Protocol):
+    """A Java connector from plugin.path running in the driver JVM: its tasks run in executor JVMs, never in Python."""
+
+    java_class: str
+    #: What an executor makes its Connect host from: the host's jars and worker keys.
+    host_spec: dict[str, Any]
+
+    def java_task_class(self) -> str:
+        """The Java class of its tasks (``task.class``)."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +91,8 @@ TASK_CLASS_CONFIG = "task.class"  # Connect's TaskConfig.TASK_CLASS_CONFIG
 
 def task_class_name(connector: Connector) -> str:
     """What Connect's Worker puts in ``task.class``: the Java task class where one exists, else ``module:Class``."""
+    if isinstance(connector, HostedJavaConnector):
+        return connector.java_task_class()
     cls = type(connector)
     own = f"{cls.__module__}:{cls.__qualname__}"
     if own in JAVA_TASK_CLASSES:

@@ -320,16 +320,33 @@ def _java_validation(config: Mapping[str, object], policy: InputPolicy, connecto
     return ValidationResult(str(config.get("connector.class")), connector_type, response, errors)
 
 
-JAVA_NOT_RUN = ("{cls} is a Java connector found on plugin.path. sparkcat lists, describes and validates Java "
-                "connectors with Kafka Connect's own classes, but does not run them yet, and never runs a Python "
-                "port in its place; remove it from plugin.path to use sparkcat's built-in of that name, if there is "
-                "one")
+JAVA_SINK_NOT_RUN = ("{cls} is a Java sink connector found on plugin.path. sparkcat lists, describes and validates "
+                     "Java sink connectors with Kafka Connect's own classes and runs Java source connectors, but does "
+                     "not run Java sinks yet, and never runs a Python port in its place; remove it from plugin.path to "
+                     "use sparkcat's built-in of that name, if there is one")
+JAVA_EMBEDDED_SINK = ("{cls} is a Java source connector found on plugin.path: its records go to Kafka, as on Connect. "
+                      "sink.* keys (a sink instead of Kafka) are for Python source connectors; remove them")
+JAVA_EXACTLY_ONCE = ("{cls} is a Java source connector found on plugin.path; sparkcat runs Java source tasks at least "
+                     "once, and this worker has exactly.once.source.support=enabled, under which every source task "
+                     "writes in transactions. Set exactly.once.source.support=disabled on the worker to run it")
 
 
 def java_connector_refusal(config: Mapping[str, object], policy: InputPolicy) -> str | None:
-    """Why a connector cannot be created or started: it names a Java connector on plugin.path (else None)."""
+    """Why a connector naming a Java connector on plugin.path cannot be created or started (else None).
+
+    sparkcat runs Java source connectors writing to Kafka; never a Python port in a Java connector's place.
+    """
     name = config.get("connector.class")
-    return JAVA_NOT_RUN.format(cls=name) if policy.java_connector(name) is not None else None
+    kind = policy.java_connector(name)
+    if kind is None:
+        return None
+    if kind == "sink":
+        return JAVA_SINK_NOT_RUN.format(cls=name)
+    if embedded_sink_config(config) is not None:
+        return JAVA_EMBEDDED_SINK.format(cls=name)
+    if policy.exactly_once_source and policy.kafka_stores:
+        return JAVA_EXACTLY_ONCE.format(cls=name)
+    return None
 
 
 def embedded_sink_config(config: Mapping[str, object]) -> dict[str, str] | None:

@@ -49,6 +49,9 @@ class QueryPlan:
     # enabled): each task's batch and its source offsets in one transaction of "{group_id}-{connector}-{task}".
     exactly_once: bool = False
     group_id: str = ""
+    # A Java source connector from plugin.path: the Connect host its tasks run in on executors (its jars and
+    # worker keys, ``plugins.HostedJavaConnector.host_spec``); empty for Python connectors.
+    java_host: dict[str, Any] = field(default_factory=dict)
 
     @property
     def live_tasks(self) -> list[int]:

@@ -37,21 +37,27 @@ def start_connector(name: str, config: dict[str, str], settings: ConnectorSettin
     if refusal is not None:  # never the built-in port of a Java name in its place
         raise ConfigError(refusal)
     validate_connector_config(config, services.policy).raise_if_invalid(f"connector {name}")
-    cls = plugins.connector_class(config["connector.class"], services.policy.plugin_packages)
     resolved = services.resolved_config(config, f"connector {name}")
-    instance = cls()
+    instance = _new_instance(config["connector.class"], services)
     instance.initialize(context)
     instance.start(dict(resolved))
     try:
         configs = task_configs(instance, config, resolved, settings.tasks_max)
         sink = embedded_sink(name, config, len(configs), services)
-        if plugins.connector_type(cls) == "source" and sink is None and not services.worker.uses_kafka:
+        if plugins.connector_type(type(instance)) == "source" and sink is None and not services.worker.uses_kafka:
             raise RuntimeError(f"connector {name} writes to Kafka but no bootstrap.servers is configured; "
                                f"set bootstrap.servers or name a sink with sink.connector.class")
     except Exception:
         _stop_after_failed_start(name, instance)
         raise
     return StartedConnector(instance, configs, sink)
+
+
+def _new_instance(name: str, services: ExecutionServices) -> Connector:
+    """A new connector of class ``name``: a Java one from plugin.path (in the driver JVM) when it names one."""
+    if services.policy.java_connector(name) is not None:
+        return services.policy.java_plugins.new_connector(name)
+    return plugins.connector_class(name, services.policy.plugin_packages)()
 
 
 def task_configs(instance: Connector, config: dict[str, str], resolved: dict[str, str],

@@ -83,6 +83,7 @@ def query_plan(state: ClusterConfigState, rt: PlannedConnector, worker: WorkerCo
         batch_max_records=rt.settings.batch_max_records,
         exactly_once=exactly_once,
         group_id=worker.group_id,
+        java_host=dict(rt.instance.host_spec) if isinstance(rt.instance, plugins.HostedJavaConnector) else {},
     )
 
 

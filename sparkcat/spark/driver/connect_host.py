@@ -4,7 +4,10 @@ The host (``jvm/connect-host``: ``org.sparkcat.connect.host.ConnectHost`` over A
 4.1.1) is loaded from ``.jars/connect-host`` in a class loader of its own whose parent is the JVM's platform
 loader: connect-runtime needs kafka-clients 4.1.1 and Spark's Kafka connector brings 3.9.2, so neither sees the
 other's. Inside, Connect's ``Plugins`` gives every plugin location its own isolated class loader, as a Connect
-worker does. Everything crosses py4j as JDK types or JSON in the shapes of Connect's REST entities. Driver only.
+worker does. The host is made by ``org.sparkcat.connect.ConnectHosts`` (``jvm/sparkcat``) from a host spec (its
+jars and worker keys), which the executors get with each Java source task's batch and make their own host from
+(the driver's own serves its local-mode tasks). Everything crosses py4j as JDK types or JSON in the shapes of
+Connect's REST entities.
 """
 
 from __future__ import annotations
@@ -44,17 +47,20 @@ class JavaPlugins:
     def __init__(self, spark: Any, plugin_path: Sequence[str], discovery: str, jars_dir: Path | None = None):
         jars = _host_jars(jars_dir or host_jars_dir())  # not built: the driver refuses to start, naming the key
         props = {"plugin.path": ",".join(str(Path(p).resolve()) for p in plugin_path), "plugin.discovery": discovery}
+        #: What an executor makes its own host from (``ConnectHosts.host``): the same jars and worker keys.
+        self.host_spec = {"jars": [str(j) for j in jars], "worker": props}
         self._types: dict[str, str | None] = {}
         self._host: Any = None
         self._error: BaseException | None = None
         self._ready = threading.Event()
-        threading.Thread(target=self._scan, args=(spark, jars, props, list(plugin_path)),
+        threading.Thread(target=self._scan, args=(spark, props, list(plugin_path)),
                          name="sparkcat-plugin-path", daemon=True).start()
 
-    def _scan(self, spark: Any, jars: list[Path], props: dict[str, str], plugin_path: list[str]) -> None:
+    def _scan(self, spark: Any, props: dict[str, str], plugin_path: list[str]) -> None:
         began = time.monotonic()
         try:
-            self._host = _new_host(spark, jars, props)
+            self._host = spark.sparkContext._jvm.org.sparkcat.connect.ConnectHosts.host(
+                json.dumps(self.host_spec, sort_keys=True))
             count = len(json.loads(self._host.plugins(True)))
             log.info("plugin.path: %d Java connector(s) found in %s (scanned in %.1f s, plugin.discovery=%s)", count,
                      ", ".join(plugin_path), time.monotonic() - began, props["plugin.discovery"])
@@ -93,6 +99,13 @@ class JavaPlugins:
         host, name = self._ready_host(), str(config.get("connector.class") or "")
         return json.loads(self._call("validate", name, lambda: host.validate(dict(config))))
 
+    def new_connector(self, name: str) -> Any:
+        """A new, unstarted instance of the Java source connector ``name`` (``java_connectors.JavaSourceConnector``)."""
+        from sparkcat.spark.driver.java_connectors import JavaSourceConnector
+
+        host = self._ready_host()
+        return JavaSourceConnector(name, self._call("load", name, lambda: host.startConnector(name)), self.host_spec)
+
     @staticmethod
     def _call(what: str, name: str, call: Any) -> str:
         """A host call; a Java exception becomes a ConfigError with the Java message (the JVM's trace is logged)."""
@@ -113,24 +126,3 @@ def _host_jars(jars_dir: Path) -> list[Path]:
                           f"(scripts/jars.sh builds it; tests/run.sh and spark-submit.sh run it)",
                           {"plugin.path": ["the Kafka Connect host is not built"]})
     return jars
-
-
-def _new_host(spark: Any, jars: list[Path], props: dict[str, str]) -> Any:
-    """``new ConnectHost(props)`` in a class loader over ``jars`` whose parent is the platform class loader."""
-    gateway = spark.sparkContext._gateway
-    jvm = gateway.jvm
-    urls = gateway.new_array(jvm.java.net.URL, len(jars))
-    for i, jar in enumerate(jars):
-        urls[i] = jvm.java.io.File(str(jar)).toURI().toURL()
-    loader = jvm.java.net.URLClassLoader("sparkcat-connect-host", urls, jvm.java.lang.ClassLoader.getPlatformClassLoader())
-    host_class = jvm.java.lang.Class.forName(HOST_CLASS, True, loader)
-    types = gateway.new_array(jvm.java.lang.Class, 1)
-    types[0] = jvm.java.lang.Class.forName("java.util.Map")
-    args = gateway.new_array(jvm.java.lang.Object, 1)
-    java_props = jvm.java.util.HashMap()
-    for key, value in props.items():
-        java_props.put(key, value)
-    args[0] = java_props
-    return host_class.getConstructor(types).newInstance(args)
-
-

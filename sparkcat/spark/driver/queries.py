@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
-from sparkcat.spark.driver import planned_source
+from sparkcat.spark.driver import java_source, planned_source
 from sparkcat.spark.driver.handlers import handler_for
 from sparkcat.spark.driver.kafka_input import reader_options, subscribed_partitions
 from sparkcat.spark.query_plan import tp_key
@@ -105,6 +105,8 @@ def read_stream(spark: SparkSession, plan: QueryPlan, store: Any = None) -> Data
     """The streaming DataFrame of a plan: connector source, or Kafka for sink connectors."""
     if plan.connector_type == "sink":
         return _kafka_stream(spark, plan)
+    if plan.java_host:
+        return java_source.java_source_stream(spark, plan, store)
     rows = planned_source.source_stream(spark, plan, store)
     return transformed(rows, plan)
 

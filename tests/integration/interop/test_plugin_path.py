@@ -79,7 +79,8 @@ def test_a_java_connector_is_never_run_as_the_python_port_of_its_name(driver, tm
               "sink.connector.class": "file-sink", "sink.file": str(tmp_path / "out.txt")}
     with httpx.Client(base_url=driver.url, timeout=120) as ours:
         refused = ours.post("/connectors", json={"name": "fs", "config": config})
-        assert refused.status_code == 400 and "Java connector found on plugin.path" in refused.json()["message"]
+        assert refused.status_code == 400 and "Java source connector found on plugin.path" in refused.json()["message"]
+        assert "sink.* keys" in refused.json()["message"]
         assert ours.get("/connectors").json() == []
     # A config that reaches the log anyway (written by a Kafka Connect cluster on the same topics) fails
     # with that reason instead of running the built-in port of the name.
@@ -88,5 +89,5 @@ def test_a_java_connector_is_never_run_as_the_python_port_of_its_name(driver, tm
     wait_until(lambda: (driver.stores.status.get("from-connect") or None) is not None
                and driver.stores.status.get("from-connect").state.value == "FAILED",
                timeout_s=120, message="the connector written by Connect to be FAILED")
-    assert "Java connector found on plugin.path" in driver.stores.status.get("from-connect").trace
+    assert "Java source connector found on plugin.path" in driver.stores.status.get("from-connect").trace
     assert not (tmp_path / "out.txt").exists()

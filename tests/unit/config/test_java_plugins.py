@@ -63,10 +63,22 @@ def test_placeholders_reach_the_java_connector_resolved_and_the_response_unresol
         "${env:SPARKCAT_TEST_TOPIC}"]
 
 
-def test_a_java_connector_is_refused_to_run_with_the_reason(tmp_path):
-    refusal = java_connector_refusal({"connector.class": "FileStreamSource"}, policy(tmp_path, FakeCatalog()))
-    assert refusal is not None and "Java connector found on plugin.path" in refusal and "does not run" in refusal
-    assert java_connector_refusal({"connector.class": "increment"}, policy(tmp_path, FakeCatalog())) is None
+def test_what_sparkcat_cannot_run_of_a_java_connector_is_refused_with_the_reason(tmp_path):
+    class WithSink(FakeCatalog):
+        def connector_type(self, name):
+            return "sink" if name == "FileStreamSink" else super().connector_type(name)
+
+    at_least_once = policy(tmp_path, WithSink(), exactly_once_source_support="disabled", bootstrap_servers="b:9092")
+    assert java_connector_refusal({"connector.class": "FileStreamSource"}, at_least_once) is None
+    sink = java_connector_refusal({"connector.class": "FileStreamSink"}, at_least_once)
+    assert sink is not None and "Java sink connector found on plugin.path" in sink and "not run Java sinks" in sink
+    embedded = java_connector_refusal({"connector.class": FILE_SOURCE, "sink.connector.class": "file-sink"},
+                                      at_least_once)
+    assert embedded is not None and "sink.* keys" in embedded
+    transactional = java_connector_refusal({"connector.class": FILE_SOURCE},
+                                           policy(tmp_path, WithSink(), bootstrap_servers="b:9092"))
+    assert transactional is not None and "exactly.once.source.support=disabled" in transactional
+    assert java_connector_refusal({"connector.class": "increment"}, at_least_once) is None
     assert java_connector_refusal({"connector.class": FILE_SOURCE}, policy(tmp_path, None)) is None
 
 

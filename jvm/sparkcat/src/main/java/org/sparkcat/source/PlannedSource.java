@@ -9,6 +9,7 @@ import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.catalog.TableProvider;
 import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
@@ -43,26 +44,33 @@ public final class PlannedSource implements TableProvider, DataSourceRegister {
   public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
     String planner = properties.get("planner");
     long maxRows = Long.parseLong(properties.getOrDefault("max.rows", "-1"));
-    return new PlannedTable(planner, maxRows);
+    return new PlannedTable(SHORT_NAME, planner, maxRows, SCHEMA, new PlannedStream.OneRowReaderFactory());
   }
 
+  /** A planned stream's table: its planner, batch limit, row schema and what reads a task's partition. */
   static final class PlannedTable implements SupportsRead {
+    private final String format;
     private final String planner;
     private final long maxRows;
+    private final StructType schema;
+    private final PartitionReaderFactory readers;
 
-    PlannedTable(String planner, long maxRows) {
+    PlannedTable(String format, String planner, long maxRows, StructType schema, PartitionReaderFactory readers) {
+      this.format = format;
       this.planner = planner;
       this.maxRows = maxRows;
+      this.schema = schema;
+      this.readers = readers;
     }
 
     @Override
     public String name() {
-      return SHORT_NAME + ":" + planner;
+      return format + ":" + planner;
     }
 
     @Override
     public StructType schema() {
-      return SCHEMA;
+      return schema;
     }
 
     @Override
@@ -75,12 +83,12 @@ public final class PlannedSource implements TableProvider, DataSourceRegister {
       return () -> new Scan() {
         @Override
         public StructType readSchema() {
-          return SCHEMA;
+          return schema;
         }
 
         @Override
         public MicroBatchStream toMicroBatchStream(String checkpointLocation) {
-          return new PlannedStream(planner, maxRows);
+          return new PlannedStream(planner, maxRows, readers);
         }
       };
     }

@@ -28,10 +28,12 @@ final class PlannedStream implements MicroBatchStream, SupportsAdmissionControl 
 
   private final String plannerId;
   private final long maxRows;
+  private final PartitionReaderFactory readers;
 
-  PlannedStream(String plannerId, long maxRows) {
+  PlannedStream(String plannerId, long maxRows, PartitionReaderFactory readers) {
     this.plannerId = plannerId;
     this.maxRows = maxRows;
+    this.readers = readers;
   }
 
   private Planner planner() {
@@ -85,7 +87,7 @@ final class PlannedStream implements MicroBatchStream, SupportsAdmissionControl 
 
   @Override
   public PartitionReaderFactory createReaderFactory() {
-    return new OneRowReaderFactory();
+    return readers;
   }
 
   @Override

@@ -14,7 +14,10 @@ import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigDef.ConfigKey;
 import org.apache.kafka.common.config.ConfigValue;
 import org.apache.kafka.connect.connector.Connector;
+import com.fasterxml.jackson.databind.JsonNode;
+import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.connect.runtime.AbstractHerder;
+import org.apache.kafka.connect.runtime.ConnectMetrics;
 import org.apache.kafka.connect.runtime.ConnectorConfig;
 import org.apache.kafka.connect.runtime.SinkConnectorConfig;
 import org.apache.kafka.connect.runtime.SourceConnectorConfig;
@@ -35,13 +38,17 @@ import org.apache.kafka.connect.sink.SinkConnector;
  * <p>Lives in the driver JVM in a class loader of its own (connect-runtime and kafka-clients 4.1.1, parent: the
  * platform loader); sparkcat's Python calls it through py4j, so every argument and answer is a JDK type or JSON
  * text in the shapes of Connect's REST entities ({@code PluginInfo}, {@code ConfigKeyInfo}, {@code ConfigInfos}).
- * It lists plugins, describes and validates connector configs; it does not run connectors.
+ * It lists plugins, describes and validates connector configs, starts connectors on the driver
+ * ({@link #startConnector}) and runs source tasks' micro-batches where Spark runs them ({@link #runSourceBatch}:
+ * on an executor, one host per executor JVM).
  */
 public final class ConnectHost {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Plugins plugins;
     private final WorkerConfig worker;
+    private ConnectMetrics metrics;
+    private SourceTasks sourceTasks;
 
     /**
      * {@code workerProps}: Connect's worker keys {@code plugin.path} and {@code plugin.discovery}. The worker's
@@ -172,6 +179,54 @@ public final class ConnectHost {
                 ConfigInfos infos = AbstractHerder.generateResult(name, keys, values, new ArrayList<>(groups));
                 return JSON.writeValueAsString(infos);
             }
+        });
+    }
+
+    /** Connect's metrics of this JVM's connectors and tasks (error handling, plugin metrics), made once. */
+    private synchronized ConnectMetrics metrics() {
+        if (metrics == null) {
+            metrics = inHost(() -> new ConnectMetrics("sparkcat", worker, Time.SYSTEM, "sparkcat"));
+        }
+        return metrics;
+    }
+
+    /** A Java connector instance for the driver, initialized, not started ({@link HostedConnector#start}). */
+    public HostedConnector startConnector(String className) {
+        return inHost(() -> new HostedConnector(plugins, className,
+                () -> metrics().connectorPluginMetrics(className)));
+    }
+
+    private synchronized SourceTasks sourceTasks() {
+        if (sourceTasks == null) {
+            sourceTasks = new SourceTasks(this::newSourceTask);
+        }
+        return sourceTasks;
+    }
+
+    private SourceTaskRun newSourceTask(JsonNode request) {
+        try {
+            return new SourceTaskRun(plugins, worker, metrics(), request);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new SourceTasks.WrappedStart(e);
+        }
+    }
+
+    /**
+     * One micro-batch of a Java source task in this JVM: the request and answer are JSON
+     * ({@code sparkcat/spark/driver/java_source.py} writes the one, {@code ConnectTaskReader} reads the other).
+     * A failure raises with the task named as sparkcat's driver reads it.
+     */
+    public String runSourceBatch(String request) {
+        return inHost(() -> sourceTasks().batch(request));
+    }
+
+    /** Stop the Java source tasks of {@code connector} running in this JVM (its query ended). */
+    public void stopSourceTasks(String connector) {
+        inHost(() -> {
+            sourceTasks().stopConnector(connector);
+            return null;
         });
     }
 }

@@ -1,0 +1,295 @@
+package org.sparkcat.connect.host;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.metrics.PluginMetrics;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.connect.header.Header;
+import org.apache.kafka.connect.runtime.ConnectMetrics;
+import org.apache.kafka.connect.runtime.SourceConnectorConfig;
+import org.apache.kafka.connect.runtime.TaskConfig;
+import org.apache.kafka.connect.runtime.TransformationChain;
+import org.apache.kafka.connect.runtime.TransformationStage;
+import org.apache.kafka.connect.runtime.WorkerConfig;
+import org.apache.kafka.connect.runtime.errors.ErrorHandlingMetrics;
+import org.apache.kafka.connect.runtime.errors.LogReporter;
+import org.apache.kafka.connect.runtime.errors.ProcessingContext;
+import org.apache.kafka.connect.runtime.errors.RetryWithToleranceOperator;
+import org.apache.kafka.connect.runtime.errors.Stage;
+import org.apache.kafka.connect.runtime.errors.ToleranceType;
+import org.apache.kafka.connect.runtime.isolation.LoaderSwap;
+import org.apache.kafka.connect.runtime.isolation.Plugins;
+import org.apache.kafka.connect.runtime.isolation.Plugins.ClassLoaderUsage;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.apache.kafka.connect.source.SourceTask;
+import org.apache.kafka.connect.source.SourceTaskContext;
+import org.apache.kafka.connect.storage.Converter;
+import org.apache.kafka.connect.storage.HeaderConverter;
+import org.apache.kafka.connect.storage.OffsetStorageReader;
+import org.apache.kafka.connect.util.ConnectUtils;
+import org.apache.kafka.connect.util.ConnectorTaskId;
+
+/**
+ * One Java {@link SourceTask} on an executor, kept across micro-batches: each {@link #batch} polls it, applies the
+ * connector's transformations and converters (Connect's own {@link TransformationChain},
+ * {@link RetryWithToleranceOperator} and converter loading), sends to Kafka and answers the last source offset of
+ * each source partition once every record is acknowledged, which the driver stores as Connect stores offsets.
+ *
+ * <p>As in Connect's {@code AbstractWorkerSourceTask}: {@code commitRecord} when Kafka acknowledged a record (or it
+ * was filtered or skipped), {@code commit} once its offsets are stored (at the next batch: the driver stores a
+ * batch's offsets before it plans the next one). Not thread-safe: one batch at a time ({@link SourceTasks}).
+ */
+final class SourceTaskRun implements AutoCloseable {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    final String generation;
+    private final ConnectorTaskId id;
+    private final Plugins plugins;
+    private final ClassLoader loader;
+    private SourceTask task;
+    private Converter keyConverter;
+    private Converter valueConverter;
+    private HeaderConverter headerConverter;
+    private RetryWithToleranceOperator<SourceRecord> retry;
+    private ErrorHandlingMetrics errorMetrics;
+    private TransformationChain<SourceRecord, SourceRecord> chain;
+    private KafkaProducer<byte[], byte[]> producer;
+    private volatile long lastUsedMs = System.currentTimeMillis();
+    private boolean uncommitted;
+
+    SourceTaskRun(Plugins plugins, WorkerConfig worker, ConnectMetrics metrics, JsonNode request) throws Exception {
+        this.generation = request.get("generation").asText();
+        this.id = new ConnectorTaskId(request.get("connector").asText(), request.get("task").asInt());
+        this.plugins = plugins;
+        Map<String, String> connectorConfig = strings(request.get("connector_config"));
+        Map<String, String> taskConfig = strings(request.get("task_config"));
+        this.loader = plugins.connectorClass(connectorConfig.get("connector.class")).getClassLoader();
+        try (LoaderSwap swap = plugins.withClassLoader(loader)) {
+            SourceConnectorConfig config = new SourceConnectorConfig(plugins, connectorConfig, false);
+            this.keyConverter = converter(config, worker, WorkerConfig.KEY_CONVERTER_CLASS_CONFIG);
+            this.valueConverter = converter(config, worker, WorkerConfig.VALUE_CONVERTER_CLASS_CONFIG);
+            HeaderConverter own = plugins.newHeaderConverter(config, WorkerConfig.HEADER_CONVERTER_CLASS_CONFIG,
+                    ClassLoaderUsage.CURRENT_CLASSLOADER);
+            this.headerConverter = own != null ? own : plugins.newHeaderConverter(worker,
+                    WorkerConfig.HEADER_CONVERTER_CLASS_CONFIG, ClassLoaderUsage.PLUGINS);
+            this.errorMetrics = new ErrorHandlingMetrics(id, metrics);
+            this.retry = new RetryWithToleranceOperator<>(config.errorRetryTimeout(), config.errorMaxDelayInMillis(),
+                    config.errorToleranceType(), Time.SYSTEM, errorMetrics);
+            if (config.enableErrorLog()) {
+                retry.reporters(List.of(new LogReporter.Source(id, config, errorMetrics)));
+            }
+            List<TransformationStage<SourceRecord>> stages = config.transformationStages(plugins, id, metrics);
+            this.chain = new TransformationChain<>(stages, retry);
+            this.producer = producer(request.get("producer"));
+            Class<?> taskClass = Class.forName(taskConfig.get(TaskConfig.TASK_CLASS_CONFIG), true, loader);
+            this.task = (SourceTask) plugins.newTask(taskClass.asSubclass(SourceTask.class));
+            OffsetStorageReader offsets = new OffsetsSnapshot(request.get("offsets"));
+            task.initialize(new SourceTaskContext() {
+                @Override
+                public Map<String, String> configs() {
+                    return taskConfig;
+                }
+
+                @Override
+                public OffsetStorageReader offsetStorageReader() {
+                    return offsets;
+                }
+
+                @Override
+                public PluginMetrics pluginMetrics() {
+                    return metrics.connectorPluginMetrics(id.connector());
+                }
+            });
+            task.start(taskConfig);
+        } catch (Exception | Error e) {
+            closeQuietly();
+            throw e;
+        }
+    }
+
+    private Converter converter(SourceConnectorConfig config, WorkerConfig worker, String key) {
+        Converter own = plugins.newConverter(config, key, ClassLoaderUsage.CURRENT_CLASSLOADER);
+        return own != null ? own : plugins.newConverter(worker, key, ClassLoaderUsage.PLUGINS);
+    }
+
+    /** Connect's source producer defaults (acks=all, idempotent, in order), then the request's settings. */
+    private static KafkaProducer<byte[], byte[]> producer(JsonNode settings) {
+        Map<String, Object> props = new HashMap<>();
+        props.put(ProducerConfig.ACKS_CONFIG, "all");
+        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        props.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+        props.putAll(strings(settings));
+        props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        Thread thread = Thread.currentThread();
+        ClassLoader before = thread.getContextClassLoader();
+        thread.setContextClassLoader(SourceTaskRun.class.getClassLoader());  // the clients' classes are the host's
+        try {
+            return new KafkaProducer<>(props);
+        } finally {
+            thread.setContextClassLoader(before);
+        }
+    }
+
+    long lastUsedMs() {
+        return lastUsedMs;
+    }
+
+    /**
+     * Poll until {@code maxRecords} records, {@code maxMillis}, or a poll that returns nothing; send them; answer
+     * {@code {"records": n, "offsets": [[partition, offset], ...], "errors": {...}}} once Kafka acknowledged all.
+     */
+    synchronized String batch(int maxRecords, long maxMillis) throws Exception {
+        lastUsedMs = System.currentTimeMillis();
+        try (LoaderSwap swap = plugins.withClassLoader(loader)) {
+            if (uncommitted) {  // the previous batch's offsets are stored: the driver planned this one after that
+                task.commit();
+                uncommitted = false;
+            }
+            Map<String, Object[]> offsets = new LinkedHashMap<>();
+            AtomicReference<Exception> sendFailure = new AtomicReference<>();
+            AtomicInteger sendSkipped = new AtomicInteger();
+            int sent = 0;
+            int skipped = 0;
+            long deadline = System.currentTimeMillis() + maxMillis;
+            while (sent + skipped < maxRecords && System.currentTimeMillis() < deadline) {
+                List<SourceRecord> polled = task.poll();
+                if (polled == null || polled.isEmpty()) {
+                    break;
+                }
+                for (SourceRecord record : polled) {
+                    if (record.sourcePartition() != null) {
+                        offsets.put(OffsetsSnapshot.key(record.sourcePartition()),
+                                new Object[] {record.sourcePartition(), record.sourceOffset()});
+                    }
+                    ProcessingContext<SourceRecord> context = new ProcessingContext<>(record);
+                    ProducerRecord<byte[], byte[]> out = convert(context, chain.apply(context, record));
+                    if (out == null) {  // filtered by a transformation, or failed and tolerated
+                        skipped += context.failed() ? 1 : 0;
+                        task.commitRecord(record, null);
+                        continue;
+                    }
+                    producer.send(out, (metadata, error) -> acknowledged(record, metadata, error, sendFailure,
+                            sendSkipped));
+                    sent++;
+                }
+            }
+            producer.flush();
+            if (sendFailure.get() != null) {
+                throw sendFailure.get();
+            }
+            uncommitted = !offsets.isEmpty();
+            lastUsedMs = System.currentTimeMillis();
+            return answer(sent - sendSkipped.get(), offsets.values(), skipped + sendSkipped.get());
+        }
+    }
+
+    private void acknowledged(SourceRecord record, RecordMetadata metadata, Exception error,
+                              AtomicReference<Exception> failure, AtomicInteger skipped) {
+        if (error != null && retry.getErrorToleranceType() != ToleranceType.ALL) {
+            failure.compareAndSet(null, error);
+            return;
+        }
+        if (error != null) {  // errors.tolerance=all: Connect skips a record Kafka refuses (KIP-779)
+            skipped.incrementAndGet();
+        }
+        try {
+            task.commitRecord(record, error == null ? metadata : null);
+        } catch (Exception e) {
+            failure.compareAndSet(null, e);
+        }
+    }
+
+    /** Connect's {@code convertTransformedRecord}: headers, key and value through the connector's converters. */
+    private ProducerRecord<byte[], byte[]> convert(ProcessingContext<SourceRecord> context, SourceRecord record) {
+        if (record == null || context.failed()) {
+            return null;
+        }
+        RecordHeaders headers = retry.execute(context, () -> headers(record), Stage.HEADER_CONVERTER,
+                headerConverter.getClass());
+        byte[] key = retry.execute(context, () -> keyConverter.fromConnectData(record.topic(), headers,
+                record.keySchema(), record.key()), Stage.KEY_CONVERTER, keyConverter.getClass());
+        byte[] value = retry.execute(context, () -> valueConverter.fromConnectData(record.topic(), headers,
+                record.valueSchema(), record.value()), Stage.VALUE_CONVERTER, valueConverter.getClass());
+        if (context.failed()) {
+            return null;
+        }
+        return new ProducerRecord<>(record.topic(), record.kafkaPartition(),
+                ConnectUtils.checkAndConvertTimestamp(record.timestamp()), key, value, headers);
+    }
+
+    private RecordHeaders headers(SourceRecord record) {
+        RecordHeaders out = new RecordHeaders();
+        if (record.headers() != null) {
+            for (Header header : record.headers()) {
+                out.add(header.key(), headerConverter.fromConnectHeader(record.topic(), header.key(),
+                        header.schema(), header.value()));
+            }
+        }
+        return out;
+    }
+
+    private static String answer(int records, Iterable<Object[]> offsets, int skipped) throws Exception {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("records", records);
+        List<Object[]> pairs = new ArrayList<>();
+        offsets.forEach(pairs::add);
+        out.put("offsets", pairs);
+        if (skipped > 0) {
+            out.put("errors", Map.of("record_failures", skipped, "record_errors", skipped, "records_skipped",
+                    skipped, "last_error_ms", System.currentTimeMillis()));
+        }
+        return JSON.writeValueAsString(out);
+    }
+
+    static Map<String, String> strings(JsonNode object) {
+        Map<String, String> out = new HashMap<>();
+        if (object != null) {
+            object.fields().forEachRemaining(e -> out.put(e.getKey(), e.getValue().asText()));
+        }
+        return out;
+    }
+
+    @Override
+    public synchronized void close() {
+        closeQuietly();
+    }
+
+    private void closeQuietly() {
+        try (LoaderSwap swap = plugins.withClassLoader(loader)) {
+            if (task != null) {
+                quietly(task::stop);
+            }
+            if (producer != null) {
+                quietly(producer::close);
+            }
+            if (chain != null) {
+                quietly(chain::close);
+            }
+            if (errorMetrics != null) {
+                quietly(errorMetrics::close);
+            }
+        }
+    }
+
+    private static void quietly(Runnable action) {
+        try {
+            action.run();
+        } catch (RuntimeException e) {
+            java.util.logging.Logger.getLogger(SourceTaskRun.class.getName()).warning("stopping failed: " + e);
+        }
+    }
+}

@@ -1,0 +1,96 @@
+package org.sparkcat.connect;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.io.File;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The Kafka Connect hosts of this JVM ({@code jvm/connect-host}'s {@code ConnectHost}), one per host spec: the
+ * host's jars and its worker keys ({@code plugin.path}, {@code plugin.discovery}). A clearly named cache: Connect's
+ * plugin scan takes seconds, so the driver's host serves its local-mode executor tasks too, and an executor scans
+ * once for all its batches.
+ *
+ * <p>The host lives in a class loader of its own whose parent is the platform loader (connect-runtime needs
+ * kafka-clients 4.1.1; Spark's Kafka connector brings 3.9.2), so it is called by reflection with JDK types only.
+ */
+public final class ConnectHosts {
+  private static final String HOST_CLASS = "org.sparkcat.connect.host.ConnectHost";
+  private static final ObjectMapper SORTED =
+      new ObjectMapper().configure(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS, true);
+  private static final ConcurrentHashMap<String, Object> HOSTS = new ConcurrentHashMap<>();
+
+  private ConnectHosts() {}
+
+  /** The host of {@code spec} ({@code {"jars": [...], "worker": {...}}}), made and scanned on first use. */
+  public static Object host(String spec) {
+    String key = canonical(spec);
+    return HOSTS.computeIfAbsent(key, k -> newHost(k));
+  }
+
+  /** One micro-batch of a Java source task (see {@code ConnectHost.runSourceBatch}); its JSON answer. */
+  public static String runSourceBatch(String spec, String request) {
+    return (String) call(host(spec), "runSourceBatch", request);
+  }
+
+  /** Stop the Java source tasks of {@code connector} in this JVM, in every host (its query ended). */
+  public static void stopSourceTasks(String connector) {
+    for (Object host : HOSTS.values()) {
+      call(host, "stopSourceTasks", connector);
+    }
+  }
+
+  private static String canonical(String spec) {
+    try {
+      return SORTED.writeValueAsString(SORTED.readValue(spec, Map.class));
+    } catch (Exception e) {
+      throw new IllegalArgumentException("a Connect host spec that is not JSON: " + spec, e);
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Object newHost(String spec) {
+    try {
+      Map<String, Object> parsed = SORTED.readValue(spec, Map.class);
+      List<String> jars = (List<String>) parsed.get("jars");
+      URL[] urls = new URL[jars.size()];
+      for (int i = 0; i < urls.length; i++) {
+        urls[i] = new File(jars.get(i)).toURI().toURL();
+      }
+      ClassLoader loader = new URLClassLoader("sparkcat-connect-host", urls, ClassLoader.getPlatformClassLoader());
+      Class<?> cls = Class.forName(HOST_CLASS, true, loader);
+      return cls.getConstructor(Map.class).newInstance((Map<String, String>) parsed.get("worker"));
+    } catch (InvocationTargetException e) {
+      throw rethrown(e.getCause());
+    } catch (ReflectiveOperationException | java.io.IOException e) {
+      throw new IllegalStateException("cannot load the Kafka Connect host from " + spec + ": " + e, e);
+    }
+  }
+
+  private static Object call(Object host, String method, String argument) {
+    try {
+      Method m = host.getClass().getMethod(method, String.class);
+      return m.invoke(host, argument);
+    } catch (InvocationTargetException e) {
+      throw rethrown(e.getCause());
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("the Kafka Connect host has no " + method + "(String)", e);
+    }
+  }
+
+  private static RuntimeException rethrown(Throwable cause) {
+    if (cause instanceof RuntimeException) {
+      return (RuntimeException) cause;
+    }
+    if (cause instanceof Error) {
+      throw (Error) cause;
+    }
+    return new IllegalStateException(cause);
+  }
+}

@@ -1,0 +1,134 @@
+"""A Java source connector's stream: each micro-batch runs every live task's Java ``SourceTask`` on an executor.
+
+The stream is ``sparkcat-connect-source`` (``jvm/sparkcat``: ``org.sparkcat.source.ConnectTaskSource``), planned by
+``JavaPlanner`` here in the driver's Python. Connect's source tasks are not replayable ranges as sparkcat's
+Python ones are (``planned_source``): a task is polled and remembers its position, so the stream's offset is only a
+count of polls, and each batch is one partition per live task carrying a JSON request: the task's config, the
+connector's committed offsets (read from sparkcat's offsets store when the batch is planned: a task starting
+afresh resumes there), the batch's budget and the producer's settings. The executor's
+``ConnectHost.runSourceBatch`` keeps the task across batches (by connector, task and generation: the query run),
+polls it, transforms, converts, sends to Kafka and returns a result row once Kafka acknowledged every record.
+``java_source_handler`` collects those rows: the driver then stores the offsets, as for any source (at least once:
+a task that fails, or a driver that dies, resumes from the last stored offsets).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import time
+import uuid
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from sparkcat.kafka.client_settings import ClientKind, connector_overrides, spark_writer_options
+from sparkcat.policy.input_policy import prepare
+from sparkcat.spark.driver.batch_reports import Handler, batch_result
+from sparkcat.spark.query_plan import BatchResult, QueryPlan
+
+__all__ = ["FORMAT", "JavaPlanner", "java_source_stream", "java_source_handler", "producer_settings"]
+
+log = logging.getLogger(__name__)
+
+FORMAT = "sparkcat-connect-source"
+POLLS = "polls"
+#: A task no batch used for this long is stopped on its executor (its query ended, or it moved elsewhere).
+IDLE_MS = 120_000
+
+
+def producer_settings(plan: QueryPlan) -> dict[str, str]:
+    """The Java producer's settings: the worker's ``kafka.*`` for producers, then ``producer.override.*``."""
+    overrides = connector_overrides(prepare(plan.connector_config), ClientKind.PRODUCER)
+    options = spark_writer_options(plan.bootstrap_servers, plan.kafka_config, overrides)
+    return {k[len("kafka."):]: v for k, v in options.items()}
+
+
+class JavaPlanner:
+    """``org.sparkcat.source.Planner`` for a Java source: a batch per trigger, one request per live task."""
+
+    def __init__(self, spark: SparkSession, planner_id: str, plan: QueryPlan, store: Any = None) -> None:
+        self.spark, self.planner_id, self.plan = spark, planner_id, plan
+        self._store, self._own_store = store, store is None
+        self._requests = self._fixed_requests()
+
+    def _fixed_requests(self) -> dict[int, dict[str, Any]]:
+        """What each task's request holds in every batch of this query run (configs resolved once, here)."""
+        plan = self.plan
+        connector_config = prepare(plan.connector_config)
+        producer = producer_settings(plan)
+        return {t: {"connector": plan.connector, "task": t, "generation": self.planner_id,
+                    "connector_config": connector_config, "task_config": prepare(plan.task_configs[t]),
+                    "producer": producer, "max_records": plan.batch_max_records,
+                    "max_poll_ms": max(plan.trigger_interval_ms, 1000),
+                    "idle_ms": max(IDLE_MS, 10 * plan.trigger_interval_ms)}
+                for t in plan.live_tasks}
+
+    def _stored_offsets(self) -> list[list[Any]]:
+        """The connector's committed ``[partition, offset]`` pairs, once no transaction in the store is open."""
+        if not self.plan.offsets_store:
+            return []
+        if self._store is None:
+            from sparkcat.storage.factory import open_offsets_store
+            self._store = open_offsets_store(self.plan.offsets_store)
+        self._store.get(self.plan.connector, stable=True)
+        return [[p, o] for p, o in self._store.partitions(self.plan.connector)]
+
+    def initialOffset(self) -> str:  # noqa: N802 - the Java interface's names
+        return json.dumps({POLLS: 0})
+
+    def latestOffset(self, start: str, max_rows: int) -> str:  # noqa: N802
+        """Every trigger is a batch: a Connect task is polled, it has no backlog to measure beforehand."""
+        return json.dumps({POLLS: int(json.loads(start).get(POLLS, 0)) + 1})
+
+    def reportLatestOffset(self) -> str | None:  # noqa: N802
+        return None
+
+    def planPartitions(self, start: str, end: str) -> str:  # noqa: N802
+        offsets = self._stored_offsets()
+        host = self.plan.java_host
+        return json.dumps([[t, base64.b64encode(json.dumps({"host": host, "request": {**r, "offsets": offsets}})
+                                                .encode()).decode()] for t, r in self._requests.items()])
+
+    def commit(self, end: str) -> None:
+        """Nothing: the driver stores each batch's offsets from its result rows (``java_source_handler``)."""
+
+    def stop(self) -> None:
+        """The query ended: this JVM's tasks of the connector stop now (executors' stop when idle)."""
+        jvm = self.spark.sparkContext._jvm
+        try:
+            jvm.org.sparkcat.connect.ConnectHosts.stopSourceTasks(self.plan.connector)
+        except Exception as e:  # noqa: BLE001 - the driver may be shutting down
+            log.warning("Connector %s: stopping its Java tasks in the driver JVM failed: %s", self.plan.connector, e)
+        finally:
+            jvm.org.sparkcat.source.Planners.remove(self.planner_id)
+            if self._store is not None and self._own_store:
+                self._store.close()
+
+    class Java:
+        implements = ["org.sparkcat.source.Planner"]
+
+
+def java_source_stream(spark: SparkSession, plan: QueryPlan, store: Any = None) -> DataFrame:
+    """The stream of a Java source's batches: one result row per task and batch (``RESULT_SCHEMA``)."""
+    from pyspark.java_gateway import ensure_callback_server_started
+
+    planner_id = f"{plan.connector}-{uuid.uuid4().hex}"
+    ensure_callback_server_started(spark.sparkContext._gateway)
+    spark.sparkContext._jvm.org.sparkcat.source.Planners.register(planner_id,
+                                                                  JavaPlanner(spark, planner_id, plan, store))
+    log.info("Connector %s runs Java tasks %s on the executors", plan.connector,
+             ", ".join(str(t) for t in plan.live_tasks))
+    return spark.readStream.format(FORMAT).option("planner", planner_id).load()
+
+
+def java_source_handler(plan: QueryPlan) -> Handler:
+    """The batch's result rows, collected once: collecting runs the tasks, so nothing else may read ``batch_df``."""
+
+    def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
+        started = time.monotonic()
+        rows = [r for r in batch_df.collect() if r.records or r.errors or r.offsets != "[]"]
+        return batch_result(plan.connector, batch_id, rows, started)
+
+    return handler
