@@ -33,8 +33,10 @@ class JavaPluginCatalog(Protocol):
     def plugin_config(self, name: str) -> list[dict[str, Any]]:
         """Connect's ``ConfigKeyInfo`` list of the connector: its own keys, then the framework's."""
 
-    def validate(self, config: Mapping[str, str]) -> dict[str, Any]:
-        """Connect's ``ConfigInfos`` for ``config`` (placeholders already resolved)."""
+    def validate(self, config: Mapping[str, str], exactly_once: bool = False) -> dict[str, Any]:
+        """Connect's ``ConfigInfos`` for ``config`` (placeholders already resolved); ``exactly_once``: the worker
+        writes sources in transactions, so a source's ``exactly.once.support`` and ``transaction.boundary`` are
+        checked with the connector, as Connect's distributed herder checks them."""
 
     def new_connector(self, name: str) -> Connector:
         """A new, unstarted instance of the Java source connector ``name`` (a ``HostedJavaConnector``)."""

@@ -306,7 +306,8 @@ def _java_validation(config: Mapping[str, object], policy: InputPolicy, connecto
     """
     raw = {k: str(v) for k, v in config.items() if v is not None}
     resolved, provider_errors = policy.config_providers.resolve(raw)
-    response = policy.java_plugins.validate({**raw, **resolved})
+    response = policy.java_plugins.validate({**raw, **resolved},
+                                            exactly_once=policy.exactly_once_source and policy.kafka_stores)
     for entry in response.get("configs", []):
         value = entry.get("value") or {}
         name = value.get("name")
@@ -326,9 +327,9 @@ JAVA_SINK_NOT_RUN = ("{cls} is a Java sink connector found on plugin.path. spark
                      "use sparkcat's built-in of that name, if there is one")
 JAVA_EMBEDDED_SINK = ("{cls} is a Java source connector found on plugin.path: its records go to Kafka, as on Connect. "
                       "sink.* keys (a sink instead of Kafka) are for Python source connectors; remove them")
-JAVA_EXACTLY_ONCE = ("{cls} is a Java source connector found on plugin.path; sparkcat runs Java source tasks at least "
-                     "once, and this worker has exactly.once.source.support=enabled, under which every source task "
-                     "writes in transactions. Set exactly.once.source.support=disabled on the worker to run it")
+JAVA_CONNECTOR_BOUNDARIES = ("{cls} is a Java source connector found on plugin.path; sparkcat does not give Java "
+                             "tasks a TransactionContext yet, so transaction.boundary=connector is refused: use poll "
+                             "(a transaction per micro-batch) or interval")
 
 
 def java_connector_refusal(config: Mapping[str, object], policy: InputPolicy) -> str | None:
@@ -344,8 +345,8 @@ def java_connector_refusal(config: Mapping[str, object], policy: InputPolicy) ->
         return JAVA_SINK_NOT_RUN.format(cls=name)
     if embedded_sink_config(config) is not None:
         return JAVA_EMBEDDED_SINK.format(cls=name)
-    if policy.exactly_once_source and policy.kafka_stores:
-        return JAVA_EXACTLY_ONCE.format(cls=name)
+    if str(config.get("transaction.boundary") or "").strip().lower() == "connector":
+        return JAVA_CONNECTOR_BOUNDARIES.format(cls=name)
     return None
 
 

@@ -95,9 +95,9 @@ class JavaPlugins:
         host = self._ready_host()
         return json.loads(self._call("describe", name, lambda: host.pluginConfig(name)))
 
-    def validate(self, config: Mapping[str, str]) -> dict[str, Any]:
+    def validate(self, config: Mapping[str, str], exactly_once: bool = False) -> dict[str, Any]:
         host, name = self._ready_host(), str(config.get("connector.class") or "")
-        return json.loads(self._call("validate", name, lambda: host.validate(dict(config))))
+        return json.loads(self._call("validate", name, lambda: host.validate(dict(config), exactly_once)))
 
     def new_connector(self, name: str) -> Any:
         """A new, unstarted instance of the Java source connector ``name`` (``java_connectors.JavaSourceConnector``)."""

@@ -10,6 +10,11 @@ afresh resumes there), the batch's budget and the producer's settings. The execu
 polls it, transforms, converts, sends to Kafka and returns a result row once Kafka acknowledged every record.
 ``java_source_handler`` collects those rows: the driver then stores the offsets, as for any source (at least once:
 a task that fails, or a driver that dies, resumes from the last stored offsets).
+
+Exactly once (``plan.exactly_once``): each task's batch is one Kafka transaction with its records and its offsets
+(``transactional.id`` ``{group.id}-{connector}-{task}``, as Connect's), committed under the lease the driver held
+when it planned the batch; the driver stores nothing itself. A failed or replayed batch restarts its task from the
+offsets committed with the last transaction, which the planner reads once no transaction is open.
 """
 
 from __future__ import annotations
@@ -24,9 +29,11 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from sparkcat.kafka.client_settings import ClientKind, connector_overrides, spark_writer_options
+from sparkcat.kafka.producers import TRANSACTION_TIMEOUT_MS, task_transactional_id
 from sparkcat.policy.input_policy import prepare
 from sparkcat.spark.driver.batch_reports import Handler, batch_result
-from sparkcat.spark.query_plan import BatchResult, QueryPlan
+from sparkcat.spark.driver.leases import parse_group_metadata
+from sparkcat.spark.query_plan import BatchResult, LeaseSource, QueryPlan, no_lease
 
 __all__ = ["FORMAT", "JavaPlanner", "java_source_stream", "java_source_handler", "producer_settings"]
 
@@ -48,8 +55,9 @@ def producer_settings(plan: QueryPlan) -> dict[str, str]:
 class JavaPlanner:
     """``org.sparkcat.source.Planner`` for a Java source: a batch per trigger, one request per live task."""
 
-    def __init__(self, spark: SparkSession, planner_id: str, plan: QueryPlan, store: Any = None) -> None:
-        self.spark, self.planner_id, self.plan = spark, planner_id, plan
+    def __init__(self, spark: SparkSession, planner_id: str, plan: QueryPlan, store: Any = None,
+                 lease: LeaseSource = no_lease) -> None:
+        self.spark, self.planner_id, self.plan, self.lease = spark, planner_id, plan, lease
         self._store, self._own_store = store, store is None
         self._requests = self._fixed_requests()
 
@@ -62,8 +70,26 @@ class JavaPlanner:
                     "connector_config": connector_config, "task_config": prepare(plan.task_configs[t]),
                     "producer": producer, "max_records": plan.batch_max_records,
                     "max_poll_ms": max(plan.trigger_interval_ms, 1000),
-                    "idle_ms": max(IDLE_MS, 10 * plan.trigger_interval_ms)}
+                    "idle_ms": max(IDLE_MS, 10 * plan.trigger_interval_ms),
+                    "exactly_once": self._transactions(t)}
                 for t in plan.live_tasks}
+
+    def _transactions(self, task: int) -> dict[str, Any] | None:
+        """Task ``task``'s transactional settings when the plan is exactly-once, else None."""
+        plan = self.plan
+        if not plan.exactly_once:
+            return None
+        return {"transactional_id": task_transactional_id(plan.group_id, plan.connector, task),
+                "offsets_topic": plan.offsets_store["topic"], "transaction_timeout_ms": TRANSACTION_TIMEOUT_MS}
+
+    def _lease(self) -> dict[str, Any] | None:
+        """The driver's lease as the batch is planned, in the fields of Java's ``ConsumerGroupMetadata``."""
+        held = self.lease() if self.plan.exactly_once else None
+        if held is None:
+            return None
+        group, generation, member, instance = parse_group_metadata(held.group_metadata)
+        return {"group": group, "generation": generation, "member": member, "instance": instance,
+                "topic": held.topic}
 
     def _stored_offsets(self) -> list[list[Any]]:
         """The connector's committed ``[partition, offset]`` pairs, once no transaction in the store is open."""
@@ -86,9 +112,9 @@ class JavaPlanner:
         return None
 
     def planPartitions(self, start: str, end: str) -> str:  # noqa: N802
-        offsets = self._stored_offsets()
+        batch = {"offsets": self._stored_offsets(), "lease": self._lease()}
         host = self.plan.java_host
-        return json.dumps([[t, base64.b64encode(json.dumps({"host": host, "request": {**r, "offsets": offsets}})
+        return json.dumps([[t, base64.b64encode(json.dumps({"host": host, "request": {**r, **batch}})
                                                 .encode()).decode()] for t, r in self._requests.items()])
 
     def commit(self, end: str) -> None:
@@ -110,14 +136,17 @@ class JavaPlanner:
         implements = ["org.sparkcat.source.Planner"]
 
 
-def java_source_stream(spark: SparkSession, plan: QueryPlan, store: Any = None) -> DataFrame:
-    """The stream of a Java source's batches: one result row per task and batch (``RESULT_SCHEMA``)."""
+def java_source_stream(spark: SparkSession, plan: QueryPlan, store: Any = None,
+                       lease: LeaseSource = no_lease) -> DataFrame:
+    """The stream of a Java source's batches: one result row per task and batch (``RESULT_SCHEMA``).
+
+    ``lease``: the driver's proof of leadership, which exactly-once tasks commit their transactions with."""
     from pyspark.java_gateway import ensure_callback_server_started
 
     planner_id = f"{plan.connector}-{uuid.uuid4().hex}"
     ensure_callback_server_started(spark.sparkContext._gateway)
     spark.sparkContext._jvm.org.sparkcat.source.Planners.register(planner_id,
-                                                                  JavaPlanner(spark, planner_id, plan, store))
+                                                                  JavaPlanner(spark, planner_id, plan, store, lease))
     log.info("Connector %s runs Java tasks %s on the executors", plan.connector,
              ", ".join(str(t) for t in plan.live_tasks))
     return spark.readStream.format(FORMAT).option("planner", planner_id).load()
@@ -129,6 +158,8 @@ def java_source_handler(plan: QueryPlan) -> Handler:
     def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
         started = time.monotonic()
         rows = [r for r in batch_df.collect() if r.records or r.errors or r.offsets != "[]"]
-        return batch_result(plan.connector, batch_id, rows, started)
+        result = batch_result(plan.connector, batch_id, rows, started)
+        result.positions_stored = plan.exactly_once  # committed with the records, in each task's transaction
+        return result
 
     return handler

@@ -101,12 +101,13 @@ def _kafka_stream(spark: SparkSession, plan: QueryPlan) -> DataFrame:
                      "key", "value", "headers")
 
 
-def read_stream(spark: SparkSession, plan: QueryPlan, store: Any = None) -> DataFrame:
-    """The streaming DataFrame of a plan: connector source, or Kafka for sink connectors."""
+def read_stream(spark: SparkSession, plan: QueryPlan, store: Any = None, lease: LeaseSource = no_lease) -> DataFrame:
+    """The streaming DataFrame of a plan: connector source, or Kafka for sink connectors (``lease``: what a Java
+    source's exactly-once tasks commit under)."""
     if plan.connector_type == "sink":
         return _kafka_stream(spark, plan)
     if plan.java_host:
-        return java_source.java_source_stream(spark, plan, store)
+        return java_source.java_source_stream(spark, plan, store, lease)
     rows = planned_source.source_stream(spark, plan, store)
     return transformed(rows, plan)
 
@@ -155,7 +156,7 @@ def start_query(spark: SparkSession, plan: QueryPlan, on_batch: OnBatch,
                 raise InterruptedError(STOP_INTERRUPTION.format(name=plan.query_name, batch=batch_id)) from None
             raise
 
-    query = (read_stream(spark, plan, store).writeStream
+    query = (read_stream(spark, plan, store, lease).writeStream
              .foreachBatch(foreach_batch)
              .queryName(plan.query_name)
              .option("checkpointLocation", plan.checkpoint_dir)

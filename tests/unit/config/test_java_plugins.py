@@ -26,7 +26,7 @@ class FakeCatalog:
     def connector_type(self, name: str) -> str | None:
         return "source" if name in (FILE_SOURCE, "FileStreamSource") else None
 
-    def validate(self, config):
+    def validate(self, config, exactly_once=False):
         self.validated.append(dict(config))
         topic_errors = [] if config.get("topic") else ["Invalid value  for configuration topic: String must be non-empty"]
         return {"name": FILE_SOURCE, "error_count": len(topic_errors), "groups": ["Common"], "configs": [
@@ -75,9 +75,11 @@ def test_what_sparkcat_cannot_run_of_a_java_connector_is_refused_with_the_reason
     embedded = java_connector_refusal({"connector.class": FILE_SOURCE, "sink.connector.class": "file-sink"},
                                       at_least_once)
     assert embedded is not None and "sink.* keys" in embedded
-    transactional = java_connector_refusal({"connector.class": FILE_SOURCE},
-                                           policy(tmp_path, WithSink(), bootstrap_servers="b:9092"))
-    assert transactional is not None and "exactly.once.source.support=disabled" in transactional
+    boundaries = java_connector_refusal({"connector.class": FILE_SOURCE, "transaction.boundary": "Connector"},
+                                        policy(tmp_path, WithSink(), bootstrap_servers="b:9092"))
+    assert boundaries is not None and "transaction.boundary=connector is refused" in boundaries
+    assert java_connector_refusal({"connector.class": FILE_SOURCE, "transaction.boundary": "interval"},
+                                  policy(tmp_path, WithSink(), bootstrap_servers="b:9092")) is None
     assert java_connector_refusal({"connector.class": "increment"}, at_least_once) is None
     assert java_connector_refusal({"connector.class": FILE_SOURCE}, policy(tmp_path, None)) is None
 

@@ -7,6 +7,7 @@ import java.util.Map;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.connect.connector.Task;
+import org.apache.kafka.connect.source.ExactlyOnceSupport;
 import org.apache.kafka.connect.source.SourceConnector;
 import org.apache.kafka.connect.util.ConnectorUtils;
 
@@ -53,6 +54,12 @@ public class IncrementSourceConnector extends SourceConnector {
             out.add(config);
         }
         return out;
+    }
+
+    /** Its records follow from the stored position alone, so a task restarted there writes the same records. */
+    @Override
+    public ExactlyOnceSupport exactlyOnceSupport(Map<String, String> props) {
+        return ExactlyOnceSupport.SUPPORTED;
     }
 
     @Override

@@ -31,6 +31,8 @@ import org.apache.kafka.connect.runtime.rest.entities.ConfigInfos;
 import org.apache.kafka.connect.runtime.rest.entities.ConfigKeyInfo;
 import org.apache.kafka.connect.runtime.rest.entities.PluginInfo;
 import org.apache.kafka.connect.sink.SinkConnector;
+import org.apache.kafka.connect.source.ExactlyOnceSupport;
+import org.apache.kafka.connect.source.SourceConnector;
 
 /**
  * Kafka Connect's Java plugins from {@code plugin.path}, as Connect's own {@link Plugins} finds and isolates them.
@@ -152,8 +154,10 @@ public final class ConnectHost {
      * {@code PUT /connector-plugins/NAME/config/validate}: the framework's keys (with the transforms' and predicates'
      * own, as Connect enriches them), then the connector's {@code config()} and {@code validate()}, merged by
      * Connect's {@code AbstractHerder.generateResult}. Converter and client-override checks are sparkcat's.
+     * {@code exactlyOnce}: the worker writes sources in transactions; {@code exactly.once.support=required} is then
+     * checked with the connector's {@code exactlyOnceSupport}, as Connect's distributed herder checks it.
      */
-    public String validate(Map<String, String> props) {
+    public String validate(Map<String, String> props, boolean exactlyOnce) {
         return inHost(() -> {
             Map<String, String> config = new HashMap<>(props);
             String name = config.get(ConnectorConfig.CONNECTOR_CLASS_CONFIG);
@@ -167,6 +171,8 @@ public final class ConnectHost {
                 Map<String, ConfigValue> validated = enriched.validateAll(config);
                 if (sink) {
                     SinkConnectorConfig.validate(config, validated);
+                } else {
+                    checkExactlyOnceSupport((SourceConnector) connector, config, validated, exactlyOnce);
                 }
                 List<ConfigValue> values = new ArrayList<>(validated.values());
                 Map<String, ConfigKey> keys = new LinkedHashMap<>(enriched.configKeys());
@@ -180,6 +186,36 @@ public final class ConnectHost {
                 return JSON.writeValueAsString(infos);
             }
         });
+    }
+
+    /** Connect's {@code DistributedHerder.validateSourceConnectorExactlyOnceSupport}, with its messages. */
+    private static void checkExactlyOnceSupport(SourceConnector connector, Map<String, String> config,
+                                                Map<String, ConfigValue> validated, boolean exactlyOnce) {
+        ConfigValue support = validated.get(SourceConnectorConfig.EXACTLY_ONCE_SUPPORT_CONFIG);
+        if (support == null || !support.errorMessages().isEmpty()
+                || !"required".equalsIgnoreCase(String.valueOf(support.value()))) {
+            return;
+        }
+        if (!exactlyOnce) {
+            support.addErrorMessage("This worker does not have exactly-once source support enabled.");
+        }
+        ExactlyOnceSupport answer;
+        try {
+            answer = connector.exactlyOnceSupport(config);
+        } catch (RuntimeException e) {
+            support.addErrorMessage("An unexpected error occurred during validation: " + e.getMessage());
+            return;
+        }
+        if (answer == null) {
+            support.addErrorMessage("The connector does not implement the API required for preflight validation of "
+                    + "exactly-once source support. Please consult the documentation for the connector to determine "
+                    + "whether it supports exactly-once semantics, and then consider reconfiguring the connector to "
+                    + "use the value \"requested\" for this property (which will disable this preflight check and "
+                    + "allow the connector to be created).");
+        } else if (answer != ExactlyOnceSupport.SUPPORTED) {
+            support.addErrorMessage("The connector does not support exactly-once semantics with the provided "
+                    + "configuration.");
+        }
     }
 
     /** Connect's metrics of this JVM's connectors and tasks (error handling, plugin metrics), made once. */

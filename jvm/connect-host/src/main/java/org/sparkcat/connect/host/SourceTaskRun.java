@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.logging.Logger;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -17,6 +18,7 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.metrics.PluginMetrics;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.connect.errors.RetriableException;
 import org.apache.kafka.connect.header.Header;
 import org.apache.kafka.connect.runtime.ConnectMetrics;
 import org.apache.kafka.connect.runtime.SourceConnectorConfig;
@@ -50,10 +52,17 @@ import org.apache.kafka.connect.util.ConnectorTaskId;
  *
  * <p>As in Connect's {@code AbstractWorkerSourceTask}: {@code commitRecord} when Kafka acknowledged a record (or it
  * was filtered or skipped), {@code commit} once its offsets are stored (at the next batch: the driver stores a
- * batch's offsets before it plans the next one). Not thread-safe: one batch at a time ({@link SourceTasks}).
+ * batch's offsets before it plans the next one).
+ *
+ * <p>Exactly once (KIP-618, the request's {@code exactly_once}): the producer is transactional with Connect's
+ * {@code transactional.id} ({@code group.id-connector-task}; initialising it fences every earlier instance), and
+ * each batch is one transaction holding the records and, in the offsets topic with Connect's key and value, the
+ * batch's offsets, committed under the driver's lease when it has one (the leader group's generation, which the
+ * coordinator checks). {@code commit} follows the transaction's commit. One batch at a time ({@link SourceTasks}).
  */
 final class SourceTaskRun implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Logger LOG = Logger.getLogger(SourceTaskRun.class.getName());
 
     final String generation;
     private final ConnectorTaskId id;
@@ -69,11 +78,13 @@ final class SourceTaskRun implements AutoCloseable {
     private KafkaProducer<byte[], byte[]> producer;
     private volatile long lastUsedMs = System.currentTimeMillis();
     private boolean uncommitted;
+    private final Transactions transactions;
 
     SourceTaskRun(Plugins plugins, WorkerConfig worker, ConnectMetrics metrics, JsonNode request) throws Exception {
         this.generation = request.get("generation").asText();
         this.id = new ConnectorTaskId(request.get("connector").asText(), request.get("task").asInt());
         this.plugins = plugins;
+        this.transactions = Transactions.of(id.connector(), request.get("exactly_once"));
         Map<String, String> connectorConfig = strings(request.get("connector_config"));
         Map<String, String> taskConfig = strings(request.get("task_config"));
         this.loader = plugins.connectorClass(connectorConfig.get("connector.class")).getClassLoader();
@@ -93,7 +104,7 @@ final class SourceTaskRun implements AutoCloseable {
             }
             List<TransformationStage<SourceRecord>> stages = config.transformationStages(plugins, id, metrics);
             this.chain = new TransformationChain<>(stages, retry);
-            this.producer = producer(request.get("producer"));
+            this.producer = producer(request.get("producer"), transactions);
             Class<?> taskClass = Class.forName(taskConfig.get(TaskConfig.TASK_CLASS_CONFIG), true, loader);
             this.task = (SourceTask) plugins.newTask(taskClass.asSubclass(SourceTask.class));
             OffsetStorageReader offsets = new OffsetsSnapshot(request.get("offsets"));
@@ -126,7 +137,7 @@ final class SourceTaskRun implements AutoCloseable {
     }
 
     /** Connect's source producer defaults (acks=all, idempotent, in order), then the request's settings. */
-    private static KafkaProducer<byte[], byte[]> producer(JsonNode settings) {
+    private static KafkaProducer<byte[], byte[]> producer(JsonNode settings, Transactions transactions) {
         Map<String, Object> props = new HashMap<>();
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
@@ -134,11 +145,18 @@ final class SourceTaskRun implements AutoCloseable {
         props.putAll(strings(settings));
         props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        if (transactions != null) {
+            transactions.configure(props);
+        }
         Thread thread = Thread.currentThread();
         ClassLoader before = thread.getContextClassLoader();
         thread.setContextClassLoader(SourceTaskRun.class.getClassLoader());  // the clients' classes are the host's
         try {
-            return new KafkaProducer<>(props);
+            KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props);
+            if (transactions != null) {
+                producer.initTransactions();  // fences every earlier instance of this task
+            }
+            return producer;
         } finally {
             thread.setContextClassLoader(before);
         }
@@ -152,54 +170,82 @@ final class SourceTaskRun implements AutoCloseable {
      * Poll until {@code maxRecords} records, {@code maxMillis}, or a poll that returns nothing; send them; answer
      * {@code {"records": n, "offsets": [[partition, offset], ...], "errors": {...}}} once Kafka acknowledged all.
      */
-    synchronized String batch(int maxRecords, long maxMillis) throws Exception {
+    synchronized String batch(int maxRecords, long maxMillis, JsonNode lease) throws Exception {
         lastUsedMs = System.currentTimeMillis();
         try (LoaderSwap swap = plugins.withClassLoader(loader)) {
             if (uncommitted) {  // the previous batch's offsets are stored: the driver planned this one after that
                 task.commit();
                 uncommitted = false;
             }
-            Map<String, Object[]> offsets = new LinkedHashMap<>();
-            AtomicReference<Exception> sendFailure = new AtomicReference<>();
-            AtomicInteger sendSkipped = new AtomicInteger();
-            int sent = 0;
-            int skipped = 0;
-            long deadline = System.currentTimeMillis() + maxMillis;
-            while (sent + skipped < maxRecords && System.currentTimeMillis() < deadline) {
-                List<SourceRecord> polled = task.poll();
-                if (polled == null || polled.isEmpty()) {
-                    break;
-                }
-                for (SourceRecord record : polled) {
-                    if (record.sourcePartition() != null) {
-                        offsets.put(OffsetsSnapshot.key(record.sourcePartition()),
-                                new Object[] {record.sourcePartition(), record.sourceOffset()});
-                    }
-                    ProcessingContext<SourceRecord> context = new ProcessingContext<>(record);
-                    ProducerRecord<byte[], byte[]> out = convert(context, chain.apply(context, record));
-                    if (out == null) {  // filtered by a transformation, or failed and tolerated
-                        skipped += context.failed() ? 1 : 0;
-                        task.commitRecord(record, null);
-                        continue;
-                    }
-                    producer.send(out, (metadata, error) -> acknowledged(record, metadata, error, sendFailure,
-                            sendSkipped));
-                    sent++;
-                }
+            if (transactions != null) {
+                producer.beginTransaction();
             }
-            producer.flush();
-            if (sendFailure.get() != null) {
-                throw sendFailure.get();
+            try {
+                return pollAndSend(maxRecords, maxMillis, lease);
+            } catch (Exception | Error e) {
+                if (transactions != null) {
+                    transactions.abortQuietly(producer);
+                }
+                throw e;
             }
-            uncommitted = !offsets.isEmpty();
-            lastUsedMs = System.currentTimeMillis();
-            return answer(sent - sendSkipped.get(), offsets.values(), skipped + sendSkipped.get());
         }
+    }
+
+    private String pollAndSend(int maxRecords, long maxMillis, JsonNode lease) throws Exception {
+        Map<String, Object[]> offsets = new LinkedHashMap<>();
+        AtomicReference<Exception> sendFailure = new AtomicReference<>();
+        AtomicInteger sendSkipped = new AtomicInteger();
+        int sent = 0;
+        int skipped = 0;
+        long deadline = System.currentTimeMillis() + maxMillis;
+        while (sent + skipped < maxRecords && System.currentTimeMillis() < deadline) {
+            List<SourceRecord> polled;
+            try {
+                polled = task.poll();
+            } catch (RetriableException e) {  // as Connect's WorkerSourceTask: poll again, next batch
+                LOG.warning("Task " + id + ": poll failed, to be retried: " + e);
+                break;
+            }
+            if (polled == null || polled.isEmpty()) {
+                break;
+            }
+            for (SourceRecord record : polled) {
+                if (record.sourcePartition() != null) {
+                    offsets.put(OffsetsSnapshot.key(record.sourcePartition()),
+                            new Object[] {record.sourcePartition(), record.sourceOffset()});
+                }
+                ProcessingContext<SourceRecord> context = new ProcessingContext<>(record);
+                ProducerRecord<byte[], byte[]> out = convert(context, chain.apply(context, record));
+                if (out == null) {  // filtered by a transformation, or failed and tolerated
+                    skipped += context.failed() ? 1 : 0;
+                    task.commitRecord(record, null);
+                    continue;
+                }
+                producer.send(out, (metadata, error) -> acknowledged(record, metadata, error, sendFailure,
+                        sendSkipped));
+                sent++;
+            }
+        }
+        producer.flush();
+        if (sendFailure.get() != null) {
+            throw sendFailure.get();
+        }
+        if (transactions != null) {  // records and offsets commit together, then the task hears of it
+            transactions.commit(producer, offsets.values(), lease);
+            if (!offsets.isEmpty()) {
+                task.commit();
+            }
+        } else {
+            uncommitted = !offsets.isEmpty();
+        }
+        lastUsedMs = System.currentTimeMillis();
+        return answer(sent - sendSkipped.get(), offsets.values(), skipped + sendSkipped.get());
     }
 
     private void acknowledged(SourceRecord record, RecordMetadata metadata, Exception error,
                               AtomicReference<Exception> failure, AtomicInteger skipped) {
-        if (error != null && retry.getErrorToleranceType() != ToleranceType.ALL) {
+        // exactly once: a record Kafka refuses fails the task whatever errors.tolerance says, as in Connect
+        if (error != null && (transactions != null || retry.getErrorToleranceType() != ToleranceType.ALL)) {
             failure.compareAndSet(null, error);
             return;
         }

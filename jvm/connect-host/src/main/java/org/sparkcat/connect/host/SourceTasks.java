@@ -66,7 +66,8 @@ final class SourceTasks {
                 }
                 idleLimits.put(key, request.path("idle_ms").asLong(120_000));
             }
-            return run.batch(request.get("max_records").asInt(), request.get("max_poll_ms").asLong());
+            return run.batch(request.get("max_records").asInt(), request.get("max_poll_ms").asLong(),
+                    request.get("lease"));
         } catch (Exception | Error e) {
             if (run != null && running.remove(key, run)) {
                 run.close();
