@@ -39,7 +39,7 @@ class JavaPluginCatalog(Protocol):
         checked with the connector, as Connect's distributed herder checks them."""
 
     def new_connector(self, name: str) -> Connector:
-        """A new, unstarted instance of the Java source connector ``name`` (a ``HostedJavaConnector``)."""
+        """A new, unstarted instance of the Java connector ``name`` (a ``HostedJavaConnector``)."""
 
 
 @runtime_checkable

@@ -321,10 +321,6 @@ def _java_validation(config: Mapping[str, object], policy: InputPolicy, connecto
     return ValidationResult(str(config.get("connector.class")), connector_type, response, errors)
 
 
-JAVA_SINK_NOT_RUN = ("{cls} is a Java sink connector found on plugin.path. sparkcat lists, describes and validates "
-                     "Java sink connectors with Kafka Connect's own classes and runs Java source connectors, but does "
-                     "not run Java sinks yet, and never runs a Python port in its place; remove it from plugin.path to "
-                     "use sparkcat's built-in of that name, if there is one")
 JAVA_EMBEDDED_SINK = ("{cls} is a Java source connector found on plugin.path: its records go to Kafka, as on Connect. "
                       "sink.* keys (a sink instead of Kafka) are for Python source connectors; remove them")
 JAVA_CONNECTOR_BOUNDARIES = ("{cls} is a Java source connector found on plugin.path; sparkcat does not give Java "
@@ -335,14 +331,15 @@ JAVA_CONNECTOR_BOUNDARIES = ("{cls} is a Java source connector found on plugin.p
 def java_connector_refusal(config: Mapping[str, object], policy: InputPolicy) -> str | None:
     """Why a connector naming a Java connector on plugin.path cannot be created or started (else None).
 
-    sparkcat runs Java source connectors writing to Kafka; never a Python port in a Java connector's place.
+    sparkcat runs Java connectors (never a Python port in a Java connector's place), but not every way of
+    running them yet.
     """
     name = config.get("connector.class")
     kind = policy.java_connector(name)
     if kind is None:
         return None
     if kind == "sink":
-        return JAVA_SINK_NOT_RUN.format(cls=name)
+        return None
     if embedded_sink_config(config) is not None:
         return JAVA_EMBEDDED_SINK.format(cls=name)
     if str(config.get("transaction.boundary") or "").strip().lower() == "connector":

@@ -100,11 +100,12 @@ class JavaPlugins:
         return json.loads(self._call("validate", name, lambda: host.validate(dict(config), exactly_once)))
 
     def new_connector(self, name: str) -> Any:
-        """A new, unstarted instance of the Java source connector ``name`` (``java_connectors.JavaSourceConnector``)."""
-        from sparkcat.spark.driver.java_connectors import JavaSourceConnector
+        """A new, unstarted instance of the Java connector ``name`` (``java_connectors``' adapters)."""
+        from sparkcat.spark.driver.java_connectors import java_connector
 
         host = self._ready_host()
-        return JavaSourceConnector(name, self._call("load", name, lambda: host.startConnector(name)), self.host_spec)
+        kind = self.connector_type(name) or "source"
+        return java_connector(name, kind, self._call("load", name, lambda: host.startConnector(name)), self.host_spec)
 
     @staticmethod
     def _call(what: str, name: str, call: Any) -> str:

@@ -28,6 +28,7 @@ from sparkcat.kafka.dead_letter_queue import ensure_topic
 from sparkcat.kafka.producers import LeaderLease
 from sparkcat.spark.driver.batch_reports import Handler, SinkBatchIds, batch_result
 from sparkcat.spark.driver.batch_writers import batch_writer_for, batch_writer_handler
+from sparkcat.spark.driver.java_sink import java_sink_handler
 from sparkcat.spark.driver.java_source import java_source_handler
 from sparkcat.spark.driver.kafka_input import Assignment, connector_admin, route, subscribed_partitions
 from sparkcat.spark.driver.leases import write_under_lease
@@ -53,8 +54,8 @@ def handler_for(plan: QueryPlan, lease: LeaseSource = no_lease) -> Handler:
     A connector with a dead letter queue gets its topic first (``ensure_dead_letter_queue``), as Connect
     creates it when a task starts: a topic that cannot be created fails the connector's query now.
     """
-    if plan.java_host:  # the JVM writes to Kafka; the rows are the tasks' reports
-        return java_source_handler(plan)
+    if plan.java_host:  # Java tasks, in the executors' JVMs: the rows are their reports
+        return java_sink_handler(plan) if plan.connector_type == "sink" else java_source_handler(plan)
     ensure_dead_letter_queue(plan)
     writer = batch_writer_for(plan)
     if writer is not None:  # its writes are idempotent by batch id: no lease needed

@@ -1,10 +1,12 @@
-"""A Java source connector from ``plugin.path`` as sparkcat's runtime sees a connector: ``JavaSourceConnector``.
+"""A Java connector from ``plugin.path`` as sparkcat's runtime sees a connector: ``JavaSourceConnector``,
+``JavaSinkConnector``.
 
 The connector itself runs in the driver JVM (``org.sparkcat.connect.host.HostedConnector``: start, task configs,
 stop, its ``ConnectorContext``); this adapter gives the lifecycle the ``Connector`` interface it drives for Python
-connectors. Its tasks never run in Python: ``JavaSourceTask`` only names them in plans, and the query reads through
-``java_source`` (each batch a Java ``SourceTask`` on an executor). What the connector asks through its context
-(``requestTaskReconfiguration``, ``raiseError``) is polled from the JVM once a second and passed on.
+connectors. Its tasks never run in Python: ``JavaSourceTask``/``JavaSinkTask`` only name them in plans; a source's
+query reads through ``java_source`` and a sink's batches are written by ``java_sink`` (each a Java task on an
+executor). What the connector asks through its context (``requestTaskReconfiguration``, ``raiseError``) is polled
+from the JVM once a second and passed on.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ import logging
 import threading
 from typing import Any
 
-from sparkcat.api.connector import SourceConnector, SourceTask
+from sparkcat.api.connector import Connector, SinkConnector, SinkTask, SourceConnector, SourceTask
 from sparkcat.errors import ConnectorError
 
-__all__ = ["JavaSourceConnector", "JavaSourceTask", "java_error"]
+__all__ = ["JavaSourceConnector", "JavaSourceTask", "JavaSinkConnector", "JavaSinkTask", "java_connector",
+           "java_error"]
 
 log = logging.getLogger(__name__)
 
@@ -41,15 +44,38 @@ def _stack_trace(java: Any) -> str:
     return str(out.toString())
 
 
+def _refuse_python_start(config: dict[str, str]) -> None:
+    raise ConnectorError(f"{config.get('task.class')} is a Java task: it runs in the JVM, not in Python")
+
+
 class JavaSourceTask(SourceTask):
-    """Names a Java connector's tasks in plans; they run in the JVM (``java_source``), never in Python."""
+    """Names a Java source connector's tasks in plans; they run in the JVM (``java_source``), never in Python."""
 
     def start(self, config: dict[str, str]) -> None:
-        raise ConnectorError(f"{config.get('task.class')} is a Java task: it runs in the JVM, not in Python")
+        _refuse_python_start(config)
 
 
-class JavaSourceConnector(SourceConnector):
+class JavaSinkTask(SinkTask):
+    """Names a Java sink connector's tasks in plans; they run in the JVM (``java_sink``), never in Python."""
+
+    def start(self, config: dict[str, str]) -> None:
+        _refuse_python_start(config)
+
+    def put(self, records: list) -> None:
+        raise ConnectorError("a Java sink task runs in the JVM, not in Python")
+
+
+def java_connector(java_class: str, connector_type: str, handle: Any, host_spec: dict[str, Any]) -> Connector:
+    """The adapter of a Java connector of ``connector_type`` (``"source"`` or ``"sink"``)."""
+    cls = JavaSinkConnector if connector_type == "sink" else JavaSourceConnector
+    return cls(java_class, handle, host_spec)
+
+
+class _JavaConnector:
     """A started ``HostedConnector`` behind sparkcat's ``Connector`` interface (a ``plugins.HostedJavaConnector``)."""
+
+    _python_task: type = JavaSourceTask
+    context: Any = None
 
     def __init__(self, java_class: str, handle: Any, host_spec: dict[str, Any]) -> None:
         self.java_class = java_class
@@ -69,8 +95,8 @@ class JavaSourceConnector(SourceConnector):
         threading.Thread(target=self._watch_context, name=f"sparkcat-java-{config.get('name', '')}",
                          daemon=True).start()
 
-    def task_class(self) -> type[SourceTask]:
-        return JavaSourceTask
+    def task_class(self) -> type:
+        return self._python_task
 
     def java_task_class(self) -> str:
         """The Java class of the connector's tasks, as its task configs carry it in ``task.class``."""
@@ -106,3 +132,15 @@ class JavaSourceConnector(SourceConnector):
                 return
             if raised is not None and self.context is not None:
                 self.context.raise_error(ConnectorError(f"Java connector {self.java_class} raised an error:\n{raised}"))
+
+
+class JavaSourceConnector(_JavaConnector, SourceConnector):
+    """A Java ``SourceConnector`` from plugin.path; its tasks run in executor JVMs (``java_source``)."""
+
+    _python_task = JavaSourceTask
+
+
+class JavaSinkConnector(_JavaConnector, SinkConnector):
+    """A Java ``SinkConnector`` from plugin.path; its tasks run in executor JVMs (``java_sink``)."""
+
+    _python_task = JavaSinkTask

@@ -124,7 +124,7 @@ class JavaPlanner:
         """The query ended: this JVM's tasks of the connector stop now (executors' stop when idle)."""
         jvm = self.spark.sparkContext._jvm
         try:
-            jvm.org.sparkcat.connect.ConnectHosts.stopSourceTasks(self.plan.connector)
+            jvm.org.sparkcat.connect.ConnectHosts.stopTasks(self.plan.connector)
         except Exception as e:  # noqa: BLE001 - the driver may be shutting down
             log.warning("Connector %s: stopping its Java tasks in the driver JVM failed: %s", self.plan.connector, e)
         finally:

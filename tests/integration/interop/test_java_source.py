@@ -6,6 +6,7 @@ The worker writes at least once (``exactly.once.source.support=disabled``). Each
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from sparkcat.config.worker import WorkerConfig
 from sparkcat.errors import NotFoundError
 from sparkcat.model.config_state import TargetState
 from tests.java_plugins import INCREMENT_CONNECTOR, build_increment_plugin, connect_file_plugin
-from tests.kafka_helpers import create_topic, read_topic, wait_until
+from tests.kafka_helpers import create_topic, produce, read_topic, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -147,3 +148,75 @@ def test_a_failing_java_task_is_failed_with_its_java_trace_and_resumes_from_its_
     assert sorted(set(values)) == [(p - 1) * 7 for p in range(1, len(set(values)) + 1)]  # no gap
     # at least once, as on Connect: what the failed batch sent before the error comes again after the restart
     assert sorted(v for v in set(values) if values.count(v) > 1) == [(p - 1) * 7 for p in range(201, 211)]
+
+
+FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+
+
+def test_java_file_source_to_java_file_sink_round_trip(run):
+    """Apache's own FileStreamSource into Kafka and FileStreamSink out of it, both Java plugins on sparkcat."""
+    topic, source, out = f"{run.name}-round", run.dir / "round-in.txt", run.dir / "round-out.txt"
+    create_topic(run.bootstrap, topic, partitions=2)
+    lines = [f"row {i} é" for i in range(1000)]
+    source.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    run.driver.herder.put_connector_config("round-src", {
+        "connector.class": FILE_SOURCE, "file": str(source), "topic": topic, "value.converter": STRINGS,
+        "trigger.interval.ms": "300"})
+    run.driver.herder.put_connector_config("round-sink", {
+        "connector.class": FILE_SINK, "file": str(out), "topics": topic, "tasks.max": "1",
+        "value.converter": STRINGS, "trigger.interval.ms": "300"})
+    status = run.wait_running("round-sink")
+    assert status["type"] == "sink"
+    wait_until(lambda: out.exists() and len(out.read_text(encoding="utf-8").splitlines()) >= len(lines),
+               timeout_s=120, message="every line in the sink's file")
+    assert sorted(out.read_text(encoding="utf-8").splitlines()) == sorted(lines)
+    # the sink's positions, committed as Connect commits them: next offset per topic-partition
+    wait_until(lambda: sum(o["kafka_offset"] for _, o in run.driver.herder.connector_offsets("round-sink"))
+               == len(lines), timeout_s=60, message="the sink's committed offsets to cover every record")
+    for name in ("round-src", "round-sink"):
+        _stopped(run, name)
+
+
+def _dead_letters(bootstrap: str, topic: str) -> list[tuple[bytes, dict[str, bytes]]]:
+    """(value, headers) of every record in ``topic``."""
+    from confluent_kafka import Consumer, TopicPartition
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"dlq-{uuid.uuid4().hex}",
+                         "enable.auto.commit": False})
+    try:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        out = []
+        while (message := consumer.poll(5)) is not None:
+            if message.error() is None:
+                out.append((message.value(), dict(message.headers() or [])))
+        return out
+    finally:
+        consumer.close()
+
+
+def test_a_java_sink_with_two_tasks_dead_letters_what_its_converter_refuses(run):
+    topic, out, dlq = f"{run.name}-json", run.dir / "json-out.txt", f"{run.name}-dlq"
+    create_topic(run.bootstrap, topic, partitions=2)
+    good = [json.dumps({"n": i}).encode() for i in range(40)]
+    for p in (0, 1):
+        produce(run.bootstrap, topic, good[p::2] + [b"not json " + bytes([48 + p])], partition=p)
+    run.driver.herder.put_connector_config("json-sink", {
+        "connector.class": FILE_SINK, "file": str(out), "topics": topic, "tasks.max": "2",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
+        "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.topic.replication.factor": "1", "errors.deadletterqueue.context.headers.enable": "true",
+        "trigger.interval.ms": "300"})
+    assert len(run.wait_running("json-sink")["tasks"]) == 2
+    wait_until(lambda: out.exists() and len(out.read_text().splitlines()) >= 40, timeout_s=120,
+               message="the 40 good records in the file")
+    assert sorted(out.read_text().splitlines()) == sorted(f"{{n={i}}}" for i in range(40))  # Connect's Map.toString
+    wait_until(lambda: len(_dead_letters(run.bootstrap, dlq)) == 2, timeout_s=60, message="two dead letters")
+    letters = _dead_letters(run.bootstrap, dlq)
+    assert sorted(v for v, _ in letters) == [b"not json 0", b"not json 1"]
+    for _, headers in letters:  # Connect's own reporter: the error's context in the headers
+        assert headers["__connect.errors.topic"] == topic.encode()
+        assert headers["__connect.errors.stage"] == b"VALUE_CONVERTER"
+        assert b"DataException" in headers["__connect.errors.exception.class.name"]
+    wait_until(lambda: sorted((p["kafka_partition"], o["kafka_offset"])
+                              for p, o in run.driver.herder.connector_offsets("json-sink")) == [(0, 21), (1, 21)],
+               timeout_s=60, message="both partitions committed past the bad record")
+    _stopped(run, "json-sink")

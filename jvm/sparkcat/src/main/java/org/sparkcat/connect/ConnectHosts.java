@@ -39,10 +39,25 @@ public final class ConnectHosts {
     return (String) call(host(spec), "runSourceBatch", request);
   }
 
-  /** Stop the Java source tasks of {@code connector} in this JVM, in every host (its query ended). */
-  public static void stopSourceTasks(String connector) {
+  /** One chunk of a Java sink task's batch (see {@code ConnectHost.runSinkChunk}); its JSON answer on the last. */
+  public static String runSinkChunk(String spec, String request, int task, boolean first, boolean last,
+                                    Object[] columns) {
+    Object host = host(spec);
+    try {
+      Method m = host.getClass().getMethod("runSinkChunk", String.class, int.class, boolean.class, boolean.class,
+          Object[].class);
+      return (String) m.invoke(host, request, task, first, last, columns);
+    } catch (InvocationTargetException e) {
+      throw rethrown(e.getCause());
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("the Kafka Connect host has no runSinkChunk", e);
+    }
+  }
+
+  /** Stop the Java tasks of {@code connector} in this JVM, in every host (its query ended). */
+  public static void stopTasks(String connector) {
     for (Object host : HOSTS.values()) {
-      call(host, "stopSourceTasks", connector);
+      call(host, "stopTasks", connector);
     }
   }
 

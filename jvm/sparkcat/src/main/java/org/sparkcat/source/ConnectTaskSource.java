@@ -4,10 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.Serializable;
-import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
-import org.apache.spark.SparkEnv;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.connector.catalog.Table;
@@ -22,6 +20,7 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import org.apache.spark.unsafe.types.UTF8String;
 import org.sparkcat.connect.ConnectHosts;
+import org.sparkcat.sink.ConnectSinkPartitions;
 
 /**
  * {@code readStream.format("sparkcat-connect-source").option("planner", id)}: a Java source connector's
@@ -74,7 +73,8 @@ public final class ConnectTaskSource implements TableProvider, DataSourceRegiste
           String answer = ConnectHosts.runSourceBatch(payload.get("host").toString(), payload.get("request").toString());
           JsonNode result = JSON.readTree(answer);
           JsonNode errors = result.get("errors");
-          row = new GenericInternalRow(new Object[] {part.task, UTF8String.fromString(workerId()),
+          row = new GenericInternalRow(new Object[] {part.task,
+              UTF8String.fromString(ConnectSinkPartitions.workerId()),
               result.get("records").asLong(), UTF8String.fromString(result.get("offsets").toString()),
               errors == null || errors.isNull() ? null : UTF8String.fromString(errors.toString())});
           return true;
@@ -88,18 +88,6 @@ public final class ConnectTaskSource implements TableProvider, DataSourceRegiste
         @Override
         public void close() {}
       };
-    }
-
-    /** {@code host:executor-id}, as sparkcat's Python executors name themselves ({@code host:driver} locally). */
-    private static String workerId() {
-      String host;
-      try {
-        host = InetAddress.getLocalHost().getHostName();
-      } catch (IOException e) {
-        host = "localhost";
-      }
-      SparkEnv env = SparkEnv.get();
-      return host + ":" + (env == null ? "driver" : env.executorId());
     }
   }
 }

@@ -15,6 +15,7 @@ import org.apache.kafka.common.config.ConfigDef.ConfigKey;
 import org.apache.kafka.common.config.ConfigValue;
 import org.apache.kafka.connect.connector.Connector;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.connect.runtime.AbstractHerder;
 import org.apache.kafka.connect.runtime.ConnectMetrics;
@@ -50,7 +51,8 @@ public final class ConnectHost {
     private final Plugins plugins;
     private final WorkerConfig worker;
     private ConnectMetrics metrics;
-    private SourceTasks sourceTasks;
+    private TaskRuns<SourceTaskRun> sourceTasks;
+    private TaskRuns<SinkTaskRun> sinkTasks;
 
     /**
      * {@code workerProps}: Connect's worker keys {@code plugin.path} and {@code plugin.discovery}. The worker's
@@ -232,36 +234,69 @@ public final class ConnectHost {
                 () -> metrics().connectorPluginMetrics(className)));
     }
 
-    private synchronized SourceTasks sourceTasks() {
+    private synchronized TaskRuns<SourceTaskRun> sourceTasks() {
         if (sourceTasks == null) {
-            sourceTasks = new SourceTasks(this::newSourceTask);
+            sourceTasks = new TaskRuns<>(request -> started(() -> new SourceTaskRun(plugins, worker, metrics(),
+                    request)));
         }
         return sourceTasks;
     }
 
-    private SourceTaskRun newSourceTask(JsonNode request) {
+    private synchronized TaskRuns<SinkTaskRun> sinkTasks() {
+        if (sinkTasks == null) {
+            sinkTasks = new TaskRuns<>(request -> started(() -> new SinkTaskRun(plugins, worker, metrics(), request)));
+        }
+        return sinkTasks;
+    }
+
+    private static <R> R started(Callable<R> start) {
         try {
-            return new SourceTaskRun(plugins, worker, metrics(), request);
+            return start.call();
         } catch (RuntimeException e) {
             throw e;
         } catch (Exception e) {
-            throw new SourceTasks.WrappedStart(e);
+            throw new TaskRuns.WrappedStart(e);
         }
     }
 
     /**
      * One micro-batch of a Java source task in this JVM: the request and answer are JSON
-     * ({@code sparkcat/spark/driver/java_source.py} writes the one, {@code ConnectTaskReader} reads the other).
+     * ({@code sparkcat/spark/driver/java_source.py} writes the one, {@code ConnectTaskSource} reads the other).
      * A failure raises with the task named as sparkcat's driver reads it.
      */
     public String runSourceBatch(String request) {
-        return inHost(() -> sourceTasks().batch(request));
+        return inHost(() -> {
+            JsonNode parsed = JSON.readTree(request);
+            return sourceTasks().with(parsed, parsed.get("task").asInt(), run -> run.batch(
+                    parsed.get("max_records").asInt(), parsed.get("max_poll_ms").asLong(), parsed.get("lease")));
+        });
     }
 
-    /** Stop the Java source tasks of {@code connector} running in this JVM (its query ended). */
-    public void stopSourceTasks(String connector) {
+    /**
+     * One chunk of a Java sink task's micro-batch in this JVM ({@code ConnectSinkPartitions} in {@code jvm/sparkcat}
+     * sends the rows of the task's Spark partition as columns of JDK types: see {@link SinkTaskRun#put}). The first
+     * chunk opens the batch (and the task's partitions when they changed); the last one ends it with the task's
+     * {@code preCommit} and answers the batch's report as JSON; other chunks answer null.
+     */
+    public String runSinkChunk(String request, int task, boolean first, boolean last, Object[] columns) {
+        return inHost(() -> {
+            ObjectNode parsed = (ObjectNode) JSON.readTree(request);
+            parsed.put("task", task);
+            return sinkTasks().with(parsed, task, run -> {
+                if (first) {
+                    run.begin(parsed.get("tasks").get(String.valueOf(task)));
+                }
+                run.put(columns);
+                return last ? run.end() : null;
+            });
+        });
+    }
+
+    /** Stop the Java tasks of {@code connector} running in this JVM (its query ended). */
+    public void stopTasks(String connector) {
         inHost(() -> {
             sourceTasks().stopConnector(connector);
+            sinkTasks().stopConnector(connector);
             return null;
         });
     }

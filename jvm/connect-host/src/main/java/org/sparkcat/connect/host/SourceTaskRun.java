@@ -58,13 +58,13 @@ import org.apache.kafka.connect.util.ConnectorTaskId;
  * {@code transactional.id} ({@code group.id-connector-task}; initialising it fences every earlier instance), and
  * each batch is one transaction holding the records and, in the offsets topic with Connect's key and value, the
  * batch's offsets, committed under the driver's lease when it has one (the leader group's generation, which the
- * coordinator checks). {@code commit} follows the transaction's commit. One batch at a time ({@link SourceTasks}).
+ * coordinator checks). {@code commit} follows the transaction's commit. One batch at a time ({@link TaskRuns}).
  */
-final class SourceTaskRun implements AutoCloseable {
+final class SourceTaskRun implements TaskRun {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Logger LOG = Logger.getLogger(SourceTaskRun.class.getName());
 
-    final String generation;
+    private final String generation;
     private final ConnectorTaskId id;
     private final Plugins plugins;
     private final ClassLoader loader;
@@ -162,7 +162,13 @@ final class SourceTaskRun implements AutoCloseable {
         }
     }
 
-    long lastUsedMs() {
+    @Override
+    public String generation() {
+        return generation;
+    }
+
+    @Override
+    public long lastUsedMs() {
         return lastUsedMs;
     }
 

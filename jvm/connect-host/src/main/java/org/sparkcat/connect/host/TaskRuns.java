@@ -1,7 +1,6 @@
 package org.sparkcat.connect.host;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -11,50 +10,53 @@ import java.util.function.Function;
 import java.util.logging.Logger;
 
 /**
- * The Java source tasks running in this JVM (an executor, or the driver in local mode), by connector and task: the
- * executor-side cache that keeps a task alive across micro-batches, as Spark's Kafka consumer pool keeps consumers.
+ * The Java tasks of one kind running in this JVM (an executor, or the driver in local mode), by connector and task:
+ * the executor-side cache that keeps a task alive across micro-batches, as Spark's Kafka consumer pool keeps
+ * consumers.
  *
  * <p>A request whose {@code generation} differs from the running task's (a new query run: restart, new task
- * configs) stops the old instance and starts a new one from the request's offsets. A task that throws is stopped
- * and forgotten, so a retried batch starts it afresh from the committed offsets (at least once). An instance no
- * batch used for its idle limit is stopped (its query ended, or moved to another executor).
+ * configs) stops the old instance and starts a new one. A task that throws is stopped and forgotten, so a retried
+ * batch starts it afresh from what was committed. An instance no batch used for its idle limit is stopped (its
+ * query ended, or its task moved to another executor).
  */
-final class SourceTasks {
+final class TaskRuns<R extends TaskRun> {
     /** What the driver finds in a failed query's error to tell which task failed (Python's TASK_FAILURE_MARK). */
     static final String FAILURE_MARK = "sparkcat task failed:";
-    private static final Logger LOG = Logger.getLogger(SourceTasks.class.getName());
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Logger LOG = Logger.getLogger(TaskRuns.class.getName());
 
-    private final Map<String, SourceTaskRun> running = new ConcurrentHashMap<>();
+    /** One call on a task's run; may throw anything, which fails the task. */
+    interface Call<R, T> {
+        T apply(R run) throws Exception;
+    }
+
+    private final Map<String, R> running = new ConcurrentHashMap<>();
     private final Map<String, Long> idleLimits = new ConcurrentHashMap<>();
-    private final Function<JsonNode, SourceTaskRun> starter;
+    private final Function<JsonNode, R> starter;
     private final ScheduledExecutorService reaper = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread thread = new Thread(r, "sparkcat-java-source-reaper");
+        Thread thread = new Thread(r, "sparkcat-java-task-reaper");
         thread.setDaemon(true);
         return thread;
     });
 
-    SourceTasks(Function<JsonNode, SourceTaskRun> starter) {
+    TaskRuns(Function<JsonNode, R> starter) {
         this.starter = starter;
         reaper.scheduleWithFixedDelay(this::stopIdle, 10, 10, TimeUnit.SECONDS);
     }
 
-    /** One micro-batch of one task (the request's JSON: see {@code sparkcat/spark/driver/java_source.py}). */
-    String batch(String requestJson) {
-        JsonNode request;
-        try {
-            request = JSON.readTree(requestJson);
-        } catch (Exception e) {
-            throw new IllegalArgumentException("a Java source batch request that is not JSON", e);
-        }
+    /**
+     * {@code call} on task {@code task} of the request's connector, started from {@code request} when no run of its
+     * generation is here. Any failure stops the run and raises a JDK exception naming the task, with the task's
+     * trace as text: Spark ships a task's failure to the driver serialised, and a plugin's own exception classes
+     * exist only in its isolated class loader (the driver would see "UnknownReason" and lose the message).
+     */
+    <T> T with(JsonNode request, int task, Call<R, T> call) {
         String connector = request.get("connector").asText();
-        int task = request.get("task").asInt();
         String key = connector + "\u0000" + task;
-        SourceTaskRun run = null;
+        R run = null;
         try {
             synchronized (this) {
                 run = running.get(key);
-                if (run != null && !run.generation.equals(request.get("generation").asText())) {
+                if (run != null && !run.generation().equals(request.get("generation").asText())) {
                     running.remove(key);
                     run.close();
                     run = null;
@@ -66,16 +68,12 @@ final class SourceTasks {
                 }
                 idleLimits.put(key, request.path("idle_ms").asLong(120_000));
             }
-            return run.batch(request.get("max_records").asInt(), request.get("max_poll_ms").asLong(),
-                    request.get("lease"));
+            return call.apply(run);
         } catch (Exception | Error e) {
             if (run != null && running.remove(key, run)) {
                 run.close();
             }
             Throwable cause = e instanceof WrappedStart ? e.getCause() : e;
-            // A JDK exception with the task's trace as text: Spark ships a task's failure to the driver serialised,
-            // and the plugin's own exception classes exist only in its isolated class loader (the driver would
-            // see "UnknownReason" and lose the message).
             throw new RuntimeException(FAILURE_MARK + " " + connector + "-" + task + ": "
                     + cause.getClass().getSimpleName() + ": " + cause.getMessage() + "\n"
                     + HostedConnector.trace(cause));
