@@ -19,6 +19,9 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 source scripts/venv.sh "rest,delta"
+# The Kafka Connect host of plugin.path (built by venv.sh): the driver runs from build/sparkcat.zip, so it is told
+# where the host's jars are; executors get their paths from the driver with each Java task's batch.
+export SPARKCAT_CONNECT_HOST_DIR="${SPARKCAT_CONNECT_HOST_DIR:-$PWD/.jars/connect-host}"
 
 spark_args=()
 app_args=()

@@ -66,7 +66,7 @@ def java_sink_handler(plan: QueryPlan, partitions: Callable[[QueryPlan], list] =
                  for t, config in task_configs.items()}
         jvm = batch_df.sparkSession.sparkContext._jvm
         run = jvm.org.sparkcat.sink.ConnectSinkPartitions(spec, json.dumps({**fixed, "tasks": tasks}))
-        routed = route(batch_df, assignment)
+        routed = route(batch_df, assignment, coalesce_one=False)
         answers = routed._jdf.mapPartitions(run, jvm.org.apache.spark.sql.Encoders.STRING()).collectAsList()
         return batch_result(plan.connector, batch_id, [_report(str(a)) for a in answers], started)
 

@@ -278,14 +278,15 @@ def tag_tasks(df: Any, assignment: Assignment) -> Any:
     return df.withColumn("_task", F.coalesce(owner, F.lit(assignment.live[0])).cast("int"))
 
 
-def route(df: Any, assignment: Assignment) -> Any:
+def route(df: Any, assignment: Assignment, coalesce_one: bool = True) -> Any:
     """``tag_tasks``, then one Spark partition per task (a shuffle only when one of several tasks owns several
-    partitions)."""
+    partitions, or, with ``coalesce_one=False``, when the one task does: a JVM function after ``coalesce`` fails to
+    deserialise on a cluster's executors under Scala 2.13, measured on a standalone cluster)."""
     from pyspark.sql import functions as F
     tagged = tag_tasks(df, assignment)
     if assignment.one_partition_per_task:
         return tagged
-    if len(assignment.live) == 1:
+    if len(assignment.live) == 1 and coalesce_one:
         # One task: its Kafka partitions are read one after the other in one Spark task, without the shuffle
         # (a map stage, a result stage and an exchange per micro-batch) that repartitioning would add.
         return tagged.coalesce(1)

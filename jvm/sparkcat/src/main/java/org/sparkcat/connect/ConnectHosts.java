@@ -25,6 +25,9 @@ public final class ConnectHosts {
   private static final ObjectMapper SORTED =
       new ObjectMapper().configure(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS, true);
   private static final ConcurrentHashMap<String, Object> HOSTS = new ConcurrentHashMap<>();
+  /** One loader per jar list: hosts of other plugin paths are then of one class, which py4j needs (it caches the
+   * methods it calls by class name, so a second class of the same name would get the first one's methods). */
+  private static final ConcurrentHashMap<List<String>, ClassLoader> LOADERS = new ConcurrentHashMap<>();
 
   private ConnectHosts() {}
 
@@ -73,12 +76,7 @@ public final class ConnectHosts {
   private static Object newHost(String spec) {
     try {
       Map<String, Object> parsed = SORTED.readValue(spec, Map.class);
-      List<String> jars = (List<String>) parsed.get("jars");
-      URL[] urls = new URL[jars.size()];
-      for (int i = 0; i < urls.length; i++) {
-        urls[i] = new File(jars.get(i)).toURI().toURL();
-      }
-      ClassLoader loader = new URLClassLoader("sparkcat-connect-host", urls, ClassLoader.getPlatformClassLoader());
+      ClassLoader loader = LOADERS.computeIfAbsent((List<String>) parsed.get("jars"), ConnectHosts::loaderOf);
       Class<?> cls = Class.forName(HOST_CLASS, true, loader);
       return cls.getConstructor(Map.class).newInstance((Map<String, String>) parsed.get("worker"));
     } catch (InvocationTargetException e) {
@@ -86,6 +84,18 @@ public final class ConnectHosts {
     } catch (ReflectiveOperationException | java.io.IOException e) {
       throw new IllegalStateException("cannot load the Kafka Connect host from " + spec + ": " + e, e);
     }
+  }
+
+  private static ClassLoader loaderOf(List<String> jars) {
+    URL[] urls = new URL[jars.size()];
+    for (int i = 0; i < urls.length; i++) {
+      try {
+        urls[i] = new File(jars.get(i)).toURI().toURL();
+      } catch (java.net.MalformedURLException e) {
+        throw new IllegalArgumentException("not a jar path: " + jars.get(i), e);
+      }
+    }
+    return new URLClassLoader("sparkcat-connect-host", urls, ClassLoader.getPlatformClassLoader());
   }
 
   private static Object call(Object host, String method, String argument) {

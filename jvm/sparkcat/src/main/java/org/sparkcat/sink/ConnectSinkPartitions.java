@@ -1,23 +1,30 @@
 package org.sparkcat.sink;
 
 import java.io.IOException;
+import java.io.Serializable;
 import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
 import org.apache.spark.SparkEnv;
-import org.apache.spark.api.java.function.MapPartitionsFunction;
 import org.apache.spark.sql.Row;
 import org.sparkcat.connect.ConnectHosts;
+import scala.jdk.javaapi.CollectionConverters;
+import scala.runtime.AbstractFunction1;
 
 /**
  * A Java sink connector's micro-batch on the executors: {@code batch.mapPartitions(new ConnectSinkPartitions(...))}
  * over Spark's Kafka rows routed so that each task's rows meet in one Spark partition (column {@code _task}). Each
  * partition's rows go to that task's Java {@code SinkTask} in this JVM ({@link ConnectHosts}) in chunks of columns;
  * the one string it returns is the batch's report: {@code task \t worker_id \t answer JSON}.
+ *
+ * <p>A Scala function itself, not Java's {@code MapPartitionsFunction}: Spark wraps the latter in a lambda of its own,
+ * which an executor cannot deserialise when the function's class comes from {@code --jars} (measured on a standalone
+ * cluster: "cannot assign instance of SerializedLambda to field MapPartitionsExec.func").
  */
-public final class ConnectSinkPartitions implements MapPartitionsFunction<Row, String> {
+public final class ConnectSinkPartitions extends AbstractFunction1<scala.collection.Iterator<Row>,
+    scala.collection.Iterator<String>> implements Serializable {
   private static final long serialVersionUID = 1L;
   static final int CHUNK = 10_000;
 
@@ -31,7 +38,11 @@ public final class ConnectSinkPartitions implements MapPartitionsFunction<Row, S
   }
 
   @Override
-  public Iterator<String> call(Iterator<Row> rows) {
+  public scala.collection.Iterator<String> apply(scala.collection.Iterator<Row> rows) {
+    return CollectionConverters.asScala(call(CollectionConverters.asJava(rows)));
+  }
+
+  private Iterator<String> call(Iterator<Row> rows) {
     if (!rows.hasNext()) {
       return Collections.emptyIterator();
     }
