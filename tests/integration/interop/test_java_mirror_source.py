@@ -123,6 +123,7 @@ def test_mirror_source_connector_copies_a_topic_with_two_tasks_and_resumes_from_
     sent = _produce(bootstrap, topic, 0, PER_STEP)
     driver.herder.put_connector_config(name, _mirror_config(bootstrap, topic))
     _wait_running(driver, name)
+    assert driver.herder.connector_status(name)["type"] == "source"  # as Connect says (no Python twin to ask)
     # MirrorSourceConnector hands each task its share of the topic's partitions
     assigned = [c["task.assigned.partitions"] for c in driver.herder.task_configs(name)]
     assert sorted(",".join(assigned).split(",")) == sorted(f"{topic}-{p}" for p in range(PARTITIONS))
