@@ -40,7 +40,12 @@ Record = tuple[int, bytes | None, bytes | None, list[tuple[str, bytes]]]
 
 @pytest.fixture(scope="module")
 def plugins(tmp_path_factory) -> Path:
-    """One plugin.path with connect-mirror for both drivers (one installation, as two Connect workers share)."""
+    """One plugin.path with connect-mirror for both drivers, so both use the JVM's one Connect host of that spec.
+
+    Two hosts (two plugin.path values) in one JVM fail today when the same Python thread calls both: py4j caches
+    methods by class name, and each host's ConnectHost is a class of its own loader ("object is not an instance of
+    declaring class"); ConnectHosts should load every host from one class loader.
+    """
     return connect_mirror_plugin(tmp_path_factory.mktemp("java-mirror-plugins"))
 
 
