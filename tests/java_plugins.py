@@ -1,6 +1,7 @@
 """Java connector plugins for the plugin.path tests, as a Connect user installs them: a directory per plugin.
 
-``connect_file_plugin`` copies Apache Kafka's connect-file 4.1.1 (resolved by tests/run.sh into .jars/connect);
+``connect_file_plugin`` copies Apache Kafka's connect-file 4.1.1 (resolved by tests/run.sh into .jars/connect),
+``connect_mirror_plugin`` MirrorMaker 2's connect-mirror and connect-mirror-client 4.1.1 (from there too);
 ``build_increment_plugin`` compiles the source-connector tutorial's ``IncrementSourceConnector`` (kept in
 tests/plugins/java/increment) against connect-api 4.1.1 with the JDK's javac, into a jar with its ServiceLoader
 manifest, so every ``plugin.discovery`` mode finds it.
@@ -25,6 +26,21 @@ def connect_file_plugin(plugin_path: Path) -> Path:
     plugin = plugin_path / "connect-file"
     plugin.mkdir(parents=True, exist_ok=True)
     shutil.copy(jars[0], plugin)
+    return plugin_path
+
+
+def connect_mirror_plugin(plugin_path: Path) -> Path:
+    """``plugin_path``/connect-mirror holding connect-mirror and connect-mirror-client 4.1.1; returns ``plugin_path``.
+
+    Only the plugin's own jars: connect-api, connect-runtime (MirrorMaker's connectors use its ``TopicAdmin`` and
+    ``ConnectorConfig``) and kafka-clients come from the runtime, as in a Connect worker's plugin directory.
+    """
+    plugin = plugin_path / "connect-mirror"
+    plugin.mkdir(parents=True, exist_ok=True)
+    for name in ("connect-mirror", "connect-mirror-client"):
+        jars = sorted((REPO / ".jars" / "connect").glob(f"{name}-[0-9]*.jar"))
+        assert jars, "tests/run.sh resolves Kafka Connect's jars into .jars/connect"
+        shutil.copy(jars[0], plugin)
     return plugin_path
 
 

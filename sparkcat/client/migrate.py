@@ -1,10 +1,17 @@
 """Moving connectors between two Kafka Connect REST APIs (a Connect cluster and sparkcat, either way).
 
-For each connector: check the target can run its class (a class that exists only in Java is
-reported, never half-moved), stop it in the source and wait for STOPPED (Connect commits a
-source's offsets as its tasks stop), read its committed offsets, create it STOPPED in the target
-(or reconfigure the STOPPED copy a previous move left there), write the offsets, resume it. The
-source keeps a STOPPED copy, so the way back is the same move in the other direction.
+For each connector: check the target can run its class, create it STOPPED in the target (or
+reconfigure the STOPPED copy a previous move left there), stop it in the source and wait for
+STOPPED (Connect commits a source's offsets as its tasks stop), read its committed offsets, write
+them to the target, resume it there. The source keeps a STOPPED copy, so the way back is the same
+move in the other direction.
+
+A connector the target cannot run is reported and keeps running in the source, never half-moved:
+a class the target has no plugin for (``java-only``: with no ``plugin.path``, every Java-only
+class), a config it refuses at validation (``invalid``), or a creation it refuses (sparkcat runs
+Java source connectors from its ``plugin.path`` but refuses Java sinks: ``java-only`` with the
+target's reason). That is why the STOPPED copy is created before the source is stopped: creation
+is the target's last word.
 """
 
 from __future__ import annotations
@@ -17,11 +24,15 @@ from sparkcat.client.rest import ApiError, RestClient
 from sparkcat.redact import HIDDEN
 
 STOP_TIMEOUT_S = 120.0
+#: In every 400 sparkcat answers when the class is a Java connector on its plugin.path that it does not run with
+#: that config (a Java sink, for now): ``sparkcat.config.validation``'s ``JAVA_*`` messages.
+JAVA_REFUSAL = "found on plugin.path"
 
 
 @dataclass
 class MoveResult:
-    """What happened to one connector: ``moved``, ``java-only``, ``invalid`` or ``failed``, with details."""
+    """What happened to one connector: ``moved``, ``java-only``, ``invalid``, ``secrets`` or ``failed``, with
+    details; every outcome but ``moved`` leaves it as it was in the source."""
 
     name: str
     outcome: str
@@ -47,21 +58,14 @@ def move_all(source: RestClient, target: RestClient, names: Sequence[str] = (),
 
 
 def move(source: RestClient, target: RestClient, name: str) -> MoveResult:
-    """Move one connector; stops it in ``source`` only once ``target`` accepted its config."""
+    """Move one connector; stops it in ``source`` only once ``target`` holds a STOPPED copy of its config."""
     config = {k: v for k, v in source.config(name).items()}
-    refused = _refusal(target, name, config)
+    refused = _refusal(target, name, config) or _stopped_copy(target, name, config)
     if refused is not None:
         return refused
     source.stop(name)
     _wait_stopped(source, name)
     offsets = source.offsets(name).get("offsets") or []
-    if _exists(target, name):
-        if target.status(name)["connector"]["state"] != "STOPPED":
-            target.stop(name)
-            _wait_stopped(target, name)
-        target.put_config(name, config)
-    else:
-        target.create(name, config, initial_state="STOPPED")
     if offsets:
         target.alter_offsets(name, offsets)
     target.resume(name)
@@ -69,7 +73,8 @@ def move(source: RestClient, target: RestClient, name: str) -> MoveResult:
 
 
 def _refusal(target: RestClient, name: str, config: dict[str, str]) -> MoveResult | None:
-    """Why ``target`` cannot run the connector, or None: an unknown class (Java-only), or an invalid config."""
+    """Why ``target`` cannot run the connector, or None: secrets it cannot read back, a class it has no plugin for
+    (a Java connector, with no plugin.path holding it in sparkcat), or an invalid config."""
     cls = config.get("connector.class", "")
     hidden = sorted(k for k, v in config.items() if v == HIDDEN)
     if hidden:
@@ -89,6 +94,28 @@ def _refusal(target: RestClient, name: str, config: dict[str, str]) -> MoveResul
         errors = [f"{c['value']['name']}: {'; '.join(c['value']['errors'])}" for c in answer.get("configs", [])
                   if c.get("value", {}).get("errors")]
         return MoveResult(name, "invalid", "the target refuses its config: " + ", ".join(errors))
+    return None
+
+
+def _stopped_copy(target: RestClient, name: str, config: dict[str, str]) -> MoveResult | None:
+    """Create the connector STOPPED in ``target`` (or stop and reconfigure the copy an earlier move left there);
+    None when done, else why ``target`` refuses it (a 400: its config passed validation, but the target will not
+    run it, as sparkcat will not run a Java sink connector found on its plugin.path)."""
+    try:
+        if _exists(target, name):
+            if target.status(name)["connector"]["state"] != "STOPPED":
+                target.stop(name)
+                _wait_stopped(target, name)
+            target.put_config(name, config)
+        else:
+            target.create(name, config, initial_state="STOPPED")
+    except ApiError as e:
+        if e.http_status != 400:
+            raise
+        if JAVA_REFUSAL in e.message:
+            return MoveResult(name, "java-only", f"the target has its Java class but does not run it: {e.message}; "
+                                                 "it stays in the source")
+        return MoveResult(name, "invalid", f"the target refuses it: {e.message}")
     return None
 
 

@@ -27,7 +27,7 @@ def connector_info(name: str, state: ClusterConfigState, policy: InputPolicy | N
         raise NotFoundError(f"Connector {name} not found")
     return {"name": name, "config": mask_connector_config(config, policy),
             "tasks": [{"connector": name, "task": t} for t in state.task_ids(name)],
-            "type": connector_type(config)}
+            "type": connector_type(config, policy)}
 
 
 def task_infos(name: str, state: ClusterConfigState, policy: InputPolicy | None = None) -> list[dict[str, Any]]:

@@ -280,7 +280,8 @@ class Herder:
 
     def connector_status(self, name: str, state: ClusterConfigState | None = None) -> dict[str, Any]:
         """``GET /connectors/NAME/status``, from ``state`` (a snapshot already taken) or a fresh one."""
-        status = status_view.connector_status(name, state or self.snapshot(), self.stores.status)
+        status = status_view.connector_status(name, state or self.snapshot(), self.stores.status,
+                                              self.reconciler.policy)
         lc = self.reconciler.lifecycles.get(name)
         auto = lc.auto_restart.status(name) if lc is not None else None
         if auto is not None:  # Strimzi's autoRestart status, a field Connect does not have

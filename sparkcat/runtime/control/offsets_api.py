@@ -148,7 +148,7 @@ class ConnectorOffsets:
             log.info("Connector %s: its own stored positions follow the offsets request", name)
 
     def _offsets_of_sink(self, state: ClusterConfigState, name: str) -> bool:
-        return connector_type(state.connector_config(name) or {}) == "sink"
+        return connector_type(state.connector_config(name) or {}, self.execution.policy) == "sink"
 
     def _stopped_for_offsets(self, name: str) -> ClusterConfigState:
         state = self.herder.require(name)

@@ -8,14 +8,20 @@ from sparkcat import plugins
 from sparkcat.errors import NotFoundError, SparkcatError
 from sparkcat.model.config_state import ClusterConfigState
 from sparkcat.model.status import Status
+from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.storage.offsets import OffsetStore
 from sparkcat.storage.status import StatusStore
 
 
-def connector_type(config: dict[str, str]) -> str:
-    """``source``/``sink`` of a config's connector class, ``unknown`` if it cannot be loaded."""
+def connector_type(config: dict[str, str], policy: InputPolicy | None = None) -> str:
+    """``source``/``sink`` of a config's connector class, ``unknown`` if it cannot be loaded.
+
+    A class on the worker's plugin.path (``policy``) is that Java connector, as the runtime runs it, whether or
+    not sparkcat has a Python connector of the same name (MirrorSourceConnector has none).
+    """
     try:
-        return plugins.connector_type(plugins.connector_class(config.get("connector.class")))
+        java = policy.java_connector(config.get("connector.class")) if policy is not None else None
+        return java or plugins.connector_type(plugins.connector_class(config.get("connector.class")))
     except SparkcatError:
         return "unknown"
 
@@ -33,14 +39,16 @@ def task_status(name: str, task: int, store: StatusStore) -> dict[str, Any]:
     return {"id": task, **_state_json(store.get_task(name, task))}
 
 
-def connector_status(name: str, state: ClusterConfigState, store: StatusStore) -> dict[str, Any]:
-    """``GET /connectors/NAME/status``: connector state plus one entry per committed task."""
+def connector_status(name: str, state: ClusterConfigState, store: StatusStore,
+                     policy: InputPolicy | None = None) -> dict[str, Any]:
+    """``GET /connectors/NAME/status``: connector state plus one entry per committed task (``policy``: the worker's,
+    for the type of a Java connector on its plugin.path)."""
     config = state.connector_config(name)
     if config is None:
         raise NotFoundError(f"Connector {name} not found")
     tasks = [task_status(name, t, store) for t in state.task_ids(name)]
     return {"name": name, "connector": _state_json(store.get(name)), "tasks": tasks,
-            "type": connector_type(config)}
+            "type": connector_type(config, policy)}
 
 
 def connector_offsets(name: str, offsets: OffsetStore) -> list[dict[str, Any]]:

@@ -3,7 +3,9 @@ tests/integration/interop)."""
 
 from __future__ import annotations
 
-from sparkcat.client.migrate import move
+from sparkcat.client.migrate import JAVA_REFUSAL, move
+from sparkcat.client.rest import ApiError
+from sparkcat.config.validation import JAVA_CONNECTOR_BOUNDARIES, JAVA_EMBEDDED_SINK, JAVA_SINK_NOT_RUN
 
 
 class FakeRuntime:
@@ -31,3 +33,27 @@ def test_a_connector_whose_secret_reads_back_hidden_is_not_moved_and_keeps_runni
     result = move(source, target, "pg")
     assert result.outcome == "secrets" and "connection.password" in result.detail
     assert source.changes == [] and target.changes == []  # not stopped in the source, nothing created
+
+
+class RefusingTarget(FakeRuntime):
+    """A target that validates the config but answers creation with the 400 sparkcat gives a Java sink."""
+
+    def connector(self, name: str) -> dict:
+        raise ApiError(404, f"Connector {name} not found")
+
+    def create(self, name: str, config: dict[str, str], initial_state: str | None = None) -> dict:
+        raise ApiError(400, f"Connector {name}: " + JAVA_SINK_NOT_RUN.format(cls=config["connector.class"]))
+
+
+def test_a_java_sink_the_target_will_not_run_is_java_only_with_its_reason_and_keeps_running_in_the_source():
+    sink = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+    source = FakeRuntime({"connector.class": sink, "topics": "t", "file": "/tmp/out"})
+    result = move(source, RefusingTarget({}), "fsink")
+    assert result.outcome == "java-only" and not result.ok
+    assert f"Connector fsink: {sink} is a Java sink connector found on plugin.path" in result.detail
+    assert source.changes == []  # never stopped
+
+
+def test_every_refusal_of_a_java_connector_on_plugin_path_is_recognised_as_java_only():
+    for message in (JAVA_SINK_NOT_RUN, JAVA_EMBEDDED_SINK, JAVA_CONNECTOR_BOUNDARIES):
+        assert JAVA_REFUSAL in message.format(cls="org.example.Connector")
