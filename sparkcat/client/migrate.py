@@ -9,8 +9,8 @@ move in the other direction.
 A connector the target cannot run is reported and keeps running in the source, never half-moved:
 a class the target has no plugin for (``java-only``: with no ``plugin.path``, every Java-only
 class), a config it refuses at validation (``invalid``), or a creation it refuses (sparkcat runs
-Java source connectors from its ``plugin.path`` but refuses Java sinks: ``java-only`` with the
-target's reason). That is why the STOPPED copy is created before the source is stopped: creation
+Java connectors from its ``plugin.path`` but not every way of configuring them, e.g.
+``transaction.boundary=connector``: ``java-only`` with the target's reason). That is why the STOPPED copy is created before the source is stopped: creation
 is the target's last word.
 """
 
@@ -25,7 +25,7 @@ from sparkcat.redact import HIDDEN
 
 STOP_TIMEOUT_S = 120.0
 #: In every 400 sparkcat answers when the class is a Java connector on its plugin.path that it does not run with
-#: that config (a Java sink, for now): ``sparkcat.config.validation``'s ``JAVA_*`` messages.
+#: that config: ``sparkcat.config.validation``'s ``JAVA_*`` messages.
 JAVA_REFUSAL = "found on plugin.path"
 
 
@@ -100,7 +100,7 @@ def _refusal(target: RestClient, name: str, config: dict[str, str]) -> MoveResul
 def _stopped_copy(target: RestClient, name: str, config: dict[str, str]) -> MoveResult | None:
     """Create the connector STOPPED in ``target`` (or stop and reconfigure the copy an earlier move left there);
     None when done, else why ``target`` refuses it (a 400: its config passed validation, but the target will not
-    run it, as sparkcat will not run a Java sink connector found on its plugin.path)."""
+    run it as configured, as sparkcat refuses ``transaction.boundary=connector`` for a Java connector)."""
     try:
         if _exists(target, name):
             if target.status(name)["connector"]["state"] != "STOPPED":

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sparkcat.client.migrate import JAVA_REFUSAL, move
 from sparkcat.client.rest import ApiError
-from sparkcat.config.validation import JAVA_CONNECTOR_BOUNDARIES, JAVA_EMBEDDED_SINK, JAVA_SINK_NOT_RUN
+from sparkcat.config.validation import JAVA_CONNECTOR_BOUNDARIES, JAVA_EMBEDDED_SINK
 
 
 class FakeRuntime:
@@ -36,24 +36,26 @@ def test_a_connector_whose_secret_reads_back_hidden_is_not_moved_and_keeps_runni
 
 
 class RefusingTarget(FakeRuntime):
-    """A target that validates the config but answers creation with the 400 sparkcat gives a Java sink."""
+    """A target that validates the config but answers creation with the 400 sparkcat gives a Java source with
+    ``transaction.boundary=connector``."""
 
     def connector(self, name: str) -> dict:
         raise ApiError(404, f"Connector {name} not found")
 
     def create(self, name: str, config: dict[str, str], initial_state: str | None = None) -> dict:
-        raise ApiError(400, f"Connector {name}: " + JAVA_SINK_NOT_RUN.format(cls=config["connector.class"]))
+        raise ApiError(400, f"Connector {name}: " + JAVA_CONNECTOR_BOUNDARIES.format(cls=config["connector.class"]))
 
 
-def test_a_java_sink_the_target_will_not_run_is_java_only_with_its_reason_and_keeps_running_in_the_source():
-    sink = "org.apache.kafka.connect.file.FileStreamSinkConnector"
-    source = FakeRuntime({"connector.class": sink, "topics": "t", "file": "/tmp/out"})
-    result = move(source, RefusingTarget({}), "fsink")
+def test_a_java_connector_the_target_will_not_run_is_java_only_with_its_reason_and_keeps_running_in_the_source():
+    cls = "org.example.TransactionalSource"
+    source = FakeRuntime({"connector.class": cls, "transaction.boundary": "connector"})
+    result = move(source, RefusingTarget({}), "txn")
     assert result.outcome == "java-only" and not result.ok
-    assert f"Connector fsink: {sink} is a Java sink connector found on plugin.path" in result.detail
+    assert f"Connector txn: {cls} is a Java source connector found on plugin.path" in result.detail
+    assert "transaction.boundary=connector is refused" in result.detail
     assert source.changes == []  # never stopped
 
 
 def test_every_refusal_of_a_java_connector_on_plugin_path_is_recognised_as_java_only():
-    for message in (JAVA_SINK_NOT_RUN, JAVA_EMBEDDED_SINK, JAVA_CONNECTOR_BOUNDARIES):
+    for message in (JAVA_EMBEDDED_SINK, JAVA_CONNECTOR_BOUNDARIES):
         assert JAVA_REFUSAL in message.format(cls="org.example.Connector")
