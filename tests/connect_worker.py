@@ -31,8 +31,12 @@ class ConnectWorker:
     sparkcat cluster to share them).
     """
 
+    #: JVM options of a quick one-node test worker; benchmarks pass Connect's own (``connect-distributed.sh``'s heap).
+    TEST_JVM = ("-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
+
     def __init__(self, bootstrap: str, name: str, settings: dict[str, str] | None = None,
-                 log_dir: Path | None = None, start_timeout_s: float = 90.0) -> None:
+                 log_dir: Path | None = None, start_timeout_s: float = 90.0,
+                 jvm_options: tuple[str, ...] = TEST_JVM) -> None:
         self.bootstrap = bootstrap
         self.name = name
         self.port = free_port()
@@ -41,6 +45,7 @@ class ConnectWorker:
         self.log_path = self.log_dir / f"connect-{name}.log"
         self.settings = settings or {}
         self.start_timeout_s = start_timeout_s
+        self.jvm_options = jvm_options
         self._proc: subprocess.Popen[bytes] | None = None
 
     def properties(self) -> dict[str, str]:
@@ -77,8 +82,7 @@ class ConnectWorker:
         worker.write_text("".join(f"{k}={v}\n" for k, v in self.properties().items()))
         log4j = self.log_dir / f"log4j2-connect-{self.name}.properties"
         log4j.write_text(log4j_properties(self.log_path, "info", {"org.reflections": "error"}))
-        cmd = [java(), "-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-               f"-Dlog4j2.configurationFile={log4j}", "-cp", str(CONNECT_JARS / "*"),
+        cmd = [java(), *self.jvm_options, f"-Dlog4j2.configurationFile={log4j}", "-cp", str(CONNECT_JARS / "*"),
                "org.apache.kafka.connect.cli.ConnectDistributed", str(worker)]
         with open(self.log_dir / f"connect-{self.name}.out", "ab") as out:
             self._proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
@@ -128,6 +132,10 @@ class ConnectWorker:
                 last = exc
             time.sleep(0.25)
         raise AssertionError(f"Kafka Connect: {what} not seen within {timeout_s}s (last: {last!r}); {self.tail()}")
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._proc is None else self._proc.pid
 
     def tail(self, lines: int = 30) -> str:
         text: list[str] = []
