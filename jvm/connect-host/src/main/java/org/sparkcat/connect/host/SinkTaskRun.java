@@ -40,7 +40,6 @@ import org.apache.kafka.connect.runtime.errors.Stage;
 import org.apache.kafka.connect.runtime.errors.WorkerErrantRecordReporter;
 import org.apache.kafka.connect.runtime.isolation.LoaderSwap;
 import org.apache.kafka.connect.runtime.isolation.Plugins;
-import org.apache.kafka.connect.runtime.isolation.Plugins.ClassLoaderUsage;
 import org.apache.kafka.connect.sink.ErrantRecordReporter;
 import org.apache.kafka.connect.sink.SinkRecord;
 import org.apache.kafka.connect.sink.SinkTask;
@@ -98,12 +97,10 @@ final class SinkTaskRun implements TaskRun {
         this.loader = plugins.connectorClass(connectorConfig.get("connector.class")).getClassLoader();
         try (LoaderSwap swap = plugins.withClassLoader(loader)) {
             SinkConnectorConfig config = new SinkConnectorConfig(plugins, connectorConfig);
-            this.keyConverter = converter(config, worker, WorkerConfig.KEY_CONVERTER_CLASS_CONFIG);
-            this.valueConverter = converter(config, worker, WorkerConfig.VALUE_CONVERTER_CLASS_CONFIG);
-            HeaderConverter own = plugins.newHeaderConverter(config, WorkerConfig.HEADER_CONVERTER_CLASS_CONFIG,
-                    ClassLoaderUsage.CURRENT_CLASSLOADER);
-            this.headerConverter = own != null ? own : plugins.newHeaderConverter(worker,
-                    WorkerConfig.HEADER_CONVERTER_CLASS_CONFIG, ClassLoaderUsage.PLUGINS);
+            TaskConverters converters = TaskConverters.of(plugins, config, worker);
+            this.keyConverter = converters.key();
+            this.valueConverter = converters.value();
+            this.headerConverter = converters.header();
             this.errorMetrics = new ErrorHandlingMetrics(id, metrics);
             this.retry = new RetryWithToleranceOperator<>(config.errorRetryTimeout(), config.errorMaxDelayInMillis(),
                     config.errorToleranceType(), Time.SYSTEM, errorMetrics);
@@ -134,11 +131,6 @@ final class SinkTaskRun implements TaskRun {
             out.add(new LogReporter.Sink(id, config, errorMetrics));
         }
         return out;
-    }
-
-    private Converter converter(SinkConnectorConfig config, WorkerConfig worker, String key) {
-        Converter own = plugins.newConverter(config, key, ClassLoaderUsage.CURRENT_CLASSLOADER);
-        return own != null ? own : plugins.newConverter(worker, key, ClassLoaderUsage.PLUGINS);
     }
 
     @Override
@@ -288,26 +280,18 @@ final class SinkTaskRun implements TaskRun {
     public synchronized void close() {
         try (LoaderSwap swap = plugins.withClassLoader(loader)) {
             if (task != null) {
-                quietly(() -> task.close(new HashSet<>(assigned)));
-                quietly(task::stop);
+                TaskRun.quietly("Task " + id, () -> task.close(new HashSet<>(assigned)));
+                TaskRun.quietly("Task " + id, task::stop);
             }
             if (chain != null) {
-                quietly(chain::close);
+                TaskRun.quietly("Task " + id, chain::close);
             }
             if (retry != null) {
-                quietly(retry::close);
+                TaskRun.quietly("Task " + id, retry::close);
             }
             if (errorMetrics != null) {
-                quietly(errorMetrics::close);
+                TaskRun.quietly("Task " + id, errorMetrics::close);
             }
-        }
-    }
-
-    private static void quietly(Runnable action) {
-        try {
-            action.run();
-        } catch (RuntimeException e) {
-            java.util.logging.Logger.getLogger(SinkTaskRun.class.getName()).warning("stopping failed: " + e);
         }
     }
 

@@ -34,7 +34,6 @@ import org.apache.kafka.connect.runtime.errors.Stage;
 import org.apache.kafka.connect.runtime.errors.ToleranceType;
 import org.apache.kafka.connect.runtime.isolation.LoaderSwap;
 import org.apache.kafka.connect.runtime.isolation.Plugins;
-import org.apache.kafka.connect.runtime.isolation.Plugins.ClassLoaderUsage;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.apache.kafka.connect.source.SourceTask;
 import org.apache.kafka.connect.source.SourceTaskContext;
@@ -90,12 +89,10 @@ final class SourceTaskRun implements TaskRun {
         this.loader = plugins.connectorClass(connectorConfig.get("connector.class")).getClassLoader();
         try (LoaderSwap swap = plugins.withClassLoader(loader)) {
             SourceConnectorConfig config = new SourceConnectorConfig(plugins, connectorConfig, false);
-            this.keyConverter = converter(config, worker, WorkerConfig.KEY_CONVERTER_CLASS_CONFIG);
-            this.valueConverter = converter(config, worker, WorkerConfig.VALUE_CONVERTER_CLASS_CONFIG);
-            HeaderConverter own = plugins.newHeaderConverter(config, WorkerConfig.HEADER_CONVERTER_CLASS_CONFIG,
-                    ClassLoaderUsage.CURRENT_CLASSLOADER);
-            this.headerConverter = own != null ? own : plugins.newHeaderConverter(worker,
-                    WorkerConfig.HEADER_CONVERTER_CLASS_CONFIG, ClassLoaderUsage.PLUGINS);
+            TaskConverters converters = TaskConverters.of(plugins, config, worker);
+            this.keyConverter = converters.key();
+            this.valueConverter = converters.value();
+            this.headerConverter = converters.header();
             this.errorMetrics = new ErrorHandlingMetrics(id, metrics);
             this.retry = new RetryWithToleranceOperator<>(config.errorRetryTimeout(), config.errorMaxDelayInMillis(),
                     config.errorToleranceType(), Time.SYSTEM, errorMetrics);
@@ -129,11 +126,6 @@ final class SourceTaskRun implements TaskRun {
             closeQuietly();
             throw e;
         }
-    }
-
-    private Converter converter(SourceConnectorConfig config, WorkerConfig worker, String key) {
-        Converter own = plugins.newConverter(config, key, ClassLoaderUsage.CURRENT_CLASSLOADER);
-        return own != null ? own : plugins.newConverter(worker, key, ClassLoaderUsage.PLUGINS);
     }
 
     /** Connect's source producer defaults (acks=all, idempotent, in order), then the request's settings. */
@@ -323,25 +315,17 @@ final class SourceTaskRun implements TaskRun {
     private void closeQuietly() {
         try (LoaderSwap swap = plugins.withClassLoader(loader)) {
             if (task != null) {
-                quietly(task::stop);
+                TaskRun.quietly("Task " + id, task::stop);
             }
             if (producer != null) {
-                quietly(producer::close);
+                TaskRun.quietly("Task " + id, producer::close);
             }
             if (chain != null) {
-                quietly(chain::close);
+                TaskRun.quietly("Task " + id, chain::close);
             }
             if (errorMetrics != null) {
-                quietly(errorMetrics::close);
+                TaskRun.quietly("Task " + id, errorMetrics::close);
             }
-        }
-    }
-
-    private static void quietly(Runnable action) {
-        try {
-            action.run();
-        } catch (RuntimeException e) {
-            java.util.logging.Logger.getLogger(SourceTaskRun.class.getName()).warning("stopping failed: " + e);
         }
     }
 }

@@ -10,4 +10,13 @@ interface TaskRun extends AutoCloseable {
     /** Stop the task and release what it holds; never throws. */
     @Override
     void close();
+
+    /** Run a step of stopping a task; its failure is logged, not raised (the task goes either way). */
+    static void quietly(String what, Runnable action) {
+        try {
+            action.run();
+        } catch (RuntimeException e) {
+            java.util.logging.Logger.getLogger(TaskRun.class.getName()).warning(what + ": stopping failed: " + e);
+        }
+    }
 }
