@@ -44,11 +44,12 @@ final class OffsetsSnapshot implements OffsetStorageReader {
         }
     }
 
+    /** Canonical JSON (keys sorted) of a partition or offset, a Java map or a JSON tree: equal values, equal keys. */
     static String key(Object partition) {
         try {
             return SORTED.writeValueAsString(SORTED.convertValue(partition, Object.class));
         } catch (Exception e) {
-            throw new IllegalArgumentException("a source partition that is not JSON: " + partition, e);
+            throw new IllegalArgumentException("a source partition or offset that is not JSON: " + partition, e);
         }
     }
 

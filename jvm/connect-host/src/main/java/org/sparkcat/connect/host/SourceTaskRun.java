@@ -77,6 +77,8 @@ final class SourceTaskRun implements TaskRun {
     private KafkaProducer<byte[], byte[]> producer;
     private volatile long lastUsedMs = System.currentTimeMillis();
     private boolean uncommitted;
+    /** The offsets this run last reported, by partition key: what the driver's store holds if no one else ran. */
+    private Map<String, String> reported = Map.of();
     private final Transactions transactions;
 
     SourceTaskRun(Plugins plugins, WorkerConfig worker, ConnectMetrics metrics, JsonNode request) throws Exception {
@@ -237,7 +239,40 @@ final class SourceTaskRun implements TaskRun {
             uncommitted = !offsets.isEmpty();
         }
         lastUsedMs = System.currentTimeMillis();
+        reported = reportedOffsets(offsets.values());
         return answer(sent - sendSkipped.get(), offsets.values(), skipped + sendSkipped.get());
+    }
+
+    private static Map<String, String> reportedOffsets(Iterable<Object[]> offsets) throws Exception {
+        Map<String, String> out = new HashMap<>();
+        for (Object[] pair : offsets) {
+            out.put(OffsetsSnapshot.key(pair[0]), OffsetsSnapshot.key(pair[1]));
+        }
+        return out;
+    }
+
+    /**
+     * False when the driver's committed offsets differ from what this run last reported for one of its partitions:
+     * another instance of the task (on another executor) ran since, or this run's last batch was not committed;
+     * either way this run's position is not the committed one, and its task restarts from the committed offsets.
+     */
+    @Override
+    public boolean current(JsonNode request) {
+        if (reported.isEmpty()) {
+            return true;
+        }
+        Map<String, String> committed = new HashMap<>();
+        for (JsonNode pair : request.get("offsets")) {
+            committed.put(OffsetsSnapshot.key(pair.get(0)), OffsetsSnapshot.key(pair.get(1)));
+        }
+        for (Map.Entry<String, String> e : reported.entrySet()) {
+            if (!e.getValue().equals(committed.get(e.getKey()))) {
+                LOG.info("Task " + id + ": the committed offset of " + e.getKey() + " is not the one this executor "
+                        + "reported last; the task restarts from the committed offsets");
+                return false;
+            }
+        }
+        return true;
     }
 
     private void acknowledged(SourceRecord record, RecordMetadata metadata, Exception error,

@@ -15,7 +15,8 @@ import java.util.logging.Logger;
  * consumers.
  *
  * <p>A request whose {@code generation} differs from the running task's (a new query run: restart, new task
- * configs) stops the old instance and starts a new one. A task that throws is stopped and forgotten, so a retried
+ * configs), or that the run is no longer current for ({@link TaskRun#current}), stops the old instance and starts a
+ * new one. A task that throws is stopped and forgotten, so a retried
  * batch starts it afresh from what was committed. An instance no batch used for its idle limit is stopped (its
  * query ended, or its task moved to another executor).
  */
@@ -56,7 +57,8 @@ final class TaskRuns<R extends TaskRun> {
         try {
             synchronized (this) {
                 run = running.get(key);
-                if (run != null && !run.generation().equals(request.get("generation").asText())) {
+                if (run != null && (!run.generation().equals(request.get("generation").asText())
+                        || !run.current(request))) {
                     running.remove(key);
                     run.close();
                     run = null;
