@@ -268,7 +268,8 @@ public final class ConnectHost {
         return inHost(() -> {
             JsonNode parsed = JSON.readTree(request);
             return sourceTasks().with(parsed, parsed.get("task").asInt(), run -> run.batch(
-                    parsed.get("max_records").asInt(), parsed.get("max_poll_ms").asLong(), parsed.get("lease")));
+                    parsed.get("max_records").asInt(), parsed.get("max_poll_ms").asLong(), parsed.get("offsets"),
+                    parsed.get("lease")));
         });
     }
 

@@ -18,17 +18,26 @@ import org.apache.kafka.connect.storage.OffsetStorageReader;
  * <p>Offsets are decoded as Connect's {@code OffsetStorageReaderImpl} decodes them, with a schemaless
  * {@link JsonConverter}: whole numbers come back as {@code Long}, which tasks such as FileStreamSource insist on.
  * Partitions match by their JSON with keys sorted, so {@code 0} as Integer or Long is the same partition.
+ *
+ * <p>Each batch brings the offsets committed when it was planned ({@link #update}): a task that reads its committed
+ * offsets after {@code commit} (Debezium confirms them to PostgreSQL's replication slot so) sees them move.
  */
 final class OffsetsSnapshot implements OffsetStorageReader {
     private static final ObjectMapper SORTED = new ObjectMapper()
             .configure(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS, true);
 
-    private final Map<String, Map<String, Object>> byPartition = new HashMap<>();
+    private volatile Map<String, Map<String, Object>> byPartition = Map.of();
 
     /** {@code pairs}: the JSON list {@code [[partition, offset], ...]}. */
     OffsetsSnapshot(JsonNode pairs) throws Exception {
+        update(pairs);
+    }
+
+    /** The committed offsets are now {@code pairs} (the JSON list {@code [[partition, offset], ...]}). */
+    void update(JsonNode pairs) throws Exception {
         JsonConverter decoder = new JsonConverter();
         decoder.configure(Map.of(JsonConverterConfig.SCHEMAS_ENABLE_CONFIG, "false"), false);
+        Map<String, Map<String, Object>> byPartition = new HashMap<>();
         for (JsonNode pair : pairs) {
             JsonNode offset = pair.get(1);
             if (offset == null || offset.isNull()) {
@@ -42,6 +51,7 @@ final class OffsetsSnapshot implements OffsetStorageReader {
                 byPartition.put(key(SORTED.treeToValue(pair.get(0), Object.class)), map);
             }
         }
+        this.byPartition = byPartition;
     }
 
     /** Canonical JSON (keys sorted) of a partition or offset, a Java map or a JSON tree: equal values, equal keys. */

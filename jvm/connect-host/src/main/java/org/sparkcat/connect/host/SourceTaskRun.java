@@ -77,6 +77,7 @@ final class SourceTaskRun implements TaskRun {
     private KafkaProducer<byte[], byte[]> producer;
     private volatile long lastUsedMs = System.currentTimeMillis();
     private boolean uncommitted;
+    private OffsetsSnapshot committed;
     /** The offsets this run last reported, by partition key: what the driver's store holds if no one else ran. */
     private Map<String, String> reported = Map.of();
     private final Transactions transactions;
@@ -106,7 +107,8 @@ final class SourceTaskRun implements TaskRun {
             this.producer = producer(request.get("producer"), transactions);
             Class<?> taskClass = Class.forName(taskConfig.get(TaskConfig.TASK_CLASS_CONFIG), true, loader);
             this.task = (SourceTask) plugins.newTask(taskClass.asSubclass(SourceTask.class));
-            OffsetStorageReader offsets = new OffsetsSnapshot(request.get("offsets"));
+            this.committed = new OffsetsSnapshot(request.get("offsets"));
+            OffsetStorageReader offsets = committed;
             task.initialize(new SourceTaskContext() {
                 @Override
                 public Map<String, String> configs() {
@@ -170,8 +172,9 @@ final class SourceTaskRun implements TaskRun {
      * Poll until {@code maxRecords} records, {@code maxMillis}, or a poll that returns nothing; send them; answer
      * {@code {"records": n, "offsets": [[partition, offset], ...], "errors": {...}}} once Kafka acknowledged all.
      */
-    synchronized String batch(int maxRecords, long maxMillis, JsonNode lease) throws Exception {
+    synchronized String batch(int maxRecords, long maxMillis, JsonNode offsets, JsonNode lease) throws Exception {
         lastUsedMs = System.currentTimeMillis();
+        committed.update(offsets);  // what the driver stored before it planned this batch, before commit() below
         try (LoaderSwap swap = plugins.withClassLoader(loader)) {
             if (uncommitted) {  // the previous batch's offsets are stored: the driver planned this one after that
                 task.commit();
