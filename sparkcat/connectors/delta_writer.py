@@ -32,7 +32,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from sparkcat.api.batch_writer import BatchWriteContext, BatchWriter
-from sparkcat.connectors.delta_rows import kafka_rows, key_columns, struct_of
+from sparkcat.connectors.delta_rows import kafka_rows, key_columns, struct_of, value_is_null
 from sparkcat.connectors.delta_settings import KEY_SCHEMA, DeltaSinkSettings
 from sparkcat.errors import ConnectorError
 
@@ -52,12 +52,12 @@ DELETE = "__sparkcat_delete"  # the record is a tombstone (delete.enabled): its 
 # ---------------------------------------------------------------- shapes
 
 
-def _bookkeeping(settings: DeltaSinkSettings) -> list[Column]:
+def _bookkeeping(settings: DeltaSinkSettings, null_value: Column) -> list[Column]:
     """The writer's own columns of each row, dropped before the table sees them: batch order, and whether the
-    record is a tombstone when deletes are enabled (a null ``value``, before decoding)."""
+    record is a tombstone (``null_value``) when deletes are enabled."""
     extra = [F.monotonically_increasing_id().alias(SEQ)]
     if settings.delete_enabled:
-        extra.append(F.col("value").isNull().alias(DELETE))
+        extra.append(null_value.alias(DELETE))
     return extra
 
 
@@ -79,7 +79,7 @@ def _source_shape(settings: DeltaSinkSettings) -> tuple[Callable[[DataFrame], Da
             keys = [parsed.getField(c).alias(c) for c in key_names]
         else:
             keys = [F.col("key")] if key_names else []
-        return batch.select(*keys, *values, *_bookkeeping(settings))
+        return batch.select(*keys, *values, *_bookkeeping(settings, F.col("value").isNull()))
 
     return rows, key_names
 
@@ -87,7 +87,7 @@ def _source_shape(settings: DeltaSinkSettings) -> tuple[Callable[[DataFrame], Da
 def _kafka_shape(config: dict[str, str], settings: DeltaSinkSettings) -> tuple[Callable[[DataFrame], DataFrame],
                                                                                tuple[str, ...]]:
     """Kafka rows: decoded key and value and ``kafka_*`` columns (``delta_rows``)."""
-    return (lambda batch: kafka_rows(batch, config, settings, *_bookkeeping(settings)),
+    return (lambda batch: kafka_rows(batch, config, settings, *_bookkeeping(settings, value_is_null(config))),
             key_columns(settings))
 # ---------------------------------------------------------------- writing (driver)
 
