@@ -26,7 +26,6 @@ from sparkcat.bootstrap import Driver
 from sparkcat.config.stores import offsets_store_spec
 from sparkcat.config.worker import WorkerConfig
 from sparkcat.model.config_state import TargetState
-from sparkcat.spark.driver.queries import register_sources
 from sparkcat.storage.factory import open_offsets_store
 from tests.broker import REPO
 from tests.driver_process import end_sessions, kill_while, seeded_random, start_driver_process
@@ -94,7 +93,6 @@ ITEMS = "id INT, name STRING, qty INT, price DOUBLE, active BOOLEAN"
 
 def test_snapshot_inserts_updates_and_deletes_reach_kafka_and_a_delta_table_equal_to_postgres(
         spark, broker, cdc_postgres, plugins, tmp_path, unique_name):
-    register_sources(spark)
     prefix, db, table = unique_name.replace("-", "_"), cdc_postgres.create_database(), tmp_path / "items"
     topic = f"{prefix}.public.items"
     with cdc_postgres.connect(db) as conn:
