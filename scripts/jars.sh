@@ -1,5 +1,6 @@
 # Sourced after scripts/venv.sh: resolves the JVM jars a part of sparkcat needs with Maven.
-# Usage: sparkcat_need_jars NAME   (NAME = spark | kafka | connect | registry | connect-host: jvm/NAME/pom.xml -> .jars/NAME/)
+# Usage: sparkcat_need_jars NAME   (NAME = spark | kafka | connect | registry | connect-host | debezium:
+#                                   jvm/NAME/pom.xml -> .jars/NAME/)
 # Maven caches downloads in ~/.m2; .jars/NAME is rebuilt only when its pom changed, so later
 # runs start without Maven. For "spark", jars that pyspark already ships (same artifact, any
 # version) are left out, so the driver's classpath has one copy of each library, and sparkcat's
@@ -103,8 +104,9 @@ sparkcat_need_jars() {
     rm -rf "$dir" && mv "$dir.tmp" "$dir"
   fi
   # The jar list as Spark's --jars / spark.jars want it: comma-separated absolute paths.
-  # registry: a runnable jar; connect-host: loaded apart from Spark's class path. Neither is a list for Spark.
-  if [ "$name" = registry ] || [ "$name" = connect-host ]; then return 0; fi
+  # registry: a runnable jar; connect-host: loaded apart from Spark's class path; debezium: a Connect plugin's
+  # directory (tests copy it onto a plugin.path). None is a list for Spark.
+  if [ "$name" = registry ] || [ "$name" = connect-host ] || [ "$name" = debezium ]; then return 0; fi
   local var="SPARKCAT_${name^^}_JARS"
   export "$var=$(ls "$dir"/*.jar | paste -sd, -)"
 }

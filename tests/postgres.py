@@ -4,6 +4,8 @@ The binaries come from Debian's ``postgresql`` package (``scripts/postgres.sh`` 
 server refuses to run as root, so when we are root it runs as the ``postgres`` user (or
 ``nobody``) through ``setpriv``, in a directory owned by that user. It listens on a free loopback
 port (password auth, scram-sha-256) and on a unix socket in its directory (trust, for set-up).
+``PostgresServer(logical_replication=True)`` also decodes its WAL for logical replication (``wal_level=logical``
+and room for replication slots), as change data capture (Debezium's ``pgoutput`` plugin) needs it.
 """
 
 from __future__ import annotations
@@ -41,9 +43,14 @@ def _free_port() -> int:
 
 
 class PostgresServer:
-    """One PostgreSQL server; ``with PostgresServer() as pg:`` starts it and removes it afterwards."""
+    """One PostgreSQL server; ``with PostgresServer() as pg:`` starts it and removes it afterwards.
 
-    def __init__(self) -> None:
+    ``logical_replication``: ``wal_level=logical`` with 20 replication slots and WAL senders; without it the
+    server keeps PostgreSQL's defaults (``wal_level=replica``), as the JDBC tests always ran on.
+    """
+
+    def __init__(self, logical_replication: bool = False) -> None:
+        self.logical_replication = logical_replication
         self.bin = bin_dir()
         self.port = _free_port()
         self.dir = Path(tempfile.mkdtemp(prefix="sparkcat-pg-"))
@@ -70,6 +77,8 @@ class PostgresServer:
                   "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--no-sync")
         options = (f"-p {self.port} -k {self.socket_dir} -c listen_addresses=127.0.0.1 -c fsync=off "
                    "-c full_page_writes=off -c max_connections=200 -c shared_buffers=128MB")
+        if self.logical_replication:
+            options += " -c wal_level=logical -c max_replication_slots=20 -c max_wal_senders=20"
         self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-w", "-o", options, "start")
         return self
 

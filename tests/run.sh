@@ -19,6 +19,7 @@ for tool in ps:procps openssl:openssl; do
 done
 sparkcat_need_jars kafka
 sparkcat_need_jars connect  # the Kafka Connect worker of the interop tests (tests/connect_worker.py)
+sparkcat_need_jars debezium  # Debezium's PostgreSQL connector, a plugin.path plugin of the interop tests
 sparkcat_need_jars registry  # Apicurio Registry, the Schema Registry of the Avro tests (tests/schema_registry.py)
 # JDBC connectors: a real PostgreSQL server (tests/postgres.py starts one per test session)
 source scripts/postgres.sh && sparkcat_need_postgres

@@ -5,7 +5,8 @@ A Kafka record becomes its decoded key and value, as the connector's converters 
 StringConverter is a ``decode`` of the bytes in its ``encoding`` (STRING), ByteArrayConverter keeps the bytes
 (BINARY), JsonConverter is ``from_json`` with ``value.schema``/``key.schema`` (inside Connect's
 ``schema``/``payload`` envelope when ``schemas.enable`` is true). Plus ``kafka_topic``, ``kafka_partition``,
-``kafka_offset`` and ``kafka_timestamp`` (TIMESTAMP).
+``kafka_offset`` and ``kafka_timestamp`` (TIMESTAMP). ``value_is_null`` tells which records a converter decodes to
+a null value (the tombstones that ``delete.enabled`` turns into deletes).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from sparkcat.converters import ByteArrayConverter, StringConverter, converter_f
 from sparkcat.connectors.delta_settings import KEY_SCHEMA, VALUE_SCHEMA, DeltaSinkSettings
 from sparkcat.errors import ConfigError
 
-__all__ = ["struct_of", "decoded", "key_columns", "kafka_rows", "KAFKA_COLUMNS"]
+__all__ = ["struct_of", "decoded", "value_is_null", "key_columns", "kafka_rows", "KAFKA_COLUMNS"]
 
 KAFKA_COLUMNS = ("kafka_topic", "kafka_partition", "kafka_offset", "kafka_timestamp")
 
@@ -59,6 +60,25 @@ def decoded(name: str, converter: Any, struct: StructType | None) -> tuple[list[
     else:
         parsed = F.from_json(text, struct)
     return [parsed.getField(f.name).alias(f.name) for f in struct.fields], tuple(f.name for f in struct.fields)
+
+
+def value_is_null(config: Mapping[str, str]) -> Column:
+    """True where the value converter decodes a Kafka record's ``value`` to null, as its ``toConnectData`` would:
+    a null value (a tombstone), and for JsonConverter the JSON text ``null`` or, with schemas, an envelope whose
+    ``payload`` is null. Connect's JsonConverter writes a null value that has a schema as such an envelope (Debezium's
+    ``ExtractNewRecordState`` makes deletes so), and Connect's sinks see a null value there too. Malformed JSON is
+    not null."""
+    converter = converter_for(dict(config), False)
+    column = F.col("value")
+    if isinstance(converter, (ByteArrayConverter, StringConverter)):
+        return column.isNull()
+    text = F.decode(column, "UTF-8")
+    if converter.schemas_enable:
+        fields = F.from_json(text, "MAP<STRING, STRING>")
+        decoded_null = F.map_contains_key(fields, "payload") & fields.getItem("payload").isNull()
+    else:
+        decoded_null = F.trim(text) == "null"
+    return column.isNull() | F.coalesce(decoded_null, F.lit(False))
 
 
 def key_columns(settings: DeltaSinkSettings) -> tuple[str, ...]:

@@ -13,7 +13,8 @@ from typing import Any
 from sparkcat.api.config import ConfigDef, Importance, Type, ValidString
 from sparkcat.api.configured import parse_checked
 
-__all__ = ["DeltaSinkSettings", "CONFIG_DEF", "config_problems", "APPEND", "MERGE", "KEY_SCHEMA", "VALUE_SCHEMA"]
+__all__ = ["DeltaSinkSettings", "CONFIG_DEF", "config_problems", "APPEND", "MERGE", "KEY_SCHEMA", "VALUE_SCHEMA",
+           "DELETE_ENABLED"]
 
 TABLE_PATH = "table.path"
 TABLE_NAME = "table.name"
@@ -23,6 +24,7 @@ WRITE_MODE = "write.mode"
 KEY_SCHEMA = "key.schema"
 VALUE_SCHEMA = "value.schema"
 TXN_APP_ID = "txn.app.id"
+DELETE_ENABLED = "delete.enabled"
 TASK_ID = "task.id"
 
 APPEND = "append"
@@ -49,6 +51,8 @@ CONFIG_DEF: ConfigDef = (
     .define(VALUE_SCHEMA, Type.STRING, None, importance=Importance.MEDIUM,
             documentation="Spark DDL fields of JsonConverter values read from Kafka; required with "
                           "JsonConverter values.")
+    .define(DELETE_ENABLED, Type.BOOLEAN, False, importance=Importance.MEDIUM,
+            documentation="A tombstone (null value) deletes the row with its key; needs write.mode=merge.")
     .define(TXN_APP_ID, Type.STRING, None, importance=Importance.LOW,
             documentation="Delta transaction app id of this connector's commits (default: the connector's "
                           "name).")
@@ -69,6 +73,7 @@ class DeltaSinkSettings:
     key_schema: str | None
     value_schema: str | None
     txn_app_id: str | None
+    delete_enabled: bool
 
     @classmethod
     def parse(cls, config: Mapping[str, Any]) -> DeltaSinkSettings:
@@ -83,6 +88,7 @@ class DeltaSinkSettings:
             key_schema=_text(parsed[KEY_SCHEMA]),
             value_schema=_text(parsed[VALUE_SCHEMA]),
             txn_app_id=_text(parsed[TXN_APP_ID]),
+            delete_enabled=bool(parsed[DELETE_ENABLED]),
         )
 
     @property
@@ -117,6 +123,9 @@ def config_problems(config: Mapping[str, Any]) -> dict[str, list[str]]:
     elif not path and not name:
         msg = "one of table.path and table.name is required"
         problems[TABLE_PATH], problems[TABLE_NAME] = [msg], [msg]
+    if (str(config.get(DELETE_ENABLED) or "false").strip().lower() == "true"
+            and str(config.get(WRITE_MODE) or APPEND).strip().lower() != MERGE):
+        problems[DELETE_ENABLED] = ["deletes by key need write.mode=merge"]
     if _kafka_fed(config):
         for is_key in (True, False):
             problems.update(_converter_problems(config, is_key))

@@ -26,6 +26,12 @@ Options
 - ``write.mode`` (STRING, ``append`` or ``merge``, default ``append``): ``merge`` upserts by the
   record key (``MERGE INTO``: update the row with the same key, else insert). A batch holding a
   key several times keeps its last record. A record without a key fails the batch in merge mode.
+- ``delete.enabled`` (BOOLEAN, default false; needs ``write.mode=merge``): a tombstone deletes
+  the row with its key, as in Connect's JDBC sink. A tombstone is a record whose value the value
+  converter decodes to null: a null value, and for JsonConverter also ``{"schema": ...,
+  "payload": null}`` (how it writes a null value that has a schema, as Debezium's
+  ``ExtractNewRecordState`` makes deletes) or, without schemas, ``null``. Without
+  ``delete.enabled`` a tombstone is upserted like any record, its value columns null.
 - ``key.schema`` (STRING, Spark DDL field list such as ``id BIGINT, region STRING``): the key's
   fields become columns (and the merge key). Without it the key is one column ``key`` (JSON text
   for a source connector's keys, for JsonConverter keys; text or bytes for String/ByteArray keys);

@@ -7,7 +7,9 @@ Per batch, on the driver: the batch (Spark's Kafka rows, or a source connector's
 into the table's rows (``delta_rows.kafka_rows``; a source's value fields, or ``value``, and key
 columns when asked for) and written with delta-spark (append, or MERGE by key) with Delta's
 transaction id set in the batch's session: ``spark.databricks.delta.write.txnAppId`` = ``txn.app.id``
-(default the connector's name) and ``txnVersion`` = the batch id. Delta skips a write whose version
+(default the connector's name) and ``txnVersion`` = the batch id. With ``delete.enabled``, a key whose
+last record in the batch is a tombstone (a null value) is deleted by the same MERGE (and left out when
+the batch creates the table). Delta skips a write whose version
 the table already recorded for that app id, which makes a replayed batch a no-op. The runtime keeps
 the positions and the tallies (``sparkcat.spark.driver.batch_writers``).
 
@@ -25,12 +27,12 @@ import contextlib
 import logging
 from collections.abc import Callable, Iterator
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from sparkcat.api.batch_writer import BatchWriteContext, BatchWriter
-from sparkcat.connectors.delta_rows import kafka_rows, key_columns, struct_of
+from sparkcat.connectors.delta_rows import kafka_rows, key_columns, struct_of, value_is_null
 from sparkcat.connectors.delta_settings import KEY_SCHEMA, DeltaSinkSettings
 from sparkcat.errors import ConnectorError
 
@@ -44,9 +46,19 @@ AUTO_MERGE_CONF = "spark.databricks.delta.schema.autoMerge.enabled"
 SNAPSHOT_PARTITIONS_CONF = "spark.databricks.delta.snapshotPartitions"
 
 SEQ = "__sparkcat_seq"  # batch order, for the last record of each key in a merge
+DELETE = "__sparkcat_delete"  # the record is a tombstone (delete.enabled): its key's row goes
 
 
 # ---------------------------------------------------------------- shapes
+
+
+def _bookkeeping(settings: DeltaSinkSettings, null_value: Column) -> list[Column]:
+    """The writer's own columns of each row, dropped before the table sees them: batch order, and whether the
+    record is a tombstone (``null_value``) when deletes are enabled."""
+    extra = [F.monotonically_increasing_id().alias(SEQ)]
+    if settings.delete_enabled:
+        extra.append(null_value.alias(DELETE))
+    return extra
 
 
 def _source_shape(settings: DeltaSinkSettings) -> tuple[Callable[[DataFrame], DataFrame], tuple[str, ...]]:
@@ -67,7 +79,7 @@ def _source_shape(settings: DeltaSinkSettings) -> tuple[Callable[[DataFrame], Da
             keys = [parsed.getField(c).alias(c) for c in key_names]
         else:
             keys = [F.col("key")] if key_names else []
-        return batch.select(*keys, *values, F.monotonically_increasing_id().alias(SEQ))
+        return batch.select(*keys, *values, *_bookkeeping(settings, F.col("value").isNull()))
 
     return rows, key_names
 
@@ -75,7 +87,7 @@ def _source_shape(settings: DeltaSinkSettings) -> tuple[Callable[[DataFrame], Da
 def _kafka_shape(config: dict[str, str], settings: DeltaSinkSettings) -> tuple[Callable[[DataFrame], DataFrame],
                                                                                tuple[str, ...]]:
     """Kafka rows: decoded key and value and ``kafka_*`` columns (``delta_rows``)."""
-    return (lambda batch: kafka_rows(batch, config, settings, F.monotonically_increasing_id().alias(SEQ)),
+    return (lambda batch: kafka_rows(batch, config, settings, *_bookkeeping(settings, value_is_null(config))),
             key_columns(settings))
 # ---------------------------------------------------------------- writing (driver)
 
@@ -125,18 +137,28 @@ def _last_per_key(data: DataFrame, keys: tuple[str, ...]) -> DataFrame:
 
 def _merge(spark: SparkSession, data: DataFrame, settings: DeltaSinkSettings, keys: tuple[str, ...]) -> None:
     """MERGE by key. Delta's ``UPDATE SET *``/``INSERT *`` would drop columns the table lacks without a
-    word when schema evolution is off; they are refused instead, as an append refuses them."""
+    word when schema evolution is off; they are refused instead, as an append refuses them.
+
+    With deletes (a ``DELETE`` column), a matched tombstone deletes its row, and the other rows are updated or
+    inserted by explicit assignments of every column but ``DELETE`` (Delta evolves the schema with those too)."""
     from delta.tables import DeltaTable
     target = (DeltaTable.forPath(spark, settings.table_path) if settings.table_path
               else DeltaTable.forName(spark, str(settings.table_name)))
     if not settings.schema_evolution:
         known = {c.lower() for c in target.toDF().columns}
-        missing = [c for c in data.columns if c.lower() not in known]
+        missing = [c for c in data.columns if c.lower() not in known and c != DELETE]
         if missing:
             raise ConnectorError(f"schema mismatch: the batch has column(s) {', '.join(missing)} that "
                                  f"{settings.table} lacks; set schema.evolution=true to add them")
     on = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in keys)
-    target.alias("t").merge(data.alias("s"), on).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute()
+    merge = target.alias("t").merge(data.alias("s"), on)
+    if DELETE not in data.columns:
+        merge.whenMatchedUpdateAll().whenNotMatchedInsertAll().execute()
+        return
+    columns = {f"`{c}`": f"s.`{c}`" for c in data.columns if c != DELETE}
+    kept = f"NOT s.`{DELETE}`"
+    (merge.whenMatchedDelete(condition=f"s.`{DELETE}`").whenMatchedUpdate(condition=kept, set=columns)
+     .whenNotMatchedInsert(condition=kept, values=columns).execute())
 
 
 class DeltaBatchWriter(BatchWriter):
@@ -165,6 +187,8 @@ class DeltaBatchWriter(BatchWriter):
             if self.settings.merges and _table_exists(spark, self.settings):
                 _merge(spark, rows.drop(SEQ), self.settings, self.key_columns)
             else:  # append mode, or the first merge: creating the table is an insert of the batch
+                if self.settings.delete_enabled:  # a tombstone has no row to delete yet
+                    rows = rows.where(~F.col(DELETE)).drop(DELETE)
                 _append(rows.drop(SEQ), self.settings)
         log.debug("Delta %s: version %d of %s written", self.settings.table, batch_id, self.app_id)
 

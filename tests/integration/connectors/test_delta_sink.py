@@ -334,8 +334,9 @@ def test_a_schema_that_is_not_a_ddl_field_list_is_refused_naming_the_key(spark, 
     assert list(result.errors) == ["value.schema"]
 
 
-def test_kafka_merge_into_a_catalog_table_by_string_key(spark, broker, unique_name, tmp_path):
-    """table.name, write.mode=merge, JsonConverter values in Connect's schema/payload envelope."""
+def test_kafka_merge_into_a_catalog_table_by_string_key_with_tombstones_deleting(spark, broker, unique_name,
+                                                                                 tmp_path):
+    """table.name, write.mode=merge, JsonConverter values in Connect's schema/payload envelope, delete.enabled."""
     topic, name = f"{unique_name}-prices", f"prices_{unique_name.replace('-', '_')}"
     spark.sql(f"CREATE TABLE {name} (key STRING, price BIGINT, kafka_topic STRING, kafka_partition INT, "
               f"kafka_offset BIGINT, kafka_timestamp TIMESTAMP) USING delta LOCATION '{tmp_path / 'prices'}'")
@@ -346,17 +347,25 @@ def test_kafka_merge_into_a_catalog_table_by_string_key(spark, broker, unique_na
         key = f"sku-{i % 10}"
         producer.produce(topic, key=key.encode(), partition=i % 10 % 2,
                          value=json.dumps({"schema": schema, "payload": {"price": i}}).encode())
+    # sku-0 and sku-1 deleted (tombstones), then sku-1 back; sku-2 deleted as Connect's JsonConverter writes a null
+    # value that has a schema (Debezium's ExtractNewRecordState makes deletes so)
+    for k in (0, 1):
+        producer.produce(topic, key=f"sku-{k}".encode(), partition=k % 2, value=None)
+    producer.produce(topic, key=b"sku-2", partition=0, value=json.dumps({"schema": schema, "payload": None}).encode())
+    producer.produce(topic, key=b"sku-1", partition=1,
+                     value=json.dumps({"schema": schema, "payload": {"price": 1000}}).encode())
     assert producer.flush(30) == 0
 
     driver = start_driver(spark, kafka_worker(broker, tmp_path, unique_name))
     try:
         driver.herder.put_connector_config("prices-delta", {
             "connector.class": "delta", "topics": topic, "tasks.max": "1", "table.name": name,
-            "write.mode": "merge", "value.schema": "price BIGINT",
+            "write.mode": "merge", "value.schema": "price BIGINT", "delete.enabled": "true",
             "key.converter": "org.apache.kafka.connect.storage.StringConverter",
             "trigger.interval.ms": "300", "batch.max.records": "30"})
-        wait_for(lambda: {(r.key, r.price) for r in spark.table(name).collect()}
-                 == {(f"sku-{k}", 90 + k) for k in range(10)}, timeout_s=180, message="the latest price per key")
+        latest = {("sku-1", 1000)} | {(f"sku-{k}", 90 + k) for k in range(3, 10)}
+        wait_for(lambda: {(r.key, r.price) for r in spark.table(name).collect()} == latest, timeout_s=180,
+                 message="the latest price per key, sku-0 and sku-2 deleted")
     finally:
         driver.stop()
-    assert spark.table(name).count() == 10
+    assert spark.table(name).count() == 8

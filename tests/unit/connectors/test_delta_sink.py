@@ -26,12 +26,14 @@ def test_settings_parsed_with_defaults():
     assert (s.table_path, s.table_name, s.partition_columns, s.schema_evolution, s.write_mode) == \
         ("/tmp/nowhere/orders", None, ("day", "region"), False, "merge")
     assert DeltaSinkSettings.parse({"table.name": "db.orders"}).write_mode == "append"
+    assert DeltaSinkSettings.parse({**TABLE, "write.mode": "merge", "delete.enabled": "true"}).delete_enabled
 
 
 @pytest.mark.parametrize("config, keys", [
     ({}, {"table.path", "table.name"}),
     ({**TABLE, "table.name": "db.orders"}, {"table.path", "table.name"}),
     ({**TABLE, "write.mode": "upsert"}, {"write.mode"}),
+    ({**TABLE, "delete.enabled": "true"}, {"delete.enabled"}),  # deletes by key need write.mode=merge
 ])
 def test_bad_table_or_mode_is_a_config_error_naming_the_key(config, keys):
     with pytest.raises(ConfigError) as e:
