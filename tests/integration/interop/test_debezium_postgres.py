@@ -142,6 +142,17 @@ def test_snapshot_inserts_updates_and_deletes_reach_kafka_and_a_delta_table_equa
         # Connect's offsets, Debezium's: {"server": topic.prefix} -> the last LSN it streamed, past the snapshot
         [(partition, stored)] = driver.herder.connector_offsets("pg-items")
         assert partition == {"server": prefix} and "snapshot" not in stored and stored["lsn"] > 0
+        # Debezium confirms the committed offsets to its replication slot (after commit(), through the task's
+        # OffsetStorageReader), so PostgreSQL can drop the WAL behind them
+        committed = stored.get("lsn_commit", stored["lsn"])
+
+        def confirmed() -> int:
+            with cdc_postgres.connect(db) as conn:
+                row = conn.execute("SELECT (confirmed_flush_lsn - '0/0'::pg_lsn)::bigint FROM pg_replication_slots "
+                                   "WHERE slot_name = %s", (prefix,)).fetchone()
+            return int(row[0] or 0)
+        wait_until(lambda: confirmed() >= committed, timeout_s=60,
+                   message=lambda: f"the slot confirmed up to the committed LSN {committed}: {confirmed()}")
     finally:
         driver.stop()
 
