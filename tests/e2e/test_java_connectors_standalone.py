@@ -57,13 +57,13 @@ def test_java_file_source_and_sink_run_on_the_standalone_executor(spark_standalo
                       f"pipelines.dir: {tmp_path / 'pipelines'}\n"
                       f"group.id: {name}\nconfig.storage.topic: {name}-configs\noffset.storage.topic: {name}-offsets\n"
                       f"status.storage.topic: {name}-status\nplugin.path: [{plugins}]\nplugin.discovery: service_load\n")
-    log_path = tmp_path / "driver.log"
+    log_path, pid_file = tmp_path / "driver.log", tmp_path / "driver.pid"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "SPARKCAT_PID_FILE": str(pid_file)}
     with log_path.open("w") as log_file:
         proc = subprocess.Popen(
             ["./spark-submit.sh", "--master", spark_standalone.master_url, "--conf", "spark.executor.memory=1g",
              "--conf", "spark.driver.host=127.0.0.1", "--worker-config", str(worker)],
-            cwd=REPO, stdout=log_file, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            start_new_session=True)
+            cwd=REPO, stdout=log_file, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
         wait_until(lambda: _ready(rest_port) or proc.poll() is not None, timeout_s=300,
                    message=lambda: "the driver's REST API: " + log_path.read_text()[-3000:])
@@ -84,8 +84,23 @@ def test_java_file_source_and_sink_run_on_the_standalone_executor(spark_standalo
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=120) == 0
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+        _kill_driver(proc, pid_file)
+
+
+def _kill_driver(proc: subprocess.Popen, pid_file: Path) -> None:
+    """After a failure: SIGKILL the Python driver and spark-submit's JVM above it, which runs in a session of its
+    own (spark-submit.sh), as well as the script."""
+    text = pid_file.read_text().strip() if pid_file.exists() else ""
+    if text:
+        try:
+            with open(f"/proc/{text}/stat") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            for pid in (int(text), parent):
+                os.kill(pid, signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def create(port: int, name: str, config: dict) -> None:
