@@ -17,7 +17,9 @@ Starts an Apache Kafka broker (``tests.broker.KafkaBroker``), then, one after th
 - ``mirror_*``: MirrorMaker 2's ``MirrorSourceConnector`` (connect-mirror 4.1.1, ``tasks.max=2``, bytes) copying
   ``--records`` records of 100 bytes from a 2-partition topic, on the Connect worker and on sparkcat.
 
-Each Connect/sparkcat figure is timed from the POST (``put_connector_config`` for the in-process driver) to the
+Each worker first runs a warm-up FileStreamSource of 100 lines to completion and deletes it, so the figures are
+those of a running worker (its first query, producer and plugin scan behind it), as a user adds a connector to a
+worker that runs others. Each Connect/sparkcat figure is timed from the POST (``put_connector_config`` for the in-process driver) to the
 first record in the target topic and to the last one; records/s is over the whole time and after the first
 record; memory per connector is the RSS growth of the worker (Connect's JVM; sparkcat's Python and JVM) from
 before the POST to the end. The load average is recorded before and after. Prints JSON.
@@ -154,6 +156,17 @@ def mirror_config(bootstrap: str, topic: str, alias: str) -> dict[str, str]:
             "header.converter": BYTES}
 
 
+def warm_up(bootstrap: str, name: str, path: Path, create: Callable[[dict[str, str]], None],
+            delete: Callable[[], None]) -> None:
+    """Run a 100-line FileStreamSource to completion on a worker, then delete it."""
+    from tests.kafka_helpers import create_topic
+    topic = f"{name}-warm"
+    create_topic(bootstrap, topic)
+    timed(bootstrap, topic, 100, lambda: create({"connector.class": FILE_SOURCE, "file": str(path),
+                                                  "topic": topic, "value.converter": STRINGS}))
+    delete()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lines", type=int, default=1_000_000)
@@ -175,6 +188,8 @@ def main() -> None:
     data.mkdir()
     source = data / "lines.txt"
     write_file(source, args.lines)
+    warm = work / "warm.txt"
+    write_file(warm, 100)
     plugins = connect_mirror_plugin(connect_file_plugin(work / "plugins"))
     results: dict[str, Any] = {"command": " ".join(["python3", "bench/java_connectors.py", *sys.argv[1:]]),
                                "lines": args.lines, "records": args.records, "load_before": loadavg()}
@@ -194,6 +209,9 @@ def main() -> None:
 
         with ConnectWorker(b, f"{name}-connect", settings={"plugin.path": str(plugins)}, log_dir=work / "connect",
                            jvm_options=CONNECT_JVM) as connect:
+            warm_up(b, f"{name}-connect", warm,
+                    lambda c: connect.request("POST", "/connectors", {"name": "warm", "config": c}),
+                    lambda: connect.request("DELETE", "/connectors/warm"))
             before = rss_mb([connect.pid])
             results["file_connect"] = timed(b, f"{name}-file-connect", args.lines, lambda: connect.request(
                 "POST", "/connectors", {"name": "file", "config": {
@@ -215,6 +233,8 @@ def main() -> None:
                                   plugin_discovery="service_load")
             driver = Driver(spark, worker, rest=False, watch_pipelines=False)
             driver.start()
+            warm_up(b, f"{name}-{label}", warm, lambda c: driver.herder.put_connector_config("warm", c),
+                    lambda: driver.herder.delete_connector("warm"))
             broker_pids = {p.pid for p in broker._procs}
             before = driver_memory(broker_pids)["total_rss_mb"]
             topic = f"{name}-file-{label}"

@@ -35,12 +35,18 @@ from sparkcat.spark.driver.batch_reports import Handler, batch_result
 from sparkcat.spark.driver.leases import parse_group_metadata
 from sparkcat.spark.query_plan import BatchResult, LeaseSource, QueryPlan, no_lease
 
-__all__ = ["FORMAT", "JavaPlanner", "java_source_stream", "java_source_handler", "producer_settings"]
+__all__ = ["FORMAT", "CHECK_MS", "JavaPlanner", "java_source_stream", "java_source_handler", "producer_settings"]
 
 log = logging.getLogger(__name__)
 
 FORMAT = "sparkcat-connect-source"
 POLLS = "polls"
+#: How often Spark asks a Java source's planner whether a batch is due: a batch that filled its budget is followed
+#: at once (the task has more, as Connect polls again at once); any other waits for trigger.interval.ms.
+CHECK_MS = 50
+#: The planners of the running Java source queries, by connector: the handler tells its planner how full each
+#: batch was. A clearly named cache; a planner leaves it when its query stops.
+_PLANNERS: dict[str, "JavaPlanner"] = {}
 #: A task no batch used for this long is stopped on its executor (its query ended, or it moved elsewhere).
 IDLE_MS = 120_000
 
@@ -60,6 +66,8 @@ class JavaPlanner:
         self.spark, self.planner_id, self.plan, self.lease = spark, planner_id, plan, lease
         self._store, self._own_store = store, store is None
         self._requests = self._fixed_requests()
+        self._last_batch = 0.0   # when the last batch was planned (monotonic)
+        self._full = False       # whether a task filled its budget in the last batch
 
     def _fixed_requests(self) -> dict[int, dict[str, Any]]:
         """What each task's request holds in every batch of this query run (configs resolved once, here)."""
@@ -105,8 +113,18 @@ class JavaPlanner:
         return json.dumps({POLLS: 0})
 
     def latestOffset(self, start: str, max_rows: int) -> str:  # noqa: N802
-        """Every trigger is a batch: a Connect task is polled, it has no backlog to measure beforehand."""
-        return json.dumps({POLLS: int(json.loads(start).get(POLLS, 0)) + 1})
+        """A batch now when the last one filled a task's budget or trigger.interval.ms went by since it began (a
+        Connect task is polled: it has no backlog to measure beforehand); else the same offset, no batch."""
+        polls = int(json.loads(start).get(POLLS, 0))
+        now = time.monotonic()
+        if not self._full and (now - self._last_batch) * 1000 < self.plan.trigger_interval_ms:
+            return json.dumps({POLLS: polls})
+        self._last_batch, self._full = now, False
+        return json.dumps({POLLS: polls + 1})
+
+    def batch_done(self, result: BatchResult) -> None:
+        """The handler's report of a batch: whether a task filled its ``batch.max.records``."""
+        self._full = any(t.records >= self.plan.batch_max_records for t in result.tasks.values())
 
     def reportLatestOffset(self) -> str | None:  # noqa: N802
         return None
@@ -128,6 +146,8 @@ class JavaPlanner:
         except Exception as e:  # noqa: BLE001 - the driver may be shutting down
             log.warning("Connector %s: stopping its Java tasks in the driver JVM failed: %s", self.plan.connector, e)
         finally:
+            if _PLANNERS.get(self.plan.connector) is self:
+                del _PLANNERS[self.plan.connector]
             jvm.org.sparkcat.source.Planners.remove(self.planner_id)
             if self._store is not None and self._own_store:
                 self._store.close()
@@ -145,8 +165,9 @@ def java_source_stream(spark: SparkSession, plan: QueryPlan, store: Any = None,
 
     planner_id = f"{plan.connector}-{uuid.uuid4().hex}"
     ensure_callback_server_started(spark.sparkContext._gateway)
-    spark.sparkContext._jvm.org.sparkcat.source.Planners.register(planner_id,
-                                                                  JavaPlanner(spark, planner_id, plan, store, lease))
+    planner = JavaPlanner(spark, planner_id, plan, store, lease)
+    _PLANNERS[plan.connector] = planner
+    spark.sparkContext._jvm.org.sparkcat.source.Planners.register(planner_id, planner)
     log.info("Connector %s runs Java tasks %s on the executors", plan.connector,
              ", ".join(str(t) for t in plan.live_tasks))
     return spark.readStream.format(FORMAT).option("planner", planner_id).load()
@@ -160,6 +181,9 @@ def java_source_handler(plan: QueryPlan) -> Handler:
         rows = [r for r in batch_df.collect() if r.records or r.errors or r.offsets != "[]"]
         result = batch_result(plan.connector, batch_id, rows, started)
         result.positions_stored = plan.exactly_once  # committed with the records, in each task's transaction
+        planner = _PLANNERS.get(plan.connector)
+        if planner is not None:
+            planner.batch_done(result)
         return result
 
     return handler

@@ -128,6 +128,14 @@ def transformed(rows: DataFrame, plan: QueryPlan) -> DataFrame:
     return apply_chain(Records(rows), chain).df
 
 
+def _trigger_ms(plan: QueryPlan) -> int:
+    """Spark's trigger interval: ``trigger.interval.ms``; for a Java source how often its planner is asked whether
+    a batch is due (it paces them itself, ``java_source.JavaPlanner.latestOffset``)."""
+    if plan.java_host and plan.connector_type == "source":
+        return java_source.CHECK_MS
+    return plan.trigger_interval_ms
+
+
 def start_query(spark: SparkSession, plan: QueryPlan, on_batch: OnBatch,
                 gate: BatchGate | None = None, lease: LeaseSource = no_lease, store: Any = None) -> StreamingQuery:
     """Start the connector's query; ``on_batch`` gets each non-empty batch's result on the query thread.
@@ -160,7 +168,7 @@ def start_query(spark: SparkSession, plan: QueryPlan, on_batch: OnBatch,
              .foreachBatch(foreach_batch)
              .queryName(plan.query_name)
              .option("checkpointLocation", plan.checkpoint_dir)
-             .trigger(processingTime=f"{plan.trigger_interval_ms} milliseconds")
+             .trigger(processingTime=f"{_trigger_ms(plan)} milliseconds")
              .start())
     started.append(query)
     return query
