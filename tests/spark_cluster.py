@@ -92,3 +92,20 @@ class SparkStandalone:
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait(10)
         self.procs.clear()
+
+
+def kill_driver(proc: subprocess.Popen, pid_file: Path) -> None:
+    """After a failed test: SIGKILL ``./spark-submit.sh`` (``proc``, started in a session of its own), the Python
+    driver named in ``pid_file`` (its ``SPARKCAT_PID_FILE``) and spark-submit's JVM above that driver, which the
+    script runs in yet another session; a driver left running would hold the worker's cores from the next test."""
+    text = pid_file.read_text().strip() if pid_file.exists() else ""
+    if text:
+        try:
+            with open(f"/proc/{text}/stat") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            for pid in (int(text), parent):
+                os.kill(pid, signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)

@@ -323,6 +323,8 @@ def _java_validation(config: Mapping[str, object], policy: InputPolicy, connecto
 
 JAVA_EMBEDDED_SINK = ("{cls} is a Java source connector found on plugin.path: its records go to Kafka, as on Connect. "
                       "sink.* keys (a sink instead of Kafka) are for Python source connectors; remove them")
+JAVA_UNSUPPORTED_KEYS = ("{cls} is a Java source connector found on plugin.path; sparkcat does not create its topics "
+                         "or give it an offsets topic of its own yet, so {keys} are refused rather than ignored")
 JAVA_CONNECTOR_BOUNDARIES = ("{cls} is a Java source connector found on plugin.path; sparkcat does not give Java "
                              "tasks a TransactionContext yet, so transaction.boundary=connector is refused: use poll "
                              "(a transaction per micro-batch) or interval")
@@ -344,6 +346,9 @@ def java_connector_refusal(config: Mapping[str, object], policy: InputPolicy) ->
         return JAVA_EMBEDDED_SINK.format(cls=name)
     if str(config.get("transaction.boundary") or "").strip().lower() == "connector":
         return JAVA_CONNECTOR_BOUNDARIES.format(cls=name)
+    unsupported = sorted(k for k in config if str(k).startswith("topic.creation.") or k == "offsets.storage.topic")
+    if unsupported:
+        return JAVA_UNSUPPORTED_KEYS.format(cls=name, keys=", ".join(unsupported))
     return None
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.broker import free_port
+from tests.spark_cluster import kill_driver
 from tests.java_plugins import connect_file_plugin
 from tests.kafka_helpers import create_topic, wait_until
 
@@ -84,23 +85,7 @@ def test_java_file_source_and_sink_run_on_the_standalone_executor(spark_standalo
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=120) == 0
     finally:
-        _kill_driver(proc, pid_file)
-
-
-def _kill_driver(proc: subprocess.Popen, pid_file: Path) -> None:
-    """After a failure: SIGKILL the Python driver and spark-submit's JVM above it, which runs in a session of its
-    own (spark-submit.sh), as well as the script."""
-    text = pid_file.read_text().strip() if pid_file.exists() else ""
-    if text:
-        try:
-            with open(f"/proc/{text}/stat") as f:
-                parent = int(f.read().rsplit(")", 1)[1].split()[1])
-            for pid in (int(text), parent):
-                os.kill(pid, signal.SIGKILL)
-        except (OSError, ValueError):
-            pass
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGKILL)
+        kill_driver(proc, pid_file)
 
 
 def create(port: int, name: str, config: dict) -> None:

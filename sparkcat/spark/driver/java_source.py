@@ -47,6 +47,9 @@ CHECK_MS = 50
 #: The planners of the running Java source queries, by connector: the handler tells its planner how full each
 #: batch was. A clearly named cache; a planner leaves it when its query stops.
 _PLANNERS: dict[str, "JavaPlanner"] = {}
+#: The longest a batch polls a task: well inside a transaction's timeout (``TRANSACTION_TIMEOUT_MS``), which an
+#: exactly-once batch must end within, however long ``transaction.boundary.interval.ms`` is.
+MAX_POLL_MS = 60_000
 #: A task no batch used for this long is stopped on its executor (its query ended, or it moved elsewhere).
 IDLE_MS = 120_000
 
@@ -77,7 +80,7 @@ class JavaPlanner:
         return {t: {"connector": plan.connector, "task": t, "generation": self.planner_id,
                     "connector_config": connector_config, "task_config": prepare(plan.task_configs[t]),
                     "producer": producer, "max_records": plan.batch_max_records,
-                    "max_poll_ms": max(plan.trigger_interval_ms, 1000),
+                    "max_poll_ms": min(max(plan.trigger_interval_ms, 1000), MAX_POLL_MS),
                     "idle_ms": max(IDLE_MS, 10 * plan.trigger_interval_ms),
                     "exactly_once": self._transactions(t)}
                 for t in plan.live_tasks}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sparkcat.client.migrate import JAVA_REFUSAL, move
 from sparkcat.client.rest import ApiError
-from sparkcat.config.validation import JAVA_CONNECTOR_BOUNDARIES, JAVA_EMBEDDED_SINK
+from sparkcat.config.validation import JAVA_CONNECTOR_BOUNDARIES, JAVA_EMBEDDED_SINK, JAVA_UNSUPPORTED_KEYS
 
 
 class FakeRuntime:
@@ -57,5 +57,5 @@ def test_a_java_connector_the_target_will_not_run_is_java_only_with_its_reason_a
 
 
 def test_every_refusal_of_a_java_connector_on_plugin_path_is_recognised_as_java_only():
-    for message in (JAVA_EMBEDDED_SINK, JAVA_CONNECTOR_BOUNDARIES):
-        assert JAVA_REFUSAL in message.format(cls="org.example.Connector")
+    for message in (JAVA_EMBEDDED_SINK, JAVA_CONNECTOR_BOUNDARIES, JAVA_UNSUPPORTED_KEYS):
+        assert JAVA_REFUSAL in message.format(cls="org.example.Connector", keys="k")

@@ -79,6 +79,9 @@ def test_what_sparkcat_cannot_run_of_a_java_connector_is_refused_with_the_reason
     assert boundaries is not None and "transaction.boundary=connector is refused" in boundaries
     assert java_connector_refusal({"connector.class": FILE_SOURCE, "transaction.boundary": "interval"},
                                   policy(tmp_path, WithSink(), bootstrap_servers="b:9092")) is None
+    topics = java_connector_refusal({"connector.class": FILE_SOURCE, "topic.creation.default.partitions": "3",
+                                     "offsets.storage.topic": "mine"}, at_least_once)
+    assert topics is not None and "offsets.storage.topic, topic.creation.default.partitions are refused" in topics
     assert java_connector_refusal({"connector.class": "increment"}, at_least_once) is None
     assert java_connector_refusal({"connector.class": FILE_SOURCE}, policy(tmp_path, None)) is None
 

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.Serializable;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import org.apache.spark.TaskContext;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.connector.catalog.Table;
@@ -70,6 +71,15 @@ public final class ConnectTaskSource implements TableProvider, DataSourceRegiste
             return false;
           }
           JsonNode payload = JSON.readTree(new String(part.payload, StandardCharsets.UTF_8));
+          JsonNode transactional = payload.get("request").get("exactly_once");
+          TaskContext context = TaskContext.get();
+          if (context != null && context.attemptNumber() > 0 && transactional != null && !transactional.isNull()) {
+            // The payload's committed offsets are those of the batch's planning: a retry after a committed
+            // transaction would write it again. The query replans the batch instead (a retriable failure).
+            throw new IllegalStateException("sparkcat task failed: " + payload.get("request").get("connector").asText()
+                + "-" + part.task + ": RetriableException: attempt " + context.attemptNumber() + " of an exactly-once "
+                + "batch; the batch is planned again from the committed offsets");
+          }
           String answer = ConnectHosts.runSourceBatch(payload.get("host").toString(), payload.get("request").toString());
           JsonNode result = JSON.readTree(answer);
           JsonNode errors = result.get("errors");

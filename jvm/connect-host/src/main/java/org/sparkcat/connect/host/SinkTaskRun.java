@@ -85,6 +85,7 @@ final class SinkTaskRun implements TaskRun {
     private long timeoutMs = 1000;
     private int records;
     private int skipped;
+    private boolean inBatch;
 
     SinkTaskRun(Plugins plugins, WorkerConfig worker, ConnectMetrics metrics, JsonNode request) throws Exception {
         this.generation = request.get("generation").asText();
@@ -154,6 +155,7 @@ final class SinkTaskRun implements TaskRun {
         pending.clear();
         records = 0;
         skipped = 0;
+        inBatch = true;
         try (LoaderSwap swap = plugins.withClassLoader(loader)) {
             Set<TopicPartition> gone = new HashSet<>(assigned);
             gone.removeAll(now);
@@ -176,6 +178,11 @@ final class SinkTaskRun implements TaskRun {
      * Spark's class loader into this one). Converted, transformed and handed to {@code put}.
      */
     synchronized void put(Object[] columns) throws Exception {
+        lastUsedMs = System.currentTimeMillis();  // a long batch's run is in use: the idle reaper leaves it
+        if (!inBatch) {
+            throw new IllegalStateException("rows for task " + id + " outside a batch: its run was replaced while the "
+                    + "batch ran");
+        }
         String[] topics = (String[]) columns[0];
         int[] partitions = (int[]) columns[1];
         long[] offsets = (long[]) columns[2];
@@ -259,6 +266,17 @@ final class SinkTaskRun implements TaskRun {
         try (LoaderSwap swap = plugins.withClassLoader(loader)) {
             errantReporter.awaitFutures(consumed.keySet());
             Map<TopicPartition, OffsetAndMetadata> committed = task.preCommit(new HashMap<>(consumed));
+            for (Map.Entry<TopicPartition, OffsetAndMetadata> e : consumed.entrySet()) {
+                OffsetAndMetadata given = committed.get(e.getKey());
+                if (given == null || given.offset() < e.getValue().offset()) {
+                    // Spark's checkpoint moves past every record it handed over: what preCommit holds back would be
+                    // skipped after a restart, so such a sink is refused rather than losing records.
+                    throw new UnsupportedOperationException("preCommit held back the offset of " + e.getKey()
+                            + " (" + (given == null ? "none" : given.offset()) + " of " + e.getValue().offset()
+                            + "): sparkcat commits every record of a batch at its end, and does not run sinks that "
+                            + "commit later (buffering across batches) yet");
+                }
+            }
             List<Object[]> offsets = new ArrayList<>();
             for (Map.Entry<TopicPartition, OffsetAndMetadata> e : committed.entrySet()) {
                 offsets.add(new Object[] {Map.of("kafka_topic", e.getKey().topic(), "kafka_partition",
@@ -272,6 +290,7 @@ final class SinkTaskRun implements TaskRun {
                         skipped, "last_error_ms", System.currentTimeMillis()));
             }
             lastUsedMs = System.currentTimeMillis();
+            inBatch = false;
             return JSON.writeValueAsString(out);
         }
     }

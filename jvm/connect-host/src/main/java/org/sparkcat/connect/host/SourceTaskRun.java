@@ -79,7 +79,7 @@ final class SourceTaskRun implements TaskRun {
     private boolean uncommitted;
     private OffsetsSnapshot committed;
     /** The offsets this run last reported, by partition key: what the driver's store holds if no one else ran. */
-    private Map<String, String> reported = Map.of();
+    private final Map<String, String> reported = new HashMap<>();
     private final Transactions transactions;
 
     SourceTaskRun(Plugins plugins, WorkerConfig worker, ConnectMetrics metrics, JsonNode request) throws Exception {
@@ -177,7 +177,7 @@ final class SourceTaskRun implements TaskRun {
         committed.update(offsets);  // what the driver stored before it planned this batch, before commit() below
         try (LoaderSwap swap = plugins.withClassLoader(loader)) {
             if (uncommitted) {  // the previous batch's offsets are stored: the driver planned this one after that
-                task.commit();
+                commitTask();
                 uncommitted = false;
             }
             if (transactions != null) {
@@ -234,7 +234,7 @@ final class SourceTaskRun implements TaskRun {
             throw sendFailure.get();
         }
         if (transactions != null) {  // records and offsets commit together, then the task hears of it
-            transactions.commit(producer, offsets.values(), lease);
+            transactions.commit(producer, offsets.values(), lease, sent > 0);
             if (!offsets.isEmpty()) {
                 task.commit();
             }
@@ -242,7 +242,7 @@ final class SourceTaskRun implements TaskRun {
             uncommitted = !offsets.isEmpty();
         }
         lastUsedMs = System.currentTimeMillis();
-        reported = reportedOffsets(offsets.values());
+        reported.putAll(reportedOffsets(offsets.values()));  // an empty batch keeps what it reported before
         return answer(sent - sendSkipped.get(), offsets.values(), skipped + sendSkipped.get());
     }
 
@@ -278,6 +278,24 @@ final class SourceTaskRun implements TaskRun {
         return true;
     }
 
+    /** {@code SourceTask.commitRecord}; a failure is logged, as Connect's {@code commitTaskRecord} logs it. */
+    private void commitRecord(SourceRecord record, RecordMetadata metadata) {
+        try {
+            task.commitRecord(record, metadata);
+        } catch (Throwable t) {
+            LOG.warning("Task " + id + ": commitRecord threw, which Connect ignores too: " + t);
+        }
+    }
+
+    /** {@code SourceTask.commit}; a failure is logged, as Connect's {@code commitSourceTask} logs it. */
+    private void commitTask() {
+        try {
+            task.commit();
+        } catch (Throwable t) {
+            LOG.warning("Task " + id + ": commit threw, which Connect ignores too: " + t);
+        }
+    }
+
     private void acknowledged(SourceRecord record, RecordMetadata metadata, Exception error,
                               AtomicReference<Exception> failure, AtomicInteger skipped) {
         // exactly once: a record Kafka refuses fails the task whatever errors.tolerance says, as in Connect
@@ -288,11 +306,7 @@ final class SourceTaskRun implements TaskRun {
         if (error != null) {  // errors.tolerance=all: Connect skips a record Kafka refuses (KIP-779)
             skipped.incrementAndGet();
         }
-        try {
-            task.commitRecord(record, error == null ? metadata : null);
-        } catch (Exception e) {
-            failure.compareAndSet(null, e);
-        }
+        commitRecord(record, error == null ? metadata : null);
     }
 
     /** Connect's {@code convertTransformedRecord}: headers, key and value through the connector's converters. */

@@ -51,12 +51,17 @@ final class Transactions {
         props.putIfAbsent(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, timeoutMs);
     }
 
-    /** The offsets, then the lease, then the commit; an empty batch's transaction is aborted (nothing to keep). */
-    void commit(KafkaProducer<byte[], byte[]> producer, Iterable<Object[]> offsets, JsonNode lease) throws Exception {
-        boolean any = false;
+    /**
+     * The offsets, then the lease, then the commit; a transaction with neither records ({@code sent}) nor offsets is
+     * aborted (nothing to keep). Records without a source partition commit with no offset, as in Connect.
+     */
+    void commit(KafkaProducer<byte[], byte[]> producer, Iterable<Object[]> offsets, JsonNode lease, boolean sent)
+            throws Exception {
+        boolean any = sent;
         for (Object[] pair : offsets) {
             String key = "[" + SORTED.writeValueAsString(connector) + "," + OffsetsSnapshot.key(pair[0]) + "]";
-            producer.send(new ProducerRecord<>(offsetsTopic, key.getBytes(StandardCharsets.UTF_8), SORTED.writeValueAsBytes(pair[1])));
+            producer.send(new ProducerRecord<>(offsetsTopic, key.getBytes(StandardCharsets.UTF_8),
+                    SORTED.writeValueAsBytes(pair[1])));
             any = true;
         }
         if (!any) {
