@@ -33,7 +33,7 @@ from sparkcat.kafka.client_dialects import ClientSettingsError, to_java, to_libr
 
 __all__ = ["ClientKind", "ClientSettingsError", "ROLE_PREFIXES", "role_settings", "connector_overrides",
            "connection_settings", "producer_settings", "consumer_settings", "admin_settings", "spark_source_options",
-           "spark_writer_options", "SPARK_SOURCE_REFUSED", "SPARK_WRITER_REFUSED"]
+           "spark_writer_options", "java_producer_settings", "SPARK_SOURCE_REFUSED", "SPARK_WRITER_REFUSED"]
 
 
 class ClientKind(Enum):
@@ -130,12 +130,18 @@ def admin_settings(bootstrap: str, worker_kafka: Mapping[str, Any], overrides: M
     return _librdkafka(ClientKind.ADMIN, bootstrap, worker_kafka, overrides, defaults)
 
 
-def _spark_options(kind: ClientKind, refused: frozenset[str], bootstrap: str, worker_kafka: Mapping[str, Any],
+def _java_settings(kind: ClientKind, refused: frozenset[str], bootstrap: str, worker_kafka: Mapping[str, Any],
                    overrides: Mapping[str, Any] | None, defaults: Mapping[str, Any] | None) -> dict[str, str]:
     conf = to_java(_merged(kind, worker_kafka, overrides, defaults))
-    options = {f"kafka.{k}": str(v) for k, v in sorted(conf.items()) if k not in refused}
-    options["kafka.bootstrap.servers"] = bootstrap
-    return options
+    settings = {k: str(v) for k, v in sorted(conf.items()) if k not in refused}
+    settings["bootstrap.servers"] = bootstrap
+    return settings
+
+
+def _spark_options(kind: ClientKind, refused: frozenset[str], bootstrap: str, worker_kafka: Mapping[str, Any],
+                   overrides: Mapping[str, Any] | None, defaults: Mapping[str, Any] | None) -> dict[str, str]:
+    java = _java_settings(kind, refused, bootstrap, worker_kafka, overrides, defaults)
+    return {f"kafka.{k}": v for k, v in java.items()}
 
 
 def spark_source_options(bootstrap: str, worker_kafka: Mapping[str, Any], overrides: Mapping[str, Any] | None = None,
@@ -158,3 +164,14 @@ def spark_writer_options(bootstrap: str, worker_kafka: Mapping[str, Any], overri
     {'kafka.acks': 'all', 'kafka.bootstrap.servers': 'b:9092'}
     """
     return _spark_options(ClientKind.PRODUCER, SPARK_WRITER_REFUSED, bootstrap, worker_kafka, overrides, defaults)
+
+
+def java_producer_settings(bootstrap: str, worker_kafka: Mapping[str, Any],
+                           overrides: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """A Java producer's settings in Java names, unprefixed (the Kafka Connect host's producers); serializers are
+    the host's to set, as for Spark's writer.
+
+    >>> java_producer_settings("b:9092", {"producer.acks": "all", "sasl.mechanisms": "PLAIN", "key.serializer": "x"})
+    {'acks': 'all', 'sasl.mechanism': 'PLAIN', 'bootstrap.servers': 'b:9092'}
+    """
+    return _java_settings(ClientKind.PRODUCER, SPARK_WRITER_REFUSED, bootstrap, worker_kafka, overrides, None)

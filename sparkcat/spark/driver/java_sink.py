@@ -52,8 +52,9 @@ def _report(line: str) -> _Report:
 
 def java_sink_handler(plan: QueryPlan, partitions: Callable[[QueryPlan], list] = subscribed_partitions) -> Handler:
     """The handler of a Java sink's batches; one generation (task instances on the executors) per query run."""
+    connector_config = prepare(plan.connector_config)
     fixed = {"connector": plan.connector, "generation": f"{plan.connector}-{uuid.uuid4().hex}",
-             "connector_config": prepare(plan.connector_config), "producer": producer_settings(plan),
+             "connector_config": connector_config, "producer": producer_settings(plan, connector_config),
              "idle_ms": max(IDLE_MS, 10 * plan.trigger_interval_ms)}
     task_configs = {t: prepare(plan.task_configs[t]) for t in plan.live_tasks}
     spec = json.dumps(plan.java_host, sort_keys=True)

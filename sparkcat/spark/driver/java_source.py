@@ -28,7 +28,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from sparkcat.kafka.client_settings import ClientKind, connector_overrides, spark_writer_options
+from sparkcat.kafka.client_settings import ClientKind, connector_overrides, java_producer_settings
 from sparkcat.kafka.producers import TRANSACTION_TIMEOUT_MS, task_transactional_id
 from sparkcat.policy.input_policy import prepare
 from sparkcat.spark.driver.batch_reports import Handler, batch_result
@@ -54,11 +54,11 @@ MAX_POLL_MS = 60_000
 IDLE_MS = 120_000
 
 
-def producer_settings(plan: QueryPlan) -> dict[str, str]:
-    """The Java producer's settings: the worker's ``kafka.*`` for producers, then ``producer.override.*``."""
-    overrides = connector_overrides(prepare(plan.connector_config), ClientKind.PRODUCER)
-    options = spark_writer_options(plan.bootstrap_servers, plan.kafka_config, overrides)
-    return {k[len("kafka."):]: v for k, v in options.items()}
+def producer_settings(plan: QueryPlan, connector_config: dict[str, str]) -> dict[str, str]:
+    """The Java producer's settings: the worker's ``kafka.*`` for producers, then ``producer.override.*`` of the
+    connector's resolved config."""
+    overrides = connector_overrides(connector_config, ClientKind.PRODUCER)
+    return java_producer_settings(plan.bootstrap_servers, plan.kafka_config, overrides)
 
 
 class JavaPlanner:
@@ -76,7 +76,7 @@ class JavaPlanner:
         """What each task's request holds in every batch of this query run (configs resolved once, here)."""
         plan = self.plan
         connector_config = prepare(plan.connector_config)
-        producer = producer_settings(plan)
+        producer = producer_settings(plan, connector_config)
         return {t: {"connector": plan.connector, "task": t, "generation": self.planner_id,
                     "connector_config": connector_config, "task_config": prepare(plan.task_configs[t]),
                     "producer": producer, "max_records": plan.batch_max_records,
