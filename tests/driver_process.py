@@ -79,6 +79,21 @@ def kill_while(child: subprocess.Popen, log: Path, moving: Callable[[], bool], r
         kill_session(child)
 
 
+def kill_rounds(fields: dict, connectors: dict[str, dict], log_dir: Path, rounds: int, progress: Callable[[], int],
+                rng: random.Random, timeout_s: float = 240) -> list[tuple[int, float]]:
+    """Start a driver process on the same worker ``rounds`` times, each SIGKILLed at a random moment once
+    ``progress()`` passed its value at that round's start; ``(progress at the start, delay)`` of each round,
+    for the failure message."""
+    kills = []
+    for round_ in range(rounds):
+        log_path = log_dir / f"driver-{round_}.log"
+        before = progress()
+        child = start_driver_process(fields, connectors, log_path, {})
+        delay = kill_while(child, log_path, lambda before=before: progress() > before, rng, timeout_s=timeout_s)
+        kills.append((before, round(delay, 2)))
+    return kills
+
+
 def end_sessions(children: list[subprocess.Popen]) -> None:
     """A test's clean-up: resume (if frozen) and SIGKILL the session of every child still running."""
     for child in children:

@@ -14,11 +14,10 @@ import json
 
 import pytest
 
-from sparkcat.config.stores import offsets_store_spec
 from sparkcat.config.worker import WorkerConfig
 from sparkcat.model.config_state import TargetState
-from sparkcat.storage.factory import open_offsets_store
-from tests.driver_process import kill_while, seeded_random, start_driver_process
+from tests.driver_process import kill_rounds, seeded_random
+from tests.integration.runtime.test_exactly_once_source import stored_positions as runtime_positions
 from tests.integration.runtime.test_driver import kafka_worker_fields, start_driver, states
 from tests.java_plugins import INCREMENT_CONNECTOR, build_increment_plugin
 from tests.kafka_helpers import create_topic, read_topic, wait_until
@@ -36,12 +35,7 @@ CONFIG = {"connector.class": INCREMENT_CONNECTOR, "increments": ",".join(map(str
 
 
 def stored_positions(worker: WorkerConfig) -> dict[int, int]:
-    store = open_offsets_store(offsets_store_spec(worker))
-    try:
-        stored = store.get(CONNECTOR, stable=True)
-    finally:
-        store.close()
-    return {k: stored.get(f'{{"increment":{k}}}', {}).get("position", 0) for k in INCREMENTS}
+    return runtime_positions(worker, CONNECTOR, INCREMENTS)
 
 
 def positions(bootstrap: str, topic: str, increment: int) -> list[int]:
@@ -60,14 +54,8 @@ def test_sigkilled_driver_restarts_a_java_source_with_every_record_exactly_once(
     worker = WorkerConfig(**fields)
     config = {**CONFIG, "topic.prefix": prefix, "exactly.once.support": "required"}
     rng, seed = seeded_random()
-    kills = []
-    for round_ in range(KILLS):
-        log_path = tmp_path / f"driver-{round_}.log"
-        before = min(stored_positions(worker).values())
-        child = start_driver_process(fields, {CONNECTOR: config}, log_path, {})
-        delay = kill_while(child, log_path, lambda before=before: min(stored_positions(worker).values()) > before,
-                           rng, timeout_s=240)
-        kills.append((before, round(delay, 2)))
+    kills = kill_rounds(fields, {CONNECTOR: config}, tmp_path, KILLS, lambda: min(stored_positions(worker).values()),
+                        rng)
 
     driver = start_driver(spark, worker)
     try:

@@ -17,7 +17,7 @@ import pytest
 
 from sparkcat.config.stores import offsets_store_spec
 from sparkcat.storage.factory import open_offsets_store
-from tests.driver_process import kill_while, seeded_random, start_driver_process
+from tests.driver_process import kill_rounds, seeded_random
 from tests.integration.runtime.test_driver import (
     JSON_NO_SCHEMA,
     kafka_worker,
@@ -38,13 +38,14 @@ CONFIG = {"connector.class": "increment", "increments": ",".join(map(str, INCREM
           "exactly.once.support": "required", **JSON_NO_SCHEMA}
 
 
-def stored_positions(worker) -> dict[int, int]:
+def stored_positions(worker, connector: str = CONNECTOR, increments: tuple[int, ...] = INCREMENTS) -> dict[int, int]:
+    """The committed position of each increment of ``connector`` (its ``{"increment": k}`` partitions), 0 if none."""
     store = open_offsets_store(offsets_store_spec(worker))
     try:
-        stored = store.get(CONNECTOR, stable=True)
+        stored = store.get(connector, stable=True)
     finally:
         store.close()
-    return {k: stored.get(f'{{"increment":{k}}}', {}).get("position", 0) for k in INCREMENTS}
+    return {k: stored.get(f'{{"increment":{k}}}', {}).get("position", 0) for k in increments}
 
 
 def positions(bootstrap: str, topic: str) -> list[int]:
@@ -59,14 +60,8 @@ def test_sigkilled_driver_at_random_moments_restarts_with_every_record_exactly_o
     worker = kafka_worker(broker, tmp_path, unique_name)
     fields = kafka_worker_fields(broker.bootstrap, tmp_path, unique_name)
     rng, seed = seeded_random()
-    kills = []
-    for round_ in range(KILLS):
-        log_path = tmp_path / f"driver-{round_}.log"
-        before = min(stored_positions(worker).values())
-        child = start_driver_process(fields, {CONNECTOR: config}, log_path, {})
-        delay = kill_while(child, log_path, lambda before=before: min(stored_positions(worker).values()) > before,
-                           rng, timeout_s=240)
-        kills.append((before, round(delay, 2)))
+    kills = kill_rounds(fields, {CONNECTOR: config}, tmp_path, KILLS, lambda: min(stored_positions(worker).values()),
+                        rng)
 
     driver = start_driver(spark, worker)
     try:
