@@ -3,6 +3,8 @@ package org.sparkcat.connect;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import java.io.File;
+import java.io.IOException;
+import java.net.InetAddress;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.net.URL;
@@ -10,6 +12,7 @@ import java.net.URLClassLoader;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.apache.spark.SparkEnv;
 
 /**
  * The Kafka Connect hosts of this JVM ({@code jvm/connect-host}'s {@code ConnectHost}), one per host spec: the
@@ -64,6 +67,18 @@ public final class ConnectHosts {
     }
   }
 
+  /** {@code host:executor-id}, as sparkcat's Python executors name themselves ({@code host:driver} locally). */
+  public static String workerId() {
+    String host;
+    try {
+      host = InetAddress.getLocalHost().getHostName();
+    } catch (IOException e) {
+      host = "localhost";
+    }
+    SparkEnv env = SparkEnv.get();
+    return host + ":" + (env == null ? "driver" : env.executorId());
+  }
+
   private static String canonical(String spec) {
     try {
       return SORTED.writeValueAsString(SORTED.readValue(spec, Map.class));
@@ -81,7 +96,7 @@ public final class ConnectHosts {
       return cls.getConstructor(Map.class).newInstance((Map<String, String>) parsed.get("worker"));
     } catch (InvocationTargetException e) {
       throw rethrown(e.getCause());
-    } catch (ReflectiveOperationException | java.io.IOException e) {
+    } catch (ReflectiveOperationException | IOException e) {
       throw new IllegalStateException("cannot load the Kafka Connect host from " + spec + ": " + e, e);
     }
   }

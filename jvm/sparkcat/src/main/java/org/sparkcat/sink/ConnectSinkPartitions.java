@@ -1,13 +1,10 @@
 package org.sparkcat.sink;
 
-import java.io.IOException;
 import java.io.Serializable;
-import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
-import org.apache.spark.SparkEnv;
 import org.apache.spark.sql.Row;
 import org.sparkcat.connect.ConnectHosts;
 import scala.jdk.javaapi.CollectionConverters;
@@ -65,19 +62,7 @@ public final class ConnectSinkPartitions extends AbstractFunction1<scala.collect
       }
     }
     String answer = ConnectHosts.runSinkChunk(spec, request, task, first, true, chunk.columns());
-    return Collections.singletonList(task + "\t" + workerId() + "\t" + answer).iterator();
-  }
-
-  /** {@code host:executor-id}, as sparkcat's Python executors name themselves ({@code host:driver} locally). */
-  public static String workerId() {
-    String host;
-    try {
-      host = InetAddress.getLocalHost().getHostName();
-    } catch (IOException e) {
-      host = "localhost";
-    }
-    SparkEnv env = SparkEnv.get();
-    return host + ":" + (env == null ? "driver" : env.executorId());
+    return Collections.singletonList(task + "\t" + ConnectHosts.workerId() + "\t" + answer).iterator();
   }
 
   /** Rows as the columns {@code ConnectHost.runSinkChunk} takes. */

@@ -21,7 +21,6 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import org.apache.spark.unsafe.types.UTF8String;
 import org.sparkcat.connect.ConnectHosts;
-import org.sparkcat.sink.ConnectSinkPartitions;
 
 /**
  * {@code readStream.format("sparkcat-connect-source").option("planner", id)}: a Java source connector's
@@ -84,7 +83,7 @@ public final class ConnectTaskSource implements TableProvider, DataSourceRegiste
           JsonNode result = JSON.readTree(answer);
           JsonNode errors = result.get("errors");
           row = new GenericInternalRow(new Object[] {part.task,
-              UTF8String.fromString(ConnectSinkPartitions.workerId()),
+              UTF8String.fromString(ConnectHosts.workerId()),
               result.get("records").asLong(), UTF8String.fromString(result.get("offsets").toString()),
               errors == null || errors.isNull() ? null : UTF8String.fromString(errors.toString())});
           return true;
