@@ -29,6 +29,8 @@ CONFIG_STREAM = "sparkcat-config-log"
 #: A standby's warm-up query (``spark/warm_up.py``); its checkpoint is ``_`` + this name + the driver.
 WARM_UP_QUERY = "sparkcat-standby-warm-up"
 RESERVED_NAMES = frozenset({CONFIG_STREAM, WARM_UP_QUERY})
+#: Queries that several connectors share (``spark/driver/shared_sources.py``) are named with this prefix.
+SHARED_QUERY_PREFIX = "sparkcat-shared-"
 
 _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
 _MAX_DIR_NAME = 200  # bytes; file systems allow 255 per component
@@ -62,6 +64,8 @@ def name_problem(name: object) -> str | None:
         return f"Connector names may be at most {MAX_NAME_LENGTH} characters long (this one has {len(name)})"
     if name in RESERVED_NAMES:
         return f"The connector name {name!r} is reserved by sparkcat (its config log stream)"
+    if name.startswith(SHARED_QUERY_PREFIX):
+        return f"Connector names may not start with {SHARED_QUERY_PREFIX!r}: sparkcat's shared queries are named so"
     return None
 
 

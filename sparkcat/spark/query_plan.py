@@ -135,6 +135,11 @@ class BatchResult:
         return sum(t.records for t in self.tasks.values())
 
 
+class QueryStopping(RuntimeError):
+    """Raised by a batch that begins while its query is being stopped (or its driver stopped leading), so it is
+    not committed."""
+
+
 TASK_FAILURE_MARK = "sparkcat task failed:"
 
 

@@ -24,18 +24,15 @@ from typing import TYPE_CHECKING, Protocol
 from sparkcat.runtime.execution import resume
 from sparkcat.api.connector import Connector
 from sparkcat.runtime.leadership import Leadership, SoleLeader
-from sparkcat.spark.query_plan import BatchResult, QueryPlan
+from sparkcat.spark.query_plan import BatchResult, QueryPlan, QueryStopping
 from sparkcat.spark.driver.pools import CONNECTORS_POOL, in_pool
 from sparkcat.storage.offsets import OffsetStore
 
 if TYPE_CHECKING:
     from sparkcat.spark.driver.native_queries import NativeQueries
+    from sparkcat.spark.driver.shared_sources import SourceGroups
 
 log = logging.getLogger(__name__)
-
-
-class QueryStopping(RuntimeError):
-    """Raised by a batch that begins while its query is being stopped, so it is not committed."""
 
 
 @dataclass
@@ -82,6 +79,7 @@ class QueryRunner:
         self.offsets = offsets
         self.leadership: Leadership = leadership or SoleLeader()
         self._native: NativeQueries | None = None
+        self._groups: SourceGroups | None = None
         self._registered = False
         self._register_lock = threading.Lock()
 
@@ -96,6 +94,7 @@ class QueryRunner:
         """Start ``plan``'s query: natively when its (started) ``connector`` answers ``native_write``."""
         from sparkcat.spark.driver import queries
         from sparkcat.spark.driver.native_queries import NativeQueries
+        from sparkcat.spark.driver.shared_sources import own_query_reason
 
         with self._register_lock:
             if not self._registered:
@@ -113,6 +112,9 @@ class QueryRunner:
                 run_batch()
 
         with in_pool(self.spark, CONNECTORS_POOL):  # behind the herder's config-log batches
+            if own_query_reason(plan) is None:
+                running.query = self._shared().join(plan, running)
+                return running
             if self._native is None:
                 self._native = NativeQueries(self.spark, self.on_batch)
             running.query = self._native.start(plan, connector, self.leadership.lease_key())
@@ -121,6 +123,18 @@ class QueryRunner:
                 running.query = queries.start_query(self.spark, plan, self.on_batch, gate, self.leadership.lease,
                                                     self.offsets)
         return running
+
+    def shared_queries(self) -> list:
+        """The shared source queries running now (``spark/driver/shared_sources.SourceGroup``)."""
+        return [] if self._groups is None else self._groups.groups()
+
+    def _shared(self) -> SourceGroups:
+        from sparkcat.spark.driver.shared_sources import SourceGroups
+        with self._register_lock:
+            if self._groups is None:
+                self._groups = SourceGroups(self.spark, self.on_batch, self.leadership.lease,
+                                            self.leadership.is_leader, self.offsets)
+            return self._groups
 
     def stop(self, running: RunningQuery, timeout_s: float = 60.0, graceful: bool = True) -> None:
         """Let the batch in flight finish and reach Spark's commit log, then stop the query.
@@ -154,6 +168,8 @@ class QueryRunner:
         """The driver stops (after every query did): nothing more is taken from Spark's progress events."""
         if self._native is not None:
             self._native.close()
+        if self._groups is not None:
+            self._groups.close()
 
     def align_checkpoint(self, offsets: OffsetStore, plan: QueryPlan) -> bool:
         """Drop ``plan``'s checkpoint when the cluster committed past it (``runtime/resume.py``); True when dropped."""

@@ -30,7 +30,7 @@ from sparkcat.spark.driver.connector_planning import ConnectorStreamReader, task
 from sparkcat.spark.executor.connector_source import read_payloads, row_schema_ddl
 from sparkcat.spark.query_plan import QueryPlan
 
-__all__ = ["FORMAT", "Planner", "source_stream"]
+__all__ = ["FORMAT", "Planner", "source_stream", "row_schema"]
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ def source_stream(spark: SparkSession, plan: QueryPlan, store: Any = None) -> Da
     """
     from pyspark.java_gateway import ensure_callback_server_started
 
-    schema = _row_schema(spark, plan)
+    schema = row_schema(spark, plan)
     planner_id = f"{plan.connector}-{uuid.uuid4().hex}"
     ensure_callback_server_started(spark.sparkContext._gateway)
     _registry(spark).register(planner_id, Planner(spark, planner_id, plan, schema, store))
@@ -95,7 +95,7 @@ def source_stream(spark: SparkSession, plan: QueryPlan, store: Any = None) -> Da
     return rows.mapInArrow(read_payloads, schema)
 
 
-def _row_schema(spark: SparkSession, plan: QueryPlan) -> StructType:
+def row_schema(spark: SparkSession, plan: QueryPlan) -> StructType:
     """The rows' schema, with the value type a started driver-side task declares (errors name the task)."""
     from pyspark.sql.types import _parse_datatype_string
     ddl = row_schema_ddl(task_value_schema(plan))

@@ -33,6 +33,7 @@ def test_ordinary_names_keep_their_directory():
     ("", "empty"), ("  ", "blank"), (" a", "whitespace"), ("a\u3000", "whitespace"), ("a\tb", "U+0009"),
     ("a\u009fb", "U+009F"), ("a\ud800", "surrogate"), ("x" * 1001, "at most 1000"),
     ("sparkcat-config-log", "reserved"), ("sparkcat-standby-warm-up", "reserved"),
+    ("sparkcat-shared-sources-exactly-once-1000ms", "shared queries"),
 ])
 def test_unrepresentable_names_are_refused_naming_the_rule(name, rule):
     with pytest.raises(ConfigError) as e:

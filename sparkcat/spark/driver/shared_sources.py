@@ -1,0 +1,403 @@
+"""Python source connectors that share one streaming query: Spark's per-batch cost paid once for all of them.
+
+A query per connector pays Spark's micro-batch machinery (planning, offset and commit logs, a job, the listener
+bus) on every trigger, about 0.2-0.3 CPU-s per batch, so one driver ran at most 8-10 batches a second in all.
+Here the source connectors that write to Kafka with the same guarantee and trigger interval join one query
+(``group_key``): each trigger asks every member's planner (``ConnectorStreamReader``, as its own query would),
+and the batch is one Spark job whose partitions are the tasks with new records, of whichever connectors have
+them. A member that has none plans nothing, and a batch in which no member has records runs no job.
+
+What a user sees per connector does not change: its offsets go to the offsets store after every batch
+(``BatchAccounting.on_batch``, or each task's transaction exactly once), its status, failures and traces are
+its own (a failing task fails its connector only: ``executor.shared_source`` reports it in a row), and it is
+started, paused, restarted and stopped alone (``join``/``MemberQuery.stop``; the others lose no batch). A
+member's place in the group's checkpoint is trusted only while it is a member: on joining it starts from the
+offsets store, so the group's checkpoint never replays a connector's records (a batch Spark replays after a
+restart plans nothing for anybody). Connectors that need more than this keep a query of their own
+(``own_query_reason``).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import pickle
+import threading
+import time
+import traceback
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming.datasource import ReadMaxRows
+
+from sparkcat.config.names import SHARED_QUERY_PREFIX
+from sparkcat.policy import paths
+from sparkcat.spark.driver.batch_reports import batch_result
+from sparkcat.spark.driver.connector_planning import ConnectorStreamReader
+from sparkcat.spark.driver.leases import write_under_lease
+from sparkcat.spark.executor.kafka_serialisation import value_type_of
+from sparkcat.spark.executor.shared_source import SHARED_RESULT_SCHEMA, MemberWrite, produce_members
+from sparkcat.spark.executor.source_to_kafka import producer_config
+from sparkcat.spark.query_plan import BatchResult, LeaseSource, QueryPlan, QueryStopping
+
+__all__ = ["own_query_reason", "group_key", "SourceGroups", "MemberQuery"]
+
+log = logging.getLogger(__name__)
+
+CONNECTORS = "connectors"
+_PRODUCED_KEPT = 8  # a member's recent batch ends this planner planned: the starts it trusts
+
+
+def own_query_reason(plan: QueryPlan) -> str | None:
+    """Why ``plan``'s connector keeps a query of its own, or None when it can share one.
+
+    Shared: Python source connectors writing to Kafka. Java connectors run their own stream, a ``sink.*`` sink
+    its own writer, and ``transforms`` are projections of the connector's own DataFrame.
+    """
+    if plan.connector_type != "source":
+        return "a sink connector"
+    if plan.java_host:
+        return "a Java connector"
+    if plan.sink_class:
+        return "writes to a sink (sink.*), not Kafka"
+    if str(plan.connector_config.get("transforms") or "").strip():
+        return "has transforms"
+    return None
+
+
+def group_key(plan: QueryPlan) -> str:
+    """The group a shareable connector joins: one per guarantee and trigger interval."""
+    guarantee = "exactly-once" if plan.exactly_once else "at-least-once"
+    return f"{SHARED_QUERY_PREFIX}sources-{guarantee}-{plan.trigger_interval_ms}ms"
+
+
+@dataclass(eq=False)
+class _Member:
+    """One connector in a group: its plan, the handle its runtime holds (``RunningQuery``) and its planner."""
+
+    plan: QueryPlan
+    running: Any                        # query_runner.RunningQuery: its gate and ``stopping`` flag
+    reader: ConnectorStreamReader
+    write: MemberWrite
+    produced: deque = field(default_factory=lambda: deque(maxlen=_PRODUCED_KEPT))
+    error: str | None = None
+    left: bool = False
+    in_batch: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.plan.connector
+
+
+def _text(offsets: Any) -> str:
+    return json.dumps(offsets, sort_keys=True)
+
+
+class GroupPlanner:
+    """``org.sparkcat.source.Planner`` for a group: every member's offsets under its name."""
+
+    def __init__(self, group: SourceGroup) -> None:
+        self.group = group
+        self.pending: set[str] = set()   # members with records in the batch planned last
+        self.rounds = 0                  # latestOffset calls: how many triggers asked the members
+        self._latest: dict[str, Any] = {}
+
+    def initialOffset(self) -> str:  # noqa: N802 - the Java interface's names
+        return _text({CONNECTORS: {}})
+
+    def latestOffset(self, start: str, max_rows: int) -> str:  # noqa: N802
+        """Each member one step on; a member new to this query is pinned at its stored offsets first."""
+        current = json.loads(start).get(CONNECTORS, {})
+        out: dict[str, Any] = {}
+        pending: set[str] = set()
+        with self.group.lock:
+            for m in self.group.members():
+                end = self._step(m, current.get(m.name), pending)
+                if end is not None:
+                    out[m.name] = end
+        self.pending = pending
+        self.rounds += 1
+        return _text({CONNECTORS: out})
+
+    def _step(self, m: _Member, mine: Any, pending: set[str]) -> Any:
+        """``m``'s end of the next batch (None: it failed and left)."""
+        try:
+            if mine is None or _text(mine) not in m.produced:
+                end = m.reader.initialOffset()
+            else:
+                end = m.reader.latestOffset(mine, ReadMaxRows(m.plan.batch_max_records))
+                self._latest[m.name] = m.reader.reportLatestOffset()
+                if end != mine:
+                    pending.add(m.name)
+        except Exception:
+            self.group.fail(m, traceback.format_exc())
+            return None
+        m.produced.append(_text(end))
+        return end
+
+    def reportLatestOffset(self) -> str | None:  # noqa: N802
+        return _text({CONNECTORS: self._latest}) if self._latest else None
+
+    def planPartitions(self, start: str, end: str) -> str:  # noqa: N802
+        """The tasks of the members whose ranges this planner planned (nothing in a batch replayed after a
+        restart: its members restart from their stored offsets)."""
+        starts, ends = json.loads(start).get(CONNECTORS, {}), json.loads(end).get(CONNECTORS, {})
+        out: list[list[Any]] = []
+        with self.group.lock:
+            for m in self.group.members():
+                s, e = starts.get(m.name), ends.get(m.name)
+                if s is None or e is None or _text(s) not in m.produced:
+                    continue
+                try:
+                    parts = m.reader.partitions(s, e)
+                except Exception:
+                    self.group.fail(m, traceback.format_exc())
+                    continue
+                out.extend([len(out) + i, base64.b64encode(pickle.dumps(p)).decode()] for i, p in enumerate(parts))
+        return json.dumps(out)
+
+    def commit(self, end: str) -> None:
+        """Nothing: each member's offsets are stored as its batch is written."""
+
+    def stop(self) -> None:
+        self.group.planner_stopped()
+
+    class Java:
+        implements = ["org.sparkcat.source.Planner"]
+
+
+class SourceGroup:
+    """One shared query and its members (``lock`` guards the member list; planner calls hold it)."""
+
+    def __init__(self, owner: SourceGroups, key: str, checkpoint_dir: str, trigger_ms: int) -> None:
+        self.owner, self.spark = owner, owner.spark
+        self.key, self.checkpoint_dir, self.trigger_ms = key, checkpoint_dir, trigger_ms
+        self.lock = threading.RLock()
+        self._members: dict[str, _Member] = {}
+        self.planner = GroupPlanner(self)
+        self.planner_id = f"{key}-{uuid.uuid4().hex}"
+        self.query: Any = None
+
+    def member_names(self) -> list[str]:
+        return sorted(m.name for m in self.members())
+
+    def members(self) -> list[_Member]:
+        """The members now (planner calls hold ``lock`` around their whole pass, so none leaves mid-call)."""
+        with self.lock:
+            return list(self._members.values())
+
+    def alive(self) -> bool:
+        return self.query is not None and self.query.isActive
+
+    def add(self, member: _Member) -> None:
+        with self.lock:
+            self._members[member.name] = member
+        log.info("Connector %s joined shared query %s (%d connector(s))", member.name, self.key, len(self._members))
+
+    def remove(self, member: _Member) -> int:
+        """``member`` leaves (its stop, or its failure); returns how many members remain."""
+        with self.lock:
+            if self._members.get(member.name) is member:
+                del self._members[member.name]
+            member.left = True
+            left = len(self._members)
+        member.reader.stop()
+        return left
+
+    def fail(self, member: _Member, trace: str) -> None:
+        """A task of ``member`` failed: it leaves the query, and its runtime reads the trace as its failure."""
+        if member.error is None:
+            member.error = trace
+            log.warning("Connector %s failed in shared query %s; the others go on", member.name, self.key)
+        self.remove(member)
+
+    def planner_stopped(self) -> None:
+        """Spark stopped the stream: every member's driver-side tasks stop, the planner is forgotten."""
+        for m in self.members():
+            m.reader.stop()
+        self.spark.sparkContext._jvm.org.sparkcat.source.Planners.remove(self.planner_id)
+
+    # ---- the query
+
+    def start(self) -> None:
+        from pyspark.java_gateway import ensure_callback_server_started
+        from sparkcat.spark.driver.planned_source import FORMAT
+        from sparkcat.spark.driver.queries import STOP_INTERRUPTION
+
+        ensure_callback_server_started(self.spark.sparkContext._gateway)
+        self.spark.sparkContext._jvm.org.sparkcat.source.Planners.register(self.planner_id, self.planner)
+        rows = self.spark.readStream.format(FORMAT).option("planner", self.planner_id).load()
+
+        def foreach_batch(df: DataFrame, batch_id: int) -> None:
+            try:
+                self._run_batch(df, batch_id)
+            except Exception:
+                if self.query is not None and not self.query.isActive:
+                    raise InterruptedError(STOP_INTERRUPTION.format(name=self.key, batch=batch_id)) from None
+                raise
+
+        self.query = (rows.writeStream.foreachBatch(foreach_batch).queryName(self.key)
+                      .option("checkpointLocation", self.checkpoint_dir)
+                      .trigger(processingTime=f"{self.trigger_ms} milliseconds").start())
+        log.info("Shared query %s started (checkpoint %s)", self.key, self.checkpoint_dir)
+
+    def stop(self) -> None:
+        if self.query is not None:
+            try:
+                self.query.stop()
+            except Exception as e:  # it failed meanwhile: stopped either way
+                log.debug("stopping shared query %s: %s", self.key, e)
+        log.info("Shared query %s stopped (no connector left in it)", self.key)
+
+    def _run_batch(self, df: DataFrame, batch_id: int) -> None:
+        """Write the members with records under their gates; each committed member's batch is reported."""
+        pending = self.planner.pending
+        batch = [m for m in self.members() if m.name in pending]
+        if not batch:
+            return
+        held = _hold_gates(batch)
+        try:
+            if not self.owner.is_leader():
+                for m in self.members():
+                    m.running.stopping = True  # ended by us, not failed
+                raise QueryStopping(f"this driver does not lead now; batch {batch_id} of {self.key} left for replay")
+            if held:
+                self._write(df, batch_id, held)
+        finally:
+            for m in held:
+                m.in_batch = False
+                m.running.gate.release()
+
+    def _write(self, df: DataFrame, batch_id: int, members: list[_Member]) -> None:
+        started = time.monotonic()
+        writes = {m.name: m.write for m in members}
+
+        def run(lease: Any, replay: bool) -> list[Any]:
+            for w in writes.values():
+                w.replay = w.replay or replay
+
+            def produce(batches: Any) -> Any:
+                return produce_members(writes, batch_id, lease, batches)
+            return df.mapInArrow(produce, SHARED_RESULT_SCHEMA).collect()
+
+        rows = write_under_lease(self.owner.lease, run, False, self.key, batch_id)
+        by_member: dict[str, list[Any]] = {}
+        for row in rows:
+            by_member.setdefault(row.connector, []).append(row)
+        for m in members:
+            self._report(m, by_member.get(m.name, []), batch_id, started)
+
+    def _report(self, m: _Member, rows: list[Any], batch_id: int, started: float) -> None:
+        failures = [r.failure for r in rows if r.failure]
+        if failures:
+            self.fail(m, failures[0])
+            return
+        m.write.replay = False
+        if not rows:
+            return
+        result: BatchResult = batch_result(m.name, batch_id, rows, started)
+        result.transaction_ms = max((r.transaction_ms for r in rows if r.transaction_ms is not None), default=None)
+        skipped = sorted(r.task for r in rows if r.skipped)
+        if skipped:
+            log.info("Connector %s: batch %d was replayed; task(s) %s had committed it already and skipped it",
+                     m.name, batch_id, skipped)
+        self.owner.on_batch(m.plan, result)
+
+
+def _hold_gates(members: list[_Member]) -> list[_Member]:
+    """Take each member's gate (in name order: a stop takes one at a time); a stopping member is left out."""
+    held = []
+    for m in sorted(members, key=lambda m: m.name):
+        m.running.gate.acquire()
+        if m.running.stopping or m.left:
+            m.running.gate.release()
+            continue
+        m.in_batch = True
+        held.append(m)
+    return held
+
+
+class MemberQuery:
+    """What a member's runtime holds in place of a ``StreamingQuery``: active while it is in the group."""
+
+    def __init__(self, group: SourceGroup, member: _Member) -> None:
+        self.group, self.member = group, member
+        self.lastProgress = None  # the group's progress is every member's: /metrics counts from BatchResults
+
+    @property
+    def isActive(self) -> bool:  # noqa: N802 - StreamingQuery's name
+        return not self.member.left and self.group.alive()
+
+    @property
+    def status(self) -> dict[str, Any]:
+        return {"isTriggerActive": self.member.in_batch}
+
+    def exception(self) -> str | None:
+        """The member's own failure, else the group query's (which ended every member)."""
+        if self.member.error is not None:
+            return self.member.error
+        if self.group.query is None or self.group.query.isActive or self.member.left:
+            return None
+        error = self.group.query.exception()
+        return None if error is None else str(error)
+
+    def stop(self) -> None:
+        self.group.owner.leave(self.group, self.member)
+
+
+class SourceGroups:
+    """The driver's shared source queries, by ``group_key``; one is started with its first member and stopped
+    when its last member leaves."""
+
+    def __init__(self, spark: SparkSession, on_batch: Any, lease: LeaseSource, is_leader: Any,
+                 store: Any = None) -> None:
+        self.spark, self.on_batch, self.lease, self.is_leader, self.store = spark, on_batch, lease, is_leader, store
+        self._lock = threading.Lock()
+        self._groups: dict[str, SourceGroup] = {}
+
+    def join(self, plan: QueryPlan, running: Any) -> MemberQuery:
+        """``plan``'s connector joins its group (started if none runs); raises like a query start would."""
+        from sparkcat.spark.driver.handlers import ensure_dead_letter_queue
+        from sparkcat.spark.driver.planned_source import row_schema
+
+        ensure_dead_letter_queue(plan)
+        schema = row_schema(self.spark, plan)
+        write = MemberWrite(plan, producer_config(plan), value_type_of(schema["value"]), replay=True)
+        member = _Member(plan, running, ConnectorStreamReader(plan, schema, self.store), write)
+        key = group_key(plan)
+        with self._lock:
+            group = self._groups.get(key)
+            if group is None or not group.alive():
+                group = self._new_group(key, plan)
+            group.add(member)
+        return MemberQuery(group, member)
+
+    def _new_group(self, key: str, plan: QueryPlan) -> SourceGroup:
+        root = plan.checkpoint_dir.rstrip("/").rsplit("/", 1)[0]
+        group = SourceGroup(self, key, paths.child_path(root, "_" + key), plan.trigger_interval_ms)
+        group.start()
+        self._groups[key] = group
+        return group
+
+    def leave(self, group: SourceGroup, member: _Member) -> None:
+        """``member`` leaves ``group``; the last one out stops its query."""
+        with self._lock:
+            if group.remove(member) == 0 and self._groups.get(group.key) is group:
+                del self._groups[group.key]
+                group.stop()
+        log.info("Connector %s left shared query %s", member.name, group.key)
+
+    def groups(self) -> list[SourceGroup]:
+        """The shared queries running now (``/metrics`` and tests read their members)."""
+        with self._lock:
+            return list(self._groups.values())
+
+    def close(self) -> None:
+        with self._lock:
+            groups, self._groups = list(self._groups.values()), {}
+        for group in groups:
+            group.stop()

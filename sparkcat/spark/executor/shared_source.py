@@ -1,0 +1,90 @@
+"""Many source connectors' tasks in one Spark job: each ``(connector, task)`` row read and produced to Kafka.
+
+The ``mapInArrow`` function of a shared source query (``sparkcat.spark.driver.shared_sources``). Every row
+of the batch is one connector task's ``TaskRanges``; its records are read (``connector_source``) and produced
+exactly as a query of its own would (``source_to_kafka`` at least once, ``source_txn`` exactly once). A task
+that fails reports its trace in a ``failure`` row instead of failing the Spark job: the other connectors of
+the batch still commit, and only its own connector fails (the driver reads the row).
+"""
+
+from __future__ import annotations
+
+import pickle
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql.types import DataType
+
+from sparkcat.kafka.producers import LeaderLease
+from sparkcat.spark.executor.batch_results import worker_id
+from sparkcat.spark.executor.connector_source import TaskRanges, read_task_ranges
+from sparkcat.spark.executor.source_to_kafka import produce_partition
+from sparkcat.spark.executor.source_txn import EOS_RESULT_SCHEMA, produce_task_batch
+from sparkcat.spark.query_plan import QueryPlan
+
+__all__ = ["MemberWrite", "SHARED_RESULT_SCHEMA", "produce_members"]
+
+#: One row per connector task and Spark partition: ``EOS_RESULT_SCHEMA`` (``skipped``/``transaction_ms`` null
+#: at least once), its connector, and the task's trace when it failed.
+SHARED_RESULT_SCHEMA = EOS_RESULT_SCHEMA + ", connector STRING, failure STRING"
+
+
+@dataclass
+class MemberWrite:
+    """What the executors need to write one member connector's share of a batch (pickled with the function)."""
+
+    plan: QueryPlan
+    conf: dict[str, str]          # producer settings (``source_to_kafka.producer_config``)
+    value_type: DataType
+    replay: bool = False          # exactly once: its first batch in this query, which may have committed before
+
+
+def produce_members(writes: dict[str, MemberWrite], batch_id: int, lease: LeaderLease | None,
+                    batches: Iterator[Any]) -> Iterator[Any]:
+    """Executor: each ``(task, payload)`` row's task read and produced; rows of connectors not in ``writes``
+    (they left the query after the batch was planned) are skipped: they restart from their stored offsets."""
+    for batch in batches:
+        for payload in batch.column(batch.schema.get_field_index("payload")).to_pylist():
+            part: TaskRanges = pickle.loads(payload)
+            write = writes.get(part.connector)
+            if write is not None:
+                yield from _produce_task(write, part, batch_id, lease)
+
+
+def _produce_task(write: MemberWrite, part: TaskRanges, batch_id: int, lease: LeaderLease | None) -> Iterator[Any]:
+    plan = write.plan
+    try:
+        rows = read_task_ranges(part)
+        if plan.exactly_once:
+            out = list(produce_task_batch(plan, write.conf, write.value_type, write.replay, batch_id, lease, rows))
+        else:
+            out = list(produce_partition(plan, write.conf, write.value_type, rows))
+    except Exception:  # the connector's task failed: reported, not raised (the other connectors commit)
+        yield _failure(part, traceback.format_exc())
+        return
+    for result in out:
+        yield _labelled(result, part.connector)
+
+
+def _labelled(result: Any, connector: str) -> Any:
+    """A task's result rows with the shared schema's extra columns."""
+    import pyarrow as pa
+    n = result.num_rows
+    columns = dict(zip(result.schema.names, result.columns))
+    columns.setdefault("skipped", pa.array([False] * n))
+    columns.setdefault("transaction_ms", pa.array([None] * n, pa.float64()))
+    columns["connector"] = pa.array([connector] * n, pa.string())
+    columns["failure"] = pa.array([None] * n, pa.string())
+    return pa.RecordBatch.from_arrays(list(columns.values()), names=list(columns))
+
+
+def _failure(part: TaskRanges, trace: str) -> Any:
+    import pyarrow as pa
+    return pa.RecordBatch.from_arrays([
+        pa.array([part.task], pa.int32()), pa.array([worker_id()]), pa.array([0], pa.int64()), pa.array(["[]"]),
+        pa.array([None], pa.string()), pa.array([False]), pa.array([None], pa.float64()),
+        pa.array([part.connector]), pa.array([trace]),
+    ], names=["task", "worker_id", "records", "offsets", "errors", "skipped", "transaction_ms", "connector",
+              "failure"])
