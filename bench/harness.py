@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime, timezone
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -181,10 +182,16 @@ class Bench:
         return None if rt is None or rt.query is None else rt.query.query
 
     def progress(self, name: str) -> list[dict]:
-        """The query's recent progress; ``records`` counts records (Spark's input rows)."""
+        """The query's recent progress; ``records`` counts records (Spark's input rows). A connector in a shared
+        query has no Spark progress of its own: its batches are read from its committed ones (start = commit
+        time - duration)."""
         q = self.query(name)
         if q is None:
             return []
+        if getattr(q, "lastProgress", None) is None and hasattr(q, "member"):
+            return [{"timestamp": datetime.fromtimestamp(at - took, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+                     "durationMs": {"triggerExecution": took * 1000}, "records": records, "numInputRows": records}
+                    for at, took, records in list(self.runtime(name).batches.progress.history)]
         try:
             out = []
             for p in q.recentProgress:

@@ -35,6 +35,9 @@ class Progress:
     batches_last_minute: int = 0        # set in snapshots, from ``_recent``
     offsets_behind_latest: float | None = None  # set in snapshots: Spark's Kafka source, worst partition
     _recent: deque = field(default_factory=lambda: deque(maxlen=10_000), repr=False)
+    # the last batches as (committed at, duration s, records): the pace of a connector whose query is shared
+    # with others, whose Spark progress is not its own
+    history: deque = field(default_factory=lambda: deque(maxlen=300), repr=False)
     # exactly-once batches: how many, and the sum of each one's slowest task's producer init + commit
     transaction_batches: int = 0
     transaction_ms: float = 0.0
@@ -51,6 +54,7 @@ class Progress:
         self.last_batch_s = result.duration_s
         self.last_batch_at = time.time() if now is None else now
         self._recent.append(self.last_batch_at)
+        self.history.append((self.last_batch_at, result.duration_s, result.records))
         if result.transaction_ms is not None:
             self.transaction_batches += 1
             self.transaction_ms += result.transaction_ms
@@ -80,7 +84,8 @@ class Progress:
         Spark query) reads Kafka, how far its worst partition is behind the topic's end."""
         now = time.time() if now is None else now
         recent = sum(1 for at in list(self._recent) if at > now - 60)
-        return replace(self, _recent=deque(), batches_last_minute=recent, offsets_behind_latest=offsets_behind(query),
+        return replace(self, _recent=deque(), history=deque(), batches_last_minute=recent,
+                       offsets_behind_latest=offsets_behind(query),
                        task_errors={t: replace(c) for t, c in list(self.task_errors.items())})
 
 
