@@ -150,6 +150,8 @@ def _scale_level(bench: Bench, level: int, observe: float, exclude: set[int], fi
     names = sources + sinks
     _await_batches_begun_by(bench, names, wall_end, timeout_s=120.0)
     pace = _pace(bench, names, wall_start, wall_end)
+    kind_gaps = {kind: _pace(bench, members, wall_start, wall_end).longest_gaps_s  # sources share a query (issue 41)
+                 for kind, members in (("source", sources), ("sink", sinks)) if members}
     delete_s = bench.delete(*names)
     per_sink = mb_per_added_connector(sources_mem, mem, len(sinks)) if sinks else None
     per_source = (sources_mem["total_rss_mb"] - base_mem["total_rss_mb"]) / max(1, len(sources))
@@ -177,6 +179,9 @@ def _scale_level(bench: Bench, level: int, observe: float, exclude: set[int], fi
         pace.longest_gaps_s, "s", f"per connector, its longest time without a batch start {window}")
     f[f"scale_{level}_longest_gap_p95_s"] = stats(
         [percentile(sorted(pace.longest_gaps_s), 0.95)], "s", "95th percentile over the connectors of that gap")
+    for kind, gaps in kind_gaps.items():
+        f[f"scale_{level}_{kind}_longest_gap_p95_s"] = stats(
+            [percentile(sorted(gaps), 0.95)], "s", f"95th percentile of that gap over the {kind}s alone")
     f[f"scale_{level}_delete_s"] = stats([delete_s], "s", "deleting all of them")
     f[f"scale_{level}_offsets_put_ms"] = stats(puts_ms, "ms", "offsets-store write per committed batch, "
                                                "waiting for the store's lock included")

@@ -115,7 +115,9 @@ class GroupPlanner:
         out: dict[str, Any] = {}
         pending: set[str] = set()
         with self.group.lock:
-            for m in self.group.members():
+            members = self.group.members()
+            self._latest = {m.name: v for m in members if (v := self._latest.get(m.name)) is not None}
+            for m in members:
                 end = self._step(m, current.get(m.name), pending)
                 if end is not None:
                     out[m.name] = end
