@@ -44,7 +44,7 @@ from sparkcat.spark.executor.shared_source import SHARED_RESULT_SCHEMA, MemberWr
 from sparkcat.spark.executor.source_to_kafka import producer_config
 from sparkcat.spark.query_plan import BatchResult, LeaseSource, QueryPlan, QueryStopping
 
-__all__ = ["own_query_reason", "group_key", "SourceGroups", "MemberQuery"]
+__all__ = ["own_query_reason", "group_key", "job_description", "SourceGroups", "MemberQuery"]
 
 log = logging.getLogger(__name__)
 
@@ -286,6 +286,9 @@ class SourceGroup:
                 return produce_members(writes, batch_id, lease, batches)
             return df.mapInArrow(produce, SHARED_RESULT_SCHEMA).collect()
 
+        # The Spark UI's Jobs tab names the connectors each batch wrote (the query's stream thread runs the job).
+        self.spark.sparkContext.setJobDescription(job_description(self.key, batch_id, [m.name for m in members]))
+
         rows = write_under_lease(self.owner.lease, run, False, self.key, batch_id)
         by_member: dict[str, list[Any]] = {}
         for row in rows:
@@ -308,6 +311,16 @@ class SourceGroup:
             log.info("Connector %s: batch %d was replayed; task(s) %s had committed it already and skipped it",
                      m.name, batch_id, skipped)
         self.owner.on_batch(m.plan, result)
+
+
+def job_description(key: str, batch_id: int, names: list[str], shown: int = 20) -> str:
+    """What the Spark UI says of a shared batch's job.
+
+    >>> job_description("q", 7, ["a", "b", "c"], shown=2)
+    'q batch 7: a, b and 1 more connector(s)'
+    """
+    more = f" and {len(names) - shown} more connector(s)" if len(names) > shown else ""
+    return f"{key} batch {batch_id}: {', '.join(names[:shown])}{more}"
 
 
 def _hold_gates(members: list[_Member]) -> list[_Member]:

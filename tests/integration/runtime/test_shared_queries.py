@@ -125,6 +125,8 @@ def test_an_idle_member_plans_no_spark_job_and_a_new_one_joins_the_running_query
         wait_until(lambda: len(read_topic(broker.bootstrap, prefix + "1")) >= 20, message="the new member's records")
         assert shared(driver)[0].query.id == group.query.id
         assert group.member_names() == ["file", "inc"]
+        descriptions = [_description(spark, j) for j in tracker.getJobIdsForGroup(str(group.query.runId))]
+        assert any(d and d.endswith(": inc") for d in descriptions), descriptions  # the Spark UI's Jobs tab
         assert len(read_topic(broker.bootstrap, topic)) == 5
     finally:
         driver.stop()
@@ -155,3 +157,12 @@ def test_a_sigkilled_driver_restarts_every_member_of_its_shared_query_exactly_on
         for k in EOS_INCREMENTS:
             got = positions(broker.bootstrap, f"{unique_name}-{n}_{k}")
             assert got == list(range(1, stored[k] + 1)), f"{n}_{k} after kills {kills} (seed {seed})"
+
+
+def _description(spark, job_id: int) -> str | None:
+    """A job's description as the Spark UI shows it."""
+    try:
+        described = spark.sparkContext._jsc.sc().statusStore().job(int(job_id)).description()
+    except Exception:  # a job the UI no longer retains
+        return None
+    return described.get() if described.isDefined() else None
