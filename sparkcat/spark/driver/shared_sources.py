@@ -19,26 +19,20 @@ restart plans nothing for anybody). Connectors that need more than this keep a q
 
 from __future__ import annotations
 
-import base64
-import json
 import logging
-import pickle
 import threading
 import time
-import traceback
 import uuid
-from collections import deque
-from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.streaming.datasource import ReadMaxRows
 
 from sparkcat.config.names import SHARED_QUERY_PREFIX
 from sparkcat.policy import paths
 from sparkcat.spark.driver.batch_reports import batch_result
 from sparkcat.spark.driver.connector_planning import ConnectorStreamReader
 from sparkcat.spark.driver.leases import write_under_lease
+from sparkcat.spark.driver.shared_planning import GroupPlanner, Member
 from sparkcat.spark.executor.kafka_serialisation import value_type_of
 from sparkcat.spark.executor.shared_source import SHARED_RESULT_SCHEMA, MemberWrite, produce_members
 from sparkcat.spark.executor.source_to_kafka import producer_config
@@ -47,10 +41,6 @@ from sparkcat.spark.query_plan import BatchResult, LeaseSource, QueryPlan, Query
 __all__ = ["own_query_reason", "group_key", "job_description", "SourceGroups", "MemberQuery"]
 
 log = logging.getLogger(__name__)
-
-CONNECTORS = "connectors"
-_PRODUCED_KEPT = 8  # a member's recent batch ends this planner planned: the starts it trusts
-
 
 def own_query_reason(plan: QueryPlan) -> str | None:
     """Why ``plan``'s connector keeps a query of its own, or None when it can share one.
@@ -75,103 +65,6 @@ def group_key(plan: QueryPlan) -> str:
     return f"{SHARED_QUERY_PREFIX}sources-{guarantee}-{plan.trigger_interval_ms}ms"
 
 
-@dataclass(eq=False)
-class _Member:
-    """One connector in a group: its plan, the handle its runtime holds (``RunningQuery``) and its planner."""
-
-    plan: QueryPlan
-    running: Any                        # query_runner.RunningQuery: its gate and ``stopping`` flag
-    reader: ConnectorStreamReader
-    write: MemberWrite
-    produced: deque = field(default_factory=lambda: deque(maxlen=_PRODUCED_KEPT))
-    error: str | None = None
-    left: bool = False
-    in_batch: bool = False
-
-    @property
-    def name(self) -> str:
-        return self.plan.connector
-
-
-def _text(offsets: Any) -> str:
-    return json.dumps(offsets, sort_keys=True)
-
-
-class GroupPlanner:
-    """``org.sparkcat.source.Planner`` for a group: every member's offsets under its name."""
-
-    def __init__(self, group: SourceGroup) -> None:
-        self.group = group
-        self.pending: set[str] = set()   # members with records in the batch planned last
-        self.rounds = 0                  # latestOffset calls: how many triggers asked the members
-        self._latest: dict[str, Any] = {}
-
-    def initialOffset(self) -> str:  # noqa: N802 - the Java interface's names
-        return _text({CONNECTORS: {}})
-
-    def latestOffset(self, start: str, max_rows: int) -> str:  # noqa: N802
-        """Each member one step on; a member new to this query is pinned at its stored offsets first."""
-        current = json.loads(start).get(CONNECTORS, {})
-        out: dict[str, Any] = {}
-        pending: set[str] = set()
-        with self.group.lock:
-            members = self.group.members()
-            self._latest = {m.name: v for m in members if (v := self._latest.get(m.name)) is not None}
-            for m in members:
-                end = self._step(m, current.get(m.name), pending)
-                if end is not None:
-                    out[m.name] = end
-        self.pending = pending
-        self.rounds += 1
-        return _text({CONNECTORS: out})
-
-    def _step(self, m: _Member, mine: Any, pending: set[str]) -> Any:
-        """``m``'s end of the next batch (None: it failed and left)."""
-        try:
-            if mine is None or _text(mine) not in m.produced:
-                end = m.reader.initialOffset()
-            else:
-                end = m.reader.latestOffset(mine, ReadMaxRows(m.plan.batch_max_records))
-                self._latest[m.name] = m.reader.reportLatestOffset()
-                if end != mine:
-                    pending.add(m.name)
-        except Exception:
-            self.group.fail(m, traceback.format_exc())
-            return None
-        m.produced.append(_text(end))
-        return end
-
-    def reportLatestOffset(self) -> str | None:  # noqa: N802
-        return _text({CONNECTORS: self._latest}) if self._latest else None
-
-    def planPartitions(self, start: str, end: str) -> str:  # noqa: N802
-        """The tasks of the members whose ranges this planner planned (nothing in a batch replayed after a
-        restart: its members restart from their stored offsets)."""
-        starts, ends = json.loads(start).get(CONNECTORS, {}), json.loads(end).get(CONNECTORS, {})
-        out: list[list[Any]] = []
-        with self.group.lock:
-            for m in self.group.members():
-                s, e = starts.get(m.name), ends.get(m.name)
-                if s is None or e is None or _text(s) not in m.produced:
-                    continue
-                try:
-                    parts = m.reader.partitions(s, e)
-                except Exception:
-                    self.group.fail(m, traceback.format_exc())
-                    continue
-                out.extend([len(out) + i, base64.b64encode(pickle.dumps(p)).decode()] for i, p in enumerate(parts))
-        return json.dumps(out)
-
-    def commit(self, end: str) -> None:
-        """Nothing: each member's offsets are stored as its batch is written."""
-
-    def stop(self) -> None:
-        self.group.planner_stopped()
-
-    class Java:
-        implements = ["org.sparkcat.source.Planner"]
-
-
 class SourceGroup:
     """One shared query and its members (``lock`` guards the member list; planner calls hold it)."""
 
@@ -179,7 +72,7 @@ class SourceGroup:
         self.owner, self.spark = owner, owner.spark
         self.key, self.checkpoint_dir, self.trigger_ms = key, checkpoint_dir, trigger_ms
         self.lock = threading.RLock()
-        self._members: dict[str, _Member] = {}
+        self._members: dict[str, Member] = {}
         self.planner = GroupPlanner(self)
         self.planner_id = f"{key}-{uuid.uuid4().hex}"
         self.query: Any = None
@@ -187,7 +80,7 @@ class SourceGroup:
     def member_names(self) -> list[str]:
         return sorted(m.name for m in self.members())
 
-    def members(self) -> list[_Member]:
+    def members(self) -> list[Member]:
         """The members now (planner calls hold ``lock`` around their whole pass, so none leaves mid-call)."""
         with self.lock:
             return list(self._members.values())
@@ -195,12 +88,12 @@ class SourceGroup:
     def alive(self) -> bool:
         return self.query is not None and self.query.isActive
 
-    def add(self, member: _Member) -> None:
+    def add(self, member: Member) -> None:
         with self.lock:
             self._members[member.name] = member
         log.info("Connector %s joined shared query %s (%d connector(s))", member.name, self.key, len(self._members))
 
-    def remove(self, member: _Member) -> int:
+    def remove(self, member: Member) -> int:
         """``member`` leaves (its stop, or its failure); returns how many members remain."""
         with self.lock:
             if self._members.get(member.name) is member:
@@ -210,7 +103,7 @@ class SourceGroup:
         member.reader.stop()
         return left
 
-    def fail(self, member: _Member, trace: str) -> None:
+    def fail(self, member: Member, trace: str) -> None:
         """A task of ``member`` failed: it leaves the query, and its runtime reads the trace as its failure."""
         if member.error is None:
             member.error = trace
@@ -274,7 +167,7 @@ class SourceGroup:
                 m.in_batch = False
                 m.running.gate.release()
 
-    def _write(self, df: DataFrame, batch_id: int, members: list[_Member]) -> None:
+    def _write(self, df: DataFrame, batch_id: int, members: list[Member]) -> None:
         started = time.monotonic()
         writes = {m.name: m.write for m in members}
 
@@ -296,7 +189,7 @@ class SourceGroup:
         for m in members:
             self._report(m, by_member.get(m.name, []), batch_id, started)
 
-    def _report(self, m: _Member, rows: list[Any], batch_id: int, started: float) -> None:
+    def _report(self, m: Member, rows: list[Any], batch_id: int, started: float) -> None:
         failures = [r.failure for r in rows if r.failure]
         if failures:
             self.fail(m, failures[0])
@@ -323,7 +216,7 @@ def job_description(key: str, batch_id: int, names: list[str], shown: int = 20) 
     return f"{key} batch {batch_id}: {', '.join(names[:shown])}{more}"
 
 
-def _hold_gates(members: list[_Member]) -> list[_Member]:
+def _hold_gates(members: list[Member]) -> list[Member]:
     """Take each member's gate (in name order: a stop takes one at a time); a stopping member is left out."""
     held = []
     for m in sorted(members, key=lambda m: m.name):
@@ -339,7 +232,7 @@ def _hold_gates(members: list[_Member]) -> list[_Member]:
 class MemberQuery:
     """What a member's runtime holds in place of a ``StreamingQuery``: active while it is in the group."""
 
-    def __init__(self, group: SourceGroup, member: _Member) -> None:
+    def __init__(self, group: SourceGroup, member: Member) -> None:
         self.group, self.member = group, member
         self.lastProgress = None  # the group's progress is every member's: /metrics counts from BatchResults
 
@@ -382,7 +275,7 @@ class SourceGroups:
         ensure_dead_letter_queue(plan)
         schema = row_schema(self.spark, plan)
         write = MemberWrite(plan, producer_config(plan), value_type_of(schema["value"]), replay=True)
-        member = _Member(plan, running, ConnectorStreamReader(plan, schema, self.store), write)
+        member = Member(plan, running, ConnectorStreamReader(plan, schema, self.store), write)
         key = group_key(plan)
         with self._lock:
             group = self._groups.get(key)
@@ -398,7 +291,7 @@ class SourceGroups:
         self._groups[key] = group
         return group
 
-    def leave(self, group: SourceGroup, member: _Member) -> None:
+    def leave(self, group: SourceGroup, member: Member) -> None:
         """``member`` leaves ``group``; the last one out stops its query."""
         with self._lock:
             if group.remove(member) == 0 and self._groups.get(group.key) is group:

@@ -7,7 +7,8 @@ import threading
 from collections import deque
 from dataclasses import dataclass, field
 
-from sparkcat.spark.driver.shared_sources import GroupPlanner, _Member, group_key, own_query_reason
+from sparkcat.spark.driver.shared_planning import GroupPlanner, Member
+from sparkcat.spark.driver.shared_sources import group_key, own_query_reason
 from sparkcat.spark.executor.shared_source import MemberWrite
 from sparkcat.spark.query_plan import QueryPlan
 
@@ -51,7 +52,7 @@ class FakeRunning:
 class FakeGroup:
     def __init__(self) -> None:
         self.lock = threading.RLock()
-        self._members: list[_Member] = []
+        self._members: list[Member] = []
 
     def members(self):
         return list(self._members)
@@ -61,9 +62,9 @@ class FakeGroup:
         self._members.remove(member)
 
 
-def member(name: str, reader: FakeReader) -> _Member:
+def member(name: str, reader: FakeReader) -> Member:
     p = plan(name)
-    return _Member(p, FakeRunning(), reader, MemberWrite(p, {}, None), deque(maxlen=8))
+    return Member(p, FakeRunning(), reader, MemberWrite(p, {}, None), deque(maxlen=8))
 
 
 def test_a_joining_member_is_pinned_at_its_stored_offsets_before_it_plans_any_range():
