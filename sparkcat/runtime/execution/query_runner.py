@@ -112,7 +112,7 @@ class QueryRunner:
                 run_batch()
 
         with in_pool(self.spark, CONNECTORS_POOL):  # behind the herder's config-log batches
-            if own_query_reason(plan) is None:
+            if own_query_reason(plan) is None and self._shared().shares(plan):
                 running.query = self._shared().join(plan, running)
                 return running
             if self._native is None:

@@ -42,6 +42,9 @@ __all__ = ["own_query_reason", "group_key", "job_description", "SourceGroups", "
 
 log = logging.getLogger(__name__)
 
+SLOW_TASK_MIN_S = 5.0
+SLOW_TASK_TRIGGERS = 5
+
 def own_query_reason(plan: QueryPlan) -> str | None:
     """Why ``plan``'s connector keeps a query of its own, or None when it can share one.
 
@@ -204,6 +207,19 @@ class SourceGroup:
             log.info("Connector %s: batch %d was replayed; task(s) %s had committed it already and skipped it",
                      m.name, batch_id, skipped)
         self.owner.on_batch(m.plan, result)
+        slowest_s = max(r.elapsed_ms for r in rows) / 1000
+        if slowest_s > slow_task_s(self.trigger_ms):
+            self.owner.evict(self, m, slowest_s)
+
+
+def slow_task_s(trigger_ms: int) -> float:
+    """How long a member's task may take in a batch before the member gets a query of its own: it held the
+    others back that long, and a connector that busy gains little from sharing Spark's per-batch cost.
+
+    >>> slow_task_s(1000), slow_task_s(200), slow_task_s(10_000)
+    (5.0, 5.0, 50.0)
+    """
+    return max(SLOW_TASK_MIN_S, SLOW_TASK_TRIGGERS * trigger_ms / 1000)
 
 
 def job_description(key: str, batch_id: int, names: list[str], shown: int = 20) -> str:
@@ -266,6 +282,7 @@ class SourceGroups:
         self.spark, self.on_batch, self.lease, self.is_leader, self.store = spark, on_batch, lease, is_leader, store
         self._lock = threading.Lock()
         self._groups: dict[str, SourceGroup] = {}
+        self._evicted: set[str] = set()  # connectors that were slow in a shared query: each keeps its own
 
     def join(self, plan: QueryPlan, running: Any) -> MemberQuery:
         """``plan``'s connector joins its group (started if none runs); raises like a query start would."""
@@ -290,6 +307,21 @@ class SourceGroups:
         group.start()
         self._groups[key] = group
         return group
+
+    def evict(self, group: SourceGroup, member: Member, took_s: float) -> None:
+        """``member`` held its group's batch for ``took_s``: it leaves (its runtime starts it again, alone, at the
+        next pass: ``shares``). Runs on the group's stream thread, so an emptied group is not stopped here."""
+        with self._lock:
+            self._evicted.add(member.name)
+        group.remove(member)
+        log.warning("Connector %s: a task took %.1f s of a batch of shared query %s (more than %.1f s); it runs "
+                    "in a query of its own from now on", member.name, took_s, group.key, slow_task_s(group.trigger_ms))
+
+    def shares(self, plan: QueryPlan) -> bool:
+        """Whether ``plan``'s connector joins a shared query: it can (``own_query_reason``), and it was not slow
+        in one since this driver started."""
+        with self._lock:
+            return own_query_reason(plan) is None and plan.connector not in self._evicted
 
     def leave(self, group: SourceGroup, member: Member) -> None:
         """``member`` leaves ``group``; the last one out stops its query."""

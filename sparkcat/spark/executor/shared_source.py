@@ -10,6 +10,7 @@ the batch still commit, and only its own connector fails (the driver reads the r
 from __future__ import annotations
 
 import pickle
+import time
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,8 +28,8 @@ from sparkcat.spark.query_plan import QueryPlan
 __all__ = ["MemberWrite", "SHARED_RESULT_SCHEMA", "produce_members"]
 
 #: One row per connector task and Spark partition: ``EOS_RESULT_SCHEMA`` (``skipped``/``transaction_ms`` null
-#: at least once), its connector, and the task's trace when it failed.
-SHARED_RESULT_SCHEMA = EOS_RESULT_SCHEMA + ", connector STRING, failure STRING"
+#: at least once), its connector, the task's trace when it failed, and how long the task took.
+SHARED_RESULT_SCHEMA = EOS_RESULT_SCHEMA + ", connector STRING, failure STRING, elapsed_ms DOUBLE"
 
 
 @dataclass
@@ -55,6 +56,7 @@ def produce_members(writes: dict[str, MemberWrite], batch_id: int, lease: Leader
 
 def _produce_task(write: MemberWrite, part: TaskRanges, batch_id: int, lease: LeaderLease | None) -> Iterator[Any]:
     plan = write.plan
+    began = time.monotonic()
     try:
         rows = read_task_ranges(part)
         if plan.exactly_once:
@@ -62,13 +64,17 @@ def _produce_task(write: MemberWrite, part: TaskRanges, batch_id: int, lease: Le
         else:
             out = list(produce_partition(plan, write.conf, write.value_type, rows))
     except Exception:  # the connector's task failed: reported, not raised (the other connectors commit)
-        yield _failure(part, traceback.format_exc())
+        yield _failure(part, traceback.format_exc(), _ms_since(began))
         return
     for result in out:
-        yield _labelled(result, part.connector)
+        yield _labelled(result, part.connector, _ms_since(began))
 
 
-def _labelled(result: Any, connector: str) -> Any:
+def _ms_since(began: float) -> float:
+    return (time.monotonic() - began) * 1000
+
+
+def _labelled(result: Any, connector: str, elapsed_ms: float) -> Any:
     """A task's result rows with the shared schema's extra columns."""
     import pyarrow as pa
     n = result.num_rows
@@ -77,14 +83,15 @@ def _labelled(result: Any, connector: str) -> Any:
     columns.setdefault("transaction_ms", pa.array([None] * n, pa.float64()))
     columns["connector"] = pa.array([connector] * n, pa.string())
     columns["failure"] = pa.array([None] * n, pa.string())
+    columns["elapsed_ms"] = pa.array([elapsed_ms] * n, pa.float64())
     return pa.RecordBatch.from_arrays(list(columns.values()), names=list(columns))
 
 
-def _failure(part: TaskRanges, trace: str) -> Any:
+def _failure(part: TaskRanges, trace: str, elapsed_ms: float) -> Any:
     import pyarrow as pa
     return pa.RecordBatch.from_arrays([
         pa.array([part.task], pa.int32()), pa.array([worker_id()]), pa.array([0], pa.int64()), pa.array(["[]"]),
         pa.array([None], pa.string()), pa.array([False]), pa.array([None], pa.float64()),
-        pa.array([part.connector]), pa.array([trace]),
+        pa.array([part.connector]), pa.array([trace]), pa.array([elapsed_ms], pa.float64()),
     ], names=["task", "worker_id", "records", "offsets", "errors", "skipped", "transaction_ms", "connector",
-              "failure"])
+              "failure", "elapsed_ms"])

@@ -29,6 +29,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 TRIGGER_MS = "200"
 FAILING = "tests.integration.runtime.failing_connector:FailingSourceConnector"
+SLOW = "tests.integration.runtime.slow_source:SlowSourceConnector"
 
 
 def increment(prefix: str) -> dict[str, str]:
@@ -166,3 +167,28 @@ def _description(spark, job_id: int) -> str | None:
     except Exception:  # a job the UI no longer retains
         return None
     return described.get() if described.isDefined() else None
+
+
+def test_a_member_whose_task_holds_the_shared_batch_too_long_gets_a_query_of_its_own(spark, broker, tmp_path,
+                                                                                       unique_name):
+    worker = kafka_worker(broker, tmp_path, unique_name)
+    slow_topic, prefix = f"{unique_name}-slow", f"{unique_name}-fast_"
+    driver = start_driver(spark, worker)
+    try:
+        driver.herder.put_connector_config("fast", increment(prefix))
+        wait_until(lambda: shared(driver) and shared(driver)[0].member_names() == ["fast"], message="fast shares")
+        driver.herder.put_connector_config("slow", {
+            "connector.class": SLOW, "topic": slow_topic, "poll.seconds": "6", "trigger.interval.ms": TRIGGER_MS,
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter"})
+        wait_until(lambda: "slow" in query_names(driver), timeout_s=120, message="slow's query of its own")
+        assert shared(driver)[0].member_names() == ["fast"]
+        fast, slow = (driver.reconciler.lifecycles[n].batches.progress for n in ("fast", "slow"))
+        fast_from, slow_from = fast.batches, slow.batches
+        wait_until(lambda: fast.batches >= fast_from + 10, message="ten batches of fast")
+        assert slow.batches <= slow_from + 2, "fast was held back by slow's 6 s polls"
+        wait_until(lambda: len(read_topic(broker.bootstrap, slow_topic)) >= 20, message="slow's records, alone")
+        assert states(driver, "slow") == states(driver, "fast") == ("RUNNING", ["RUNNING"])
+    finally:
+        driver.stop()
+    got = sorted(int(v) for *_, v in read_topic(broker.bootstrap, slow_topic))
+    assert got == list(range(1, len(got) + 1)), "slow's records when it moved: each once"
