@@ -25,6 +25,8 @@ log = logging.getLogger(__name__)
 ELECTING = "no driver leads the cluster right now (the group is electing one)"
 TAKING_UP = "this driver was elected and is taking up the leadership (fencing the previous leader's writer)"
 CATCHING_UP = "this driver leads and is reading the config log to its end"
+STOPPED_LEADING = ("this driver stopped leading (fenced, or out of contact with the group coordinator) and the group "
+                   "names no other leader yet")
 
 
 class LeaderRole:
@@ -101,8 +103,10 @@ class LeaderRole:
         if self.leadership.is_leader():
             return WriteRoute.waiting(TAKING_UP)
         url = self.leadership.leader_url()
-        if url is None or url == self.leadership.own_url():  # our own URL, from before a demotion: nobody leads
+        if url is None:
             return WriteRoute.waiting(ELECTING)
+        if url == self.leadership.own_url():  # named before it stepped down: never forwarded to
+            return WriteRoute.waiting(STOPPED_LEADING)
         return WriteRoute.to(url)
 
     def wait_route(self, current: Callable[[], WriteRoute], settled: Callable[[WriteRoute], bool],

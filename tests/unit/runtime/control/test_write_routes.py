@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 from sparkcat.errors import NotLeaderError
 from sparkcat.model.config_state import TargetState
 from sparkcat.rest.app import create_app
-from sparkcat.runtime.control.leader_role import CATCHING_UP, ELECTING, TAKING_UP, LeaderRole
+from sparkcat.runtime.control.leader_role import CATCHING_UP, ELECTING, STOPPED_LEADING, TAKING_UP, LeaderRole
 from sparkcat.runtime.leadership import Route, WriteRoute
 from tests.kafka_helpers import wait_until
 from tests.unit.rest.conftest import SparklessDriver
@@ -119,10 +119,10 @@ def test_an_elected_driver_taking_up_the_leadership_takes_the_write_itself_and_h
 
 def test_a_driver_the_group_still_names_after_stepping_down_never_forwards_to_itself(driver):
     driver.herder.leadership.url = OWN_URL  # as the group described it while this driver led
-    assert driver.herder.write_route() == WriteRoute.waiting(ELECTING)
+    assert driver.herder.write_route() == WriteRoute.waiting(STOPPED_LEADING)
     with TestClient(create_app(driver, write_wait_s=0.3), base_url="http://localhost") as quick:
         refused = quick.put("/connectors/inc/pause")
-    assert refused.status_code == 409 and ELECTING in refused.json()["message"], refused.text  # waited, not sent
+    assert refused.status_code == 409 and STOPPED_LEADING in refused.json()["message"], refused.text  # not sent
 
 
 def test_health_is_503_while_the_group_elects_and_200_once_a_leader_is_known(driver, client):
