@@ -32,7 +32,6 @@ log = logging.getLogger("sparkcat.rest")
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 #: Connect's answer when a forwarded request reaches a driver that is not the leader either.
 CONFLICT = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
-NO_LEADER = "Cannot complete request: no driver leads the cluster right now (the group is electing one)"
 #: Headers passed on to the leader; hop-by-hop and Host are the forwarding client's own.
 PASSED_HEADERS = ("authorization", "content-type", "accept", "x-request-id")
 TIMEOUT_S = 90.0  # above the herder's 60 s request timeout, so the leader's own answer comes back

@@ -88,10 +88,8 @@ class LeaderRole:
             self._changed.notify_all()
         if changed:
             log.info("Writes on driver %s: %s", self.driver_id, route.describe())
-        if not route.waits and not self._known.is_set():
+        if not route.waits:
             self._known.set()
-            if not self.leading:
-                log.info("Driver %s is a standby; the leader is %s", self.driver_id, route.leader_url)
         return route
 
     # -- any thread ----------------------------------------------------------------------
@@ -125,7 +123,3 @@ class LeaderRole:
     def wait_known(self, timeout_s: float) -> bool:
         """True once this driver knows whether it leads: it takes writes, or knows another driver that does."""
         return self._known.wait(timeout_s)
-
-    @property
-    def known(self) -> bool:
-        return self._known.is_set()
