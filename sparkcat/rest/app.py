@@ -18,7 +18,7 @@ from sparkcat.rest.context import RestContext
 from sparkcat.rest.errors import install_error_handlers
 from sparkcat.rest.forward import ForwardToLeader
 from sparkcat.rest.guard import GuardPolicy, RequestGuard
-from sparkcat.runtime.control.herder_api import DriverApi
+from sparkcat.runtime.control.herder_api import REQUEST_TIMEOUT_S, DriverApi
 
 DESCRIPTION = (
     "Kafka Connect's REST API, served by the sparkcat driver. Errors answer "
@@ -26,11 +26,13 @@ DESCRIPTION = (
 )
 
 
-def create_app(driver: DriverApi, policy: GuardPolicy | None = None) -> FastAPI:
+def create_app(driver: DriverApi, policy: GuardPolicy | None = None,
+               write_wait_s: float = REQUEST_TIMEOUT_S) -> FastAPI:
     """The application for ``driver`` (a ``sparkcat.bootstrap.Driver``: ``runtime.herder_api.DriverApi``).
 
     ``policy`` (authentication, Host allow-list, limits) defaults to the one the worker
-    config describes; building it reads the credentials files.
+    config describes; building it reads the credentials files. ``write_wait_s``: how long a write
+    waits for a driver that takes it (``rest.forward``).
     """
     if policy is None:
         worker = driver.worker
@@ -38,7 +40,8 @@ def create_app(driver: DriverApi, policy: GuardPolicy | None = None) -> FastAPI:
     ctx = RestContext(driver)
     app = FastAPI(title="sparkcat", version=__version__, description=DESCRIPTION)
     install_error_handlers(app)
-    app.add_middleware(ForwardToLeader, driver=driver)  # inside the guard: authenticated, within limits
+    # inside the guard: authenticated, within limits
+    app.add_middleware(ForwardToLeader, driver=driver, wait_s=write_wait_s)
     app.add_middleware(RequestGuard, policy=policy)
     for module in (root, connectors, connector_plugins, admin):
         app.include_router(module.router(ctx))

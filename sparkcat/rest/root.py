@@ -30,16 +30,25 @@ def router(ctx: RestContext) -> APIRouter:
             info["sparkcat_running_connectors"] = herder.running_connectors()
         return info
 
-    @api.get("/health", summary="200 once the driver has read the config log; 503 while starting, or while the "
-                                "herder or the config log stream is down (with the reason)",
+    @api.get("/health", summary="200 once the driver has read the config log and takes writes (it leads, or knows "
+                                "the leader it forwards them to); 503 while starting, while no driver takes writes "
+                                "(the group is electing one), or while the herder or the config log stream is down "
+                                "(with the reason)",
              responses={503: {"description": "Still starting, or unhealthy"}})
     async def health() -> JSONResponse:  # on the event loop: answers even when handler threads are busy
         problem = ctx.health_problem
         if problem is not None:  # Connect answers 500 here; the issue asks for 503 (docs/running.md)
-            return JSONResponse({"status": "unhealthy", "message": f"{UNHEALTHY} {problem}"}, status_code=503)
-        if ctx.ready:
+            return _unhealthy(problem)
+        herder = ctx.driver.herder
+        if herder is None or not herder.ready:
+            return JSONResponse(STARTING, status_code=503)
+        route = herder.write_route()
+        if not route.waits:
             return JSONResponse(HEALTHY)
-        return JSONResponse(STARTING, status_code=503)
+        if not herder.wait_role(0):  # never took writes yet: still starting
+            return JSONResponse({**STARTING, "message": f"{STARTING['message'][:-1]}: {route.reason}."},
+                                status_code=503)
+        return _unhealthy(f"Writes cannot be taken: {route.reason}.")
 
     registry = metrics.registry(lambda: _metrics_snapshot(ctx))
 
@@ -48,6 +57,10 @@ def router(ctx: RestContext) -> APIRouter:
         return PlainTextResponse(metrics.exposition(registry), media_type=metrics.CONTENT_TYPE)
 
     return api
+
+
+def _unhealthy(reason: str) -> JSONResponse:
+    return JSONResponse({"status": "unhealthy", "message": f"{UNHEALTHY} {reason}"}, status_code=503)
 
 
 def _metrics_snapshot(ctx: RestContext) -> metrics.Snapshot:

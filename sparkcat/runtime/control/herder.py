@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
@@ -25,9 +24,11 @@ from sparkcat.model.config_state import ClusterConfigState, TargetState
 from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.runtime.control import status_view
 from sparkcat.runtime.control.config_view import ConfigView
+from sparkcat.runtime.control.herder_api import REQUEST_TIMEOUT_S
+from sparkcat.runtime.control.leader_role import LeaderRole
 from sparkcat.runtime.execution.progress import Progress
 from sparkcat.runtime.control.logger_levels import ClusterLevels, LoggerLevels
-from sparkcat.runtime.leadership import Leadership, SoleLeader
+from sparkcat.runtime.leadership import Leadership, Route, SoleLeader, WriteRoute
 from sparkcat.config.names import check_connector_name
 from sparkcat.runtime.control.offsets_api import ConnectorOffsets
 from sparkcat.runtime.execution.reconciler import Reconciler
@@ -50,10 +51,7 @@ class Herder:
         ``loggers``: the driver's logger levels, which cluster-scoped levels in the config log set."""
         self.stores = stores
         self.loggers = loggers or LoggerLevels()
-        self.leadership: Leadership = leadership or SoleLeader()
-        self._leading = False       # promoted: the config writer is ours and connectors may run
-        self._lead_from = 0         # the config log's end when promoted: reconcile once read that far
-        self._role_known = threading.Event()
+        self._role = LeaderRole(leadership or SoleLeader(), stores, reconciler, driver_id)
         self.reconciler = reconciler
         self.driver_id = driver_id
         self._config = ConfigView()  # the config log as the follower read it
@@ -143,7 +141,7 @@ class Herder:
             try:
                 self._tick()
             except FencedError as e:  # e.g. a task-config write of the reconciler: a newer leader took over
-                self._fenced(e)
+                self._role.fenced(e)
             except Exception as e:  # noqa: BLE001 - whatever it is, the loop must go on (logged by Outage)
                 pause = max(TICK_S, self.outage.failed(e))
             else:
@@ -151,95 +149,91 @@ class Herder:
                 pause = TICK_S
 
     def _tick(self) -> None:
-        self._lead_or_follow()
-        self._drain_requests()
+        self._role.follow_group(self._start_offset)
+        self._drain_requests(self._role.publish(self._read_to()))
         state = self.snapshot()
         if state.offset + 1 >= self._start_offset:
-            if self._leading and state.offset + 1 >= self._lead_from:
+            if self._role.leading and state.offset + 1 >= self._role.lead_from:
                 self.reconciler.reconcile(state)
             self._ready.set()
+
+    def _read_to(self) -> int:
+        """The next config log offset the herder's state will apply."""
+        return self.snapshot().offset + 1
 
     # ------------------------------------------------------------------ leadership
 
     @property
+    def leadership(self) -> Leadership:
+        """The group's decision of who leads (``runtime.leadership``), which the herder follows."""
+        return self._role.leadership
+
+    @leadership.setter
+    def leadership(self, leadership: Leadership) -> None:
+        self._role.leadership = leadership
+
+    @property
     def is_leader(self) -> bool:
         """Whether this driver leads: it alone writes the config log and runs connectors."""
-        return self._leading
+        return self._role.leading
 
     @property
     def leader_url(self) -> str | None:
         """The leader's REST URL as the group reports it (None while nobody holds the leadership)."""
         return self.leadership.leader_url()
 
+    def write_route(self) -> WriteRoute:
+        """What a write made on this driver does now: runs here, goes to the leader, or waits (and why)."""
+        return self._role.route(self._read_to())
+
+    def wait_route(self, settled: Callable[[WriteRoute], bool], timeout_s: float) -> WriteRoute:
+        """The route once ``settled`` by it (looked at after every pass), or as it is after ``timeout_s``."""
+        return self._role.wait_route(self.write_route, settled, timeout_s)
+
     def wait_role(self, timeout_s: float) -> bool:
-        """True once this driver knows whether it leads (promoted, or another driver is the leader)."""
-        return self._role_known.wait(timeout_s)
+        """True once this driver knows whether it leads: it takes writes, or knows another driver that does."""
+        return self._role.wait_known(timeout_s)
 
-    def _lead_or_follow(self) -> None:
-        """Promote or demote this driver as the group decided (every pass, before requests run)."""
-        leader = self.leadership.is_leader()
-        if leader and not self._leading:
-            self._promote()
-        elif not leader and self._leading:
-            self._demote("the group gave the leadership to another driver, or the coordinator is out of reach")
-        if not self._role_known.is_set() and (self._leading or self.leadership.leader_url() is not None):
-            self._role_known.set()
-            if not self._leading:
-                log.info("Driver %s is a standby; the leader is %s", self.driver_id, self.leadership.leader_url())
-
-    def _promote(self) -> None:
-        """Fence the previous leader's config writer, then lead from the log's end as it is now."""
-        began = time.monotonic()
-        self.stores.config.use_writer(self.leadership.config_writer())
-        fenced = time.monotonic()
-        self._lead_from = self.stores.config.last_written_offset() + 1
-        self.reconciler.ignore_restarts_before(max(self._start_offset, self._lead_from))
-        self.reconciler.promoted()
-        self._leading = True
-        log.info("Driver %s is the leader (config log read up to offset %d before connectors run; "
-                 "writer fenced in %.2f s, log end in %.2f s)", self.driver_id, self._lead_from - 1,
-                 fenced - began, time.monotonic() - fenced)
-
-    def _demote(self, reason: str) -> None:
-        """Stop every connector this driver runs and become a standby."""
-        self._leading = False
-        log.warning("Driver %s is a standby now: %s; stopping its connectors", self.driver_id, reason)
-        self.stores.config.use_writer(None)
-        self.reconciler.release_all(graceful=False)  # nothing of ours can commit now: cancel, do not wait
-
-    def _fenced(self, error: FencedError) -> None:
-        """A newer leader fenced our config writer: step down in the group and stop leading."""
-        if self._leading:
-            self.leadership.step_down(error.message)
-            self._demote(f"fenced: {error.message}")
-
-    def _drain_requests(self) -> None:
-        while True:
+    def _drain_requests(self, route: WriteRoute) -> None:
+        """Run the queued requests as ``route`` says; while it waits they stay queued (each bounds its own wait)."""
+        while not route.waits:
             try:
                 fn, future = self._requests.get_nowait()
             except queue.Empty:
                 return
             if not future.set_running_or_notify_cancel():
-                continue
-            if not self._leading:
+                continue  # its caller gave up waiting
+            if route.route is Route.FORWARD:
                 future.set_exception(NotLeaderError(
-                    f"Driver {self.driver_id} is not the leader; send the request to the leader "
-                    f"({self.leader_url or 'unknown: the group is electing one'})", self.leader_url))
+                    f"Driver {self.driver_id} is not the leader; send the request to the leader ({route.leader_url})",
+                    route.leader_url))
                 continue
             try:
                 future.set_result(fn())
             except FencedError as e:
                 future.set_exception(e)
-                self._fenced(e)
+                self._role.fenced(e)
+                route = self._role.route(self._read_to())
             except BaseException as e:  # handed to the caller, who reports it
                 future.set_exception(e)
 
-    def run_as_leader(self, fn: Callable[[], Any], timeout_s: float = 60.0) -> Any:
-        """Run ``fn`` on the herder thread (the single writer, as the leader) and wait for its writes to be read back."""
+    def run_as_leader(self, fn: Callable[[], Any], timeout_s: float = REQUEST_TIMEOUT_S) -> Any:
+        """Run ``fn`` on the herder thread (the single writer, as the leader) and wait for its writes to be read back.
+
+        While no driver takes writes (the group is electing one, or this driver is taking up the leadership) the
+        request waits, at most ``timeout_s``; NotLeaderError when another driver leads, or none did in time.
+        """
         future: Future = Future()
         self._requests.put((fn, future))
         self._wake.set()
-        result = future.result(timeout=timeout_s)
+        try:
+            result = future.result(timeout=timeout_s)
+        except TimeoutError:
+            if not future.cancel():  # running on the herder thread: its own outcome, not a missing leader
+                raise
+            route = self.write_route()
+            raise NotLeaderError(f"Driver {self.driver_id} could not take the request within {timeout_s:g} s: "
+                                 f"{route.reason or route.describe()}", route.leader_url) from None
         self._await_config_offset(self.stores.config.last_written_offset(), timeout_s)
         return result
 

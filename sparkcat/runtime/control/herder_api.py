@@ -6,13 +6,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from sparkcat.model.config_state import ClusterConfigState, TargetState
 from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.runtime.execution.progress import Progress
 from sparkcat.runtime.control.logger_levels import LoggerLevels
 from sparkcat.config.worker import WorkerConfig
+from sparkcat.runtime.leadership import WriteRoute
+
+#: How long a write waits to be taken (while the group elects a leader, or this driver takes up the leadership) and
+#: then to run; Connect's herder requests time out alike. REST forwards with a longer timeout.
+REQUEST_TIMEOUT_S = 60.0
 
 
 class HerderApi(Protocol):
@@ -31,6 +36,12 @@ class HerderApi(Protocol):
     def policy(self) -> InputPolicy: ...
 
     def wait_ready(self, timeout_s: float = 120.0) -> bool: ...
+
+    def wait_role(self, timeout_s: float) -> bool: ...
+
+    def write_route(self) -> WriteRoute: ...
+
+    def wait_route(self, settled: Callable[[WriteRoute], bool], timeout_s: float) -> WriteRoute: ...
 
     def snapshot(self) -> ClusterConfigState: ...
 

@@ -256,6 +256,9 @@ class GroupMembership:
         with self._lock:
             return self._leader_url
 
+    def own_url(self) -> str:
+        return self.settings.url
+
     def lease(self) -> LeaderLease | None:
         """This generation's proof of leadership for exactly-once commits (None unless partition 0 is ours)."""
         with self._lock:

@@ -169,9 +169,11 @@ def test_a_broker_stopped_for_60s_mid_copy_fails_no_task_and_loses_no_record(spa
         written = statuses_written(bootstrap, worker.status_topic, "copy")
         assert {k for k, state in written if state == "RUNNING"} >= {"status-task-copy-0", "status-task-copy-1"}
         assert not [(k, state) for k, state in written if state == "FAILED"], written
-        assert unhealthy and unhealthy[0]["status"] == "unhealthy"
-        assert unhealthy[0]["message"].startswith("Worker was unable to handle this request")
-        assert "is not running:" in unhealthy[0]["message"]  # the reason: which loop, and its error
+        assert unhealthy and all(body["status"] == "unhealthy" for body in unhealthy), unhealthy
+        assert all(body["message"].startswith("Worker was unable to handle this request") for body in unhealthy)
+        # the reason: which loop, and its error (a leader that stopped leading when the coordinator went silent may
+        # first say only that it takes no writes, until the next heartbeat marks the coordinator down)
+        assert any("is not running:" in body["message"] for body in unhealthy), unhealthy[:3]
     finally:
         driver.stop()
     assert copied_values(bootstrap, target) == set(range(RECORDS))  # nothing lost (duplicates: at least once)

@@ -33,6 +33,9 @@ class Switch:
     def leader_url(self) -> str | None:
         return self.url
 
+    def own_url(self) -> str:
+        return "http://test-driver:8083"
+
     def config_writer(self):
         return None
 
@@ -115,10 +118,10 @@ def test_a_standby_answers_409_to_a_write_already_forwarded_and_reads_itself(dri
     from sparkcat.rest.app import create_app
     from sparkcat.rest.forward import CONFLICT
 
-    client = TestClient(create_app(driver), base_url="http://localhost")
+    client = TestClient(create_app(driver, write_wait_s=0.3), base_url="http://localhost")
     again = client.put("/connectors/inc/pause?forward=false")
     assert (again.status_code, again.json()["message"]) == (409, CONFLICT)
-    driver.herder.leadership.url = None
+    driver.herder.leadership.url = None  # the group is electing: a write waits for a leader, here at most 0.3 s
     nobody = client.post("/connectors", json={"name": "inc", "config": PAUSED_INC})
     assert nobody.status_code == 409 and "no driver leads" in nobody.json()["message"]
     assert client.get("/connectors").json() == []  # a read: answered by the standby itself
