@@ -190,3 +190,6 @@ class MiniHadoop:
             except ProcessLookupError:
                 pass
         self.proc = None
+        # What the NodeManager localised (the unpacked venv of each application: over a GB); its logs stay.
+        for cache in glob.glob(str(self.root / "work" / "yarn" / "*" / "*" / "*" / "usercache")):
+            shutil.rmtree(cache, ignore_errors=True)
