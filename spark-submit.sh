@@ -8,7 +8,8 @@
 #   ./spark-submit.sh --master spark://HOST:7077 --supervise -- --bootstrap-servers broker:9092
 #   ./spark-submit.sh --master yarn --deploy-mode cluster --dry-run   # print the spark-submit command
 #
-# Options before "--" (or any option sparkcat does not know) go to spark-submit;
+# Options before "--" (or any option sparkcat does not know) go to spark-submit; --jars, --py-files and
+# --archives are added to the script's own (spark-submit keeps only the last of each);
 # sparkcat's own options (--bootstrap-servers, --state-dir, --pipelines, --rest-port,
 # --worker-config, --group-id, --no-rest) may come after "--" or be mixed in.
 # This script's own options (docs/running.md "Spark clusters"):
@@ -30,6 +31,9 @@ deploy_mode=client
 executor_python=""
 supervise=0
 dry_run=0
+user_jars=""
+user_py_files=""
+user_archives=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --) shift; app_args+=("$@"); break ;;
@@ -43,6 +47,12 @@ while [ $# -gt 0 ]; do
     --deploy-mode=*) deploy_mode="${1#--deploy-mode=}"; shift ;;
     --executor-python) executor_python="$2"; shift 2 ;;
     --executor-python=*) executor_python="${1#--executor-python=}"; shift ;;
+    --jars) user_jars="${user_jars:+$user_jars,}$2"; shift 2 ;;
+    --jars=*) user_jars="${user_jars:+$user_jars,}${1#--jars=}"; shift ;;
+    --py-files) user_py_files="${user_py_files:+$user_py_files,}$2"; shift 2 ;;
+    --py-files=*) user_py_files="${user_py_files:+$user_py_files,}${1#--py-files=}"; shift ;;
+    --archives) user_archives="${user_archives:+$user_archives,}$2"; shift 2 ;;
+    --archives=*) user_archives="${user_archives:+$user_archives,}${1#--archives=}"; shift ;;
     --supervise) supervise=1; shift ;;
     --dry-run) dry_run=1; shift ;;
     *) spark_args+=("$1"); shift ;;
@@ -54,7 +64,7 @@ source scripts/submit_args.sh
 sparkcat_ship_args
 sparkcat_pack
 cmd=(spark-submit --master "$master" --deploy-mode "$deploy_mode" --properties-file conf/spark-defaults.conf
-     --name sparkcat --jars "$SPARKCAT_SPARK_JARS" ${ship[@]+"${ship[@]}"} ${spark_args[@]+"${spark_args[@]}"}
+     --name sparkcat --jars "$SPARKCAT_SPARK_JARS${user_jars:+,$user_jars}" ${ship[@]+"${ship[@]}"} ${spark_args[@]+"${spark_args[@]}"}
      jobs/connect.py ${app_args[@]+"${app_args[@]}"})
 if [ "$dry_run" = 1 ]; then
   printf '%q ' "${cmd[@]}"; echo

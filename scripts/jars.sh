@@ -1,5 +1,5 @@
 # Sourced after scripts/venv.sh: resolves the JVM jars a part of sparkcat needs with Maven.
-# Usage: sparkcat_need_jars NAME   (NAME = spark | kafka | connect | registry | connect-host | debezium:
+# Usage: sparkcat_need_jars NAME   (NAME = spark | kafka | connect | registry | connect-host | debezium | hadoop:
 #                                   jvm/NAME/pom.xml -> .jars/NAME/)
 # Maven caches downloads in ~/.m2; .jars/NAME is rebuilt only when its pom changed, so later
 # runs start without Maven. For "spark", jars that pyspark already ships (same artifact, any
@@ -105,8 +105,11 @@ sparkcat_need_jars() {
   fi
   # The jar list as Spark's --jars / spark.jars want it: comma-separated absolute paths.
   # registry: a runnable jar; connect-host: loaded apart from Spark's class path; debezium: a Connect plugin's
-  # directory (tests copy it onto a plugin.path). None is a list for Spark.
-  if [ "$name" = registry ] || [ "$name" = connect-host ] || [ "$name" = debezium ]; then return 0; fi
+  # directory (tests copy it onto a plugin.path); hadoop: the YARN and HDFS mini clusters' own JVM
+  # (tests/yarn_cluster.py). None is a list for Spark.
+  if [ "$name" = registry ] || [ "$name" = connect-host ] || [ "$name" = debezium ] || [ "$name" = hadoop ]; then
+    return 0
+  fi
   local var="SPARKCAT_${name^^}_JARS"
   export "$var=$(ls "$dir"/*.jar | paste -sd, -)"
 }

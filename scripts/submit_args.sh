@@ -1,6 +1,8 @@
 # Sourced by spark-submit.sh: what to ship to a cluster and which Python runs where.
 # Sets the array `ship` (spark-submit options) and may append to `app_args`, from
-#   $master $deploy_mode $executor_python $dry_run, and app_args (sparkcat's own flags).
+#   $master $deploy_mode $executor_python $dry_run, app_args (sparkcat's own flags), and the user's own
+#   $user_py_files $user_archives (comma lists), which join the script's: spark-submit keeps only the last
+#   --py-files or --archives it is given, and a user's --archives would otherwise drop the venv.
 #
 # Which Python Spark runs (Spark's rule: spark.pyspark.driver.python, else spark.pyspark.python,
 # for the driver; spark.pyspark.python for executors):
@@ -31,7 +33,10 @@ sparkcat_pack() {
   if [ -z "$executor_python" ]; then
     python -m pip install -q venv-pack >&2
     if [ ! -f build/sparkcat-venv.tar.gz ] || [ setup.cfg -nt build/sparkcat-venv.tar.gz ]; then
-      venv-pack -p .venv -o build/sparkcat-venv.tar.gz --force >&2
+      # Without pyspark's jars (456 MB, two thirds of the archive): executors and a cluster-mode driver run in
+      # Spark's own JVM (YARN ships Spark's jars as __spark_libs__) and import pyspark from the pyspark.zip Spark
+      # puts on their PYTHONPATH; only this machine's driver starts a JVM from the venv's jars.
+      venv-pack -p .venv -o build/sparkcat-venv.tar.gz --force --exclude 'lib/python*/site-packages/pyspark/jars/*' >&2
     fi
   fi
   # sparkcat is installed editable, so it is not inside the venv archive: ship it beside it.
@@ -45,7 +50,10 @@ sparkcat_pack() {
 sparkcat_ship_args() {
   ship=()
   case "$master" in
-    local*) return 0 ;;
+    local*)
+      if [ -n "${user_py_files:-}" ]; then ship+=(--py-files "$user_py_files"); fi
+      if [ -n "${user_archives:-}" ]; then ship+=(--archives "$user_archives"); fi
+      return 0 ;;
     spark://*)
       if [ "$deploy_mode" = cluster ]; then
         sparkcat_refuse "--deploy-mode cluster is not possible on a Spark standalone master: Spark refuses it" \
@@ -68,7 +76,7 @@ sparkcat_ship_args() {
   fi
   local py="./environment/bin/python" archives=()
   if [ -n "$executor_python" ]; then py="$executor_python"; else archives+=("build/sparkcat-venv.tar.gz#environment"); fi
-  ship+=(--py-files build/sparkcat.zip --conf "spark.pyspark.python=$py")
+  ship+=(--py-files "build/sparkcat.zip${user_py_files:+,$user_py_files}" --conf "spark.pyspark.python=$py")
   if [ "$deploy_mode" = cluster ]; then
     archives+=("build/sparkcat-conf.zip#conf" "build/sparkcat-pipelines.zip#pipelines")
     ship+=(--conf "spark.yarn.appMasterEnv.PYSPARK_PYTHON=$py" --conf "spark.executorEnv.PYSPARK_PYTHON=$py")
@@ -78,6 +86,7 @@ sparkcat_ship_args() {
   else
     ship+=(--conf "spark.pyspark.driver.python=$PWD/.venv/bin/python" --conf "spark.executorEnv.PYSPARK_PYTHON=$py")
   fi
+  if [ -n "${user_archives:-}" ]; then archives+=("$user_archives"); fi
   if [ ${#archives[@]} -gt 0 ]; then
     local IFS=,
     ship+=(--archives "${archives[*]}")

@@ -66,6 +66,17 @@ def spark_standalone(tmp_path_factory: pytest.TempPathFactory):
     cluster.stop()
 
 
+@pytest.fixture(scope="session")
+def mini_hadoop(tmp_path_factory: pytest.TempPathFactory):
+    """A real YARN (ResourceManager + NodeManager) and HDFS (NameNode + DataNode): Hadoop's own mini clusters in
+    a JVM of their own (tests/yarn_cluster.py), with the HADOOP_CONF_DIR of a gateway host in ``conf_dir``."""
+    from tests.yarn_cluster import MiniHadoop
+
+    cluster = MiniHadoop(tmp_path_factory.mktemp("hadoop")).start()
+    yield cluster
+    cluster.stop()
+
+
 @pytest.fixture
 def connect_worker(broker: KafkaBroker, unique_name: str, tmp_path) -> Iterator:
     """A real Kafka Connect worker (distributed mode) on the session broker, with its own group and topics."""

@@ -21,6 +21,7 @@ sparkcat_need_jars kafka
 sparkcat_need_jars connect  # the Kafka Connect worker of the interop tests (tests/connect_worker.py)
 sparkcat_need_jars debezium  # Debezium's PostgreSQL connector, a plugin.path plugin of the interop tests
 sparkcat_need_jars registry  # Apicurio Registry, the Schema Registry of the Avro tests (tests/schema_registry.py)
+sparkcat_need_jars hadoop  # Hadoop's YARN and HDFS mini clusters, for the YARN tests (tests/yarn_cluster.py)
 # JDBC connectors: a real PostgreSQL server (tests/postgres.py starts one per test session)
 source scripts/postgres.sh && sparkcat_need_postgres
 exec python -m pytest "$@"

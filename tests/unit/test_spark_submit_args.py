@@ -76,6 +76,23 @@ def test_local_master_ships_nothing_and_spark_options_pass_through():
     assert "--archives" not in options and "--py-files" not in options
 
 
+def test_the_users_own_jars_py_files_and_archives_join_the_scripts_own():
+    """spark-submit keeps only the last ``--jars``/``--py-files``/``--archives``: a user's ``--jars hadoop-aws.jar``
+    (for s3a checkpoints) or ``--archives`` would drop sparkcat's jars or the shipped venv."""
+    confs, options, _ = submitted("--master", "yarn", "--deploy-mode", "cluster", "--jars", "/opt/hadoop-aws.jar",
+                                  "--py-files=/opt/lib.zip", "--archives", "/opt/keys.zip#keys",
+                                  "--archives", "/opt/more.zip#more")
+    assert options.count("--jars") == options.count("--py-files") == options.count("--archives") == 1
+    jars = option(options, "--jars").split(",")
+    assert jars[-1] == "/opt/hadoop-aws.jar" and any(j.endswith("sparkcat-jvm.jar") for j in jars)
+    assert option(options, "--py-files") == "build/sparkcat.zip,/opt/lib.zip"
+    assert option(options, "--archives").split(",") == [
+        "build/sparkcat-venv.tar.gz#environment", "build/sparkcat-conf.zip#conf",
+        "build/sparkcat-pipelines.zip#pipelines", "/opt/keys.zip#keys", "/opt/more.zip#more"]
+    _, options, _ = submitted("--master", "local[2]", "--py-files", "/opt/lib.zip", "--archives", "/opt/a.zip#a")
+    assert option(options, "--py-files") == "/opt/lib.zip" and option(options, "--archives") == "/opt/a.zip#a"
+
+
 def test_standalone_and_kubernetes_cluster_mode_and_supervise_in_yarn_cluster_mode_are_refused():
     out = dry_run("--master", "spark://h:7077", "--deploy-mode", "cluster")
     assert out.returncode == 2 and out.stdout == ""

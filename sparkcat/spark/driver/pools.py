@@ -48,13 +48,14 @@ def scheduler_conf(directory: str | Path | None = None) -> dict[str, str]:
     """Spark settings for FAIR scheduling with sparkcat's pools; writes the allocation file.
 
     For a SparkSession the caller builds; settings already given (spark-submit ``--conf``)
-    should win, see ``bootstrap.main``.
+    should win, see ``bootstrap.main``. The file is named by a ``file:`` URI: Spark opens it through Hadoop's
+    ``FileSystem``, where a bare path is on ``fs.defaultFS``, HDFS on a YARN cluster's gateway.
     """
     target = Path(directory) if directory is not None else Path(tempfile.mkdtemp(prefix="sparkcat-pools-"))
     target.mkdir(parents=True, exist_ok=True)
     path = target / "fairscheduler.xml"
     path.write_text(ALLOCATIONS)
-    return {"spark.scheduler.mode": "FAIR", "spark.scheduler.allocation.file": str(path.resolve())}
+    return {"spark.scheduler.mode": "FAIR", "spark.scheduler.allocation.file": path.resolve().as_uri()}
 
 
 @contextmanager

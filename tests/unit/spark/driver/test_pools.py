@@ -35,3 +35,17 @@ def test_a_fifo_session_is_left_alone_without_a_warning(caplog):
     with caplog.at_level(logging.WARNING, logger="sparkcat.spark.driver.pools"):
         assert level_stage_ids(SimpleNamespace(sparkContext=_context("FIFO"))) is False
     assert caplog.text == ""
+
+
+def test_the_allocation_file_is_a_file_uri_so_a_cluster_whose_default_file_system_is_hdfs_reads_it_locally(tmp_path):
+    """Spark opens the allocation file through Hadoop's FileSystem: a bare path would be read from fs.defaultFS
+    (HDFS on a YARN gateway: "File does not exist: <state dir>/spark/fairscheduler.xml", issue 44)."""
+    from urllib.parse import urlparse
+
+    from sparkcat.spark.driver.pools import scheduler_conf
+
+    conf = scheduler_conf(tmp_path / "spark")
+    uri = urlparse(conf["spark.scheduler.allocation.file"])
+    assert uri.scheme == "file"
+    assert "sparkcat-connectors" in (tmp_path / "spark" / "fairscheduler.xml").read_text()
+    assert uri.path == str((tmp_path / "spark" / "fairscheduler.xml").resolve())
