@@ -192,3 +192,35 @@ def test_a_member_whose_task_holds_the_shared_batch_too_long_gets_a_query_of_its
         driver.stop()
     got = sorted(int(v) for *_, v in read_topic(broker.bootstrap, slow_topic))
     assert got == list(range(1, len(got) + 1)), "slow's records when it moved: each once"
+
+
+def test_a_stopped_members_offsets_are_altered_and_it_resumes_there_while_the_others_run_on(spark, broker, tmp_path,
+                                                                                            unique_name):
+    worker = kafka_worker(broker, tmp_path, unique_name)
+    prefixes = {n: f"{unique_name}-{n}_" for n in ("a", "b")}
+    driver = start_driver(spark, worker)
+
+    def got(name: str) -> list[int]:
+        return positions(broker.bootstrap, prefixes[name] + "1")
+
+    try:
+        for name, prefix in prefixes.items():
+            driver.herder.put_connector_config(name, increment(prefix))
+        wait_until(lambda: len(got("a")) >= 40 and len(got("b")) >= 40, message="both members' records")
+        query_id = shared(driver)[0].query.id
+        driver.herder.set_target_state("b", TargetState.STOPPED)
+        wait_until(lambda: states(driver, "b") == ("STOPPED", []), message="b STOPPED")
+        stopped_at = max(got("b"))
+        jump = stopped_at + 1000
+        driver.herder.alter_connector_offsets("b", [({"increment": 1}, {"position": jump})])
+        assert driver.herder.connector_offsets("b") == [({"increment": 1}, {"position": jump})]
+        driver.herder.set_target_state("b", TargetState.STARTED)
+        wait_until(lambda: max(got("b")) >= jump + 40, message="b's records after the altered position")
+        assert shared(driver)[0].query.id == query_id, "a's query never stopped"
+        assert states(driver, "a") == ("RUNNING", ["RUNNING"])
+    finally:
+        driver.stop()
+    b = got("b")
+    assert b == list(range(1, stopped_at + 1)) + list(range(jump + 1, b[-1] + 1))
+    a = got("a")
+    assert a == list(range(1, len(a) + 1))
