@@ -97,6 +97,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--batchcost-kinds", default="", help="comma-separated kinds of the batchcost scenario (default all)")
     p.add_argument("--batchcost-warm-up", type=float, default=20.0,
                    help="seconds each batchcost kind runs before its observation window")
+    p.add_argument("--exactly-once-source-support", default="enabled", choices=("enabled", "disabled"),
+                   help="the bench driver's worker setting (sparkcat's default: enabled; Connect's: disabled)")
     p.add_argument("--fifo", action="store_true", help="Spark's FIFO scheduler instead of sparkcat's fair pools")
     p.add_argument("--budget-min", type=float, default=28.0,
                    help="skip scale levels that would not finish within this many minutes of the start")
