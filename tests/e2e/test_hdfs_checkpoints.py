@@ -49,7 +49,11 @@ def test_a_standby_resumes_from_the_killed_leaders_checkpoint_on_hdfs_exactly_on
                    message=lambda: "the second driver to stand by: " + (tmp_path / "two.log").read_text()[-2000:])
         wait_until(lambda: len(positions(broker.bootstrap, topic)) >= 300, timeout_s=120,
                    message="records from the leader")
-        commits = mini_hadoop.hdfs("-ls", f"/sparkcat/{unique_name}/checkpoints/inc/commits")
+        # The source shares a query with any other (spark/driver/shared_sources.py): its checkpoint is the group's.
+        listed = mini_hadoop.hdfs("-ls", f"/sparkcat/{unique_name}/checkpoints")
+        group = re.search(r"/checkpoints/(_sparkcat-shared-sources-[^/\s]+)", listed.stdout)
+        assert group, listed.stdout + listed.stderr[-2000:]
+        commits = mini_hadoop.hdfs("-ls", f"/sparkcat/{unique_name}/checkpoints/{group.group(1)}/commits")
         assert commits.returncode == 0 and "/commits/0" in commits.stdout, commits.stderr[-2000:]
 
         kill_session(leader)
@@ -71,7 +75,8 @@ def test_a_standby_resumes_from_the_killed_leaders_checkpoint_on_hdfs_exactly_on
         if standby is not None:
             kill_session(standby)
     log = (tmp_path / "two.log").read_text()
-    assert f"checkpoint {checkpoints}/inc" in log, "the new leader's query runs on the shared checkpoint"
+    assert f"checkpoint {checkpoints}/_sparkcat-shared-sources-" in log, "the new leader's query runs on the " \
+        "shared checkpoint"
     assert "dropping checkpoint" not in log, "the shared checkpoint is the cluster's: nothing to drop"
-    first = re.search(r"Connector inc: first batch (\d+) of this query begins", log)
+    first = re.search(r"Shared query sparkcat-shared-sources-\S+: first batch (\d+) of this query begins", log)
     assert first and int(first.group(1)) > 0, "the new leader's query goes on with the leader's batches"

@@ -130,7 +130,12 @@ class SourceGroup:
         self.spark.sparkContext._jvm.org.sparkcat.source.Planners.register(self.planner_id, self.planner)
         rows = self.spark.readStream.format(FORMAT).option("planner", self.planner_id).load()
 
+        first = [True]
+
         def foreach_batch(df: DataFrame, batch_id: int) -> None:
+            if first[0]:  # above 0 when the query goes on from a checkpoint (a restart, or another driver's)
+                log.info("Shared query %s: first batch %d of this query begins", self.key, batch_id)
+                first[0] = False
             try:
                 self._run_batch(df, batch_id)
             except Exception:
