@@ -50,6 +50,15 @@ def assert_each_once(got: list[int]) -> None:
         f"{len(got)} records, duplicated {duplicated[:20]}, missing {sorted(set(range(1, max(got) + 1)) - set(got))[:20]}")
 
 
+def assert_continues(bootstrap: str, topic: str, ends: dict[int, int]) -> None:
+    """The new leader's records (from the end offsets ``ends`` taken at the kill) continue the sequence where the
+    old leader's committed ones end. Read now: a commit the old leader sent just before the kill may have
+    completed after the end offsets were taken."""
+    records = read_topic(bootstrap, topic)
+    old_last = max(json.loads(v)["position"] for p, o, _, v in records if o < ends[p])
+    assert min(json.loads(v)["position"] for p, o, _, v in records if o >= ends[p]) == old_last + 1
+
+
 def test_three_drivers_one_leader_standbys_forward_writes_and_a_fenced_leader_steps_down(spark, broker, tmp_path,
                                                                                         unique_name):
     topic = f"{unique_name}-seq_1"
@@ -145,11 +154,7 @@ def test_standby_takes_over_after_the_leaders_kill_9_exactly_once(broker, tmp_pa
                    + httpx.get(url_two + "/connectors/inc/status", timeout=30).text)
         wait_until(lambda: len(newer()) >= 200, message="the new leader to go on")
         assert_each_once(positions(broker.bootstrap, topic))
-        # the new leader's records continue the sequence where the old leader's committed ones end (read now:
-        # a commit the old leader sent just before the kill may have completed after the end offsets were taken)
-        records = read_topic(broker.bootstrap, topic)
-        old_last = max(json.loads(v)["position"] for p, o, _, v in records if o < ends[p])
-        assert min(json.loads(v)["position"] for p, o, _, v in records if o >= ends[p]) == old_last + 1
+        assert_continues(broker.bootstrap, topic, ends)
     finally:
         if leader.poll() is None:
             kill_session(leader)
