@@ -94,7 +94,6 @@ class QueryRunner:
         """Start ``plan``'s query: natively when its (started) ``connector`` answers ``native_write``."""
         from sparkcat.spark.driver import queries
         from sparkcat.spark.driver.native_queries import NativeQueries
-        from sparkcat.spark.driver.shared_sources import own_query_reason
 
         with self._register_lock:
             if not self._registered:
@@ -112,7 +111,7 @@ class QueryRunner:
                 run_batch()
 
         with in_pool(self.spark, CONNECTORS_POOL):  # behind the herder's config-log batches
-            if own_query_reason(plan) is None and self._shared().shares(plan):
+            if self._shared().shares(plan):
                 running.query = self._shared().join(plan, running)
                 return running
             if self._native is None:

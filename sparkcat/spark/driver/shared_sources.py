@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 SLOW_TASK_MIN_S = 5.0
 SLOW_TASK_TRIGGERS = 5
 
+
 def own_query_reason(plan: QueryPlan) -> str | None:
     """Why ``plan``'s connector keeps a query of its own, or None when it can share one.
 
