@@ -41,6 +41,13 @@ STOP_INTERRUPTION = ("py4j.protocol.Py4JJavaError: An error occurred while calli
 BatchGate = Callable[[Callable[[], None]], None]
 
 
+def interrupted_if_stopped(query: StreamingQuery | None, name: str, batch_id: int) -> None:
+    """In a batch's error handler: raise ``STOP_INTERRUPTION`` instead when ``query`` was stopped meanwhile (else
+    return, and the handler re-raises its error)."""
+    if query is not None and not query.isActive:
+        raise InterruptedError(STOP_INTERRUPTION.format(name=name, batch=batch_id)) from None
+
+
 def register_sources(spark: SparkSession) -> None:
     """Ready the session for source connectors' streams: py4j's callback server, through which the JVM calls
     their planners (``planned_source``)."""
@@ -160,8 +167,7 @@ def start_query(spark: SparkSession, plan: QueryPlan, on_batch: OnBatch,
             else:
                 gate(lambda: run(batch_df, batch_id))
         except Exception:
-            if started and not started[0].isActive:  # stop() was called: report a plain interruption
-                raise InterruptedError(STOP_INTERRUPTION.format(name=plan.query_name, batch=batch_id)) from None
+            interrupted_if_stopped(started[0] if started else None, plan.query_name, batch_id)
             raise
 
     query = (read_stream(spark, plan, store, lease).writeStream

@@ -125,7 +125,7 @@ class SourceGroup:
     def start(self) -> None:
         from pyspark.java_gateway import ensure_callback_server_started
         from sparkcat.spark.driver.planned_source import FORMAT
-        from sparkcat.spark.driver.queries import STOP_INTERRUPTION
+        from sparkcat.spark.driver.queries import interrupted_if_stopped
 
         ensure_callback_server_started(self.spark.sparkContext._gateway)
         self.spark.sparkContext._jvm.org.sparkcat.source.Planners.register(self.planner_id, self.planner)
@@ -140,8 +140,7 @@ class SourceGroup:
             try:
                 self._run_batch(df, batch_id)
             except Exception:
-                if self.query is not None and not self.query.isActive:
-                    raise InterruptedError(STOP_INTERRUPTION.format(name=self.key, batch=batch_id)) from None
+                interrupted_if_stopped(self.query, self.key, batch_id)
                 raise
 
         self.query = (rows.writeStream.foreachBatch(foreach_batch).queryName(self.key)
