@@ -30,7 +30,7 @@ from sparkcat.storage.offsets import OffsetStore
 
 if TYPE_CHECKING:
     from sparkcat.spark.driver.native_queries import NativeQueries
-    from sparkcat.spark.driver.shared_sources import SourceGroups
+    from sparkcat.spark.driver.shared_queries import SharedQueries
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ class QueryRunner:
         self.offsets = offsets
         self.leadership: Leadership = leadership or SoleLeader()
         self._native: NativeQueries | None = None
-        self._groups: SourceGroups | None = None
+        self._groups: SharedQueries | None = None
         self._registered = False
         self._register_lock = threading.Lock()
 
@@ -124,14 +124,14 @@ class QueryRunner:
         return running
 
     def shared_queries(self) -> list:
-        """The shared source queries running now (``spark/driver/shared_sources.SourceGroup``)."""
+        """The shared queries running now (``spark/driver/shared_queries.SharedGroup``)."""
         return [] if self._groups is None else self._groups.groups()
 
-    def _shared(self) -> SourceGroups:
-        from sparkcat.spark.driver.shared_sources import SourceGroups
+    def _shared(self) -> SharedQueries:
+        from sparkcat.spark.driver.shared_queries import SharedQueries
         with self._register_lock:
             if self._groups is None:
-                self._groups = SourceGroups(self.spark, self.on_batch, self.leadership.lease,
+                self._groups = SharedQueries(self.spark, self.on_batch, self.leadership.lease,
                                             self.leadership.is_leader, self.offsets)
             return self._groups
 

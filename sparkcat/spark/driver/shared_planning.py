@@ -1,8 +1,8 @@
-"""The planning side of a shared source query (``shared_sources``): its members and the planner Spark asks.
+"""The planning side of a shared query (``shared_queries``): its members and the planner Spark asks.
 
 ``GroupPlanner`` is the JVM stream's ``org.sparkcat.source.Planner`` for many connectors: offsets are
-``{"connectors": {NAME: {"offsets": ...}}}``, each member's part planned by its own ``ConnectorStreamReader``
-as its own query would. A member's part of a start offset is trusted only if this planner produced it since
+``{"connectors": {NAME: ...}}``, each member's part planned by its own reader: a source's
+``ConnectorStreamReader`` as its own query would, a sink's ``shared_sinks.KafkaRanges``. A member's part of a start offset is trusted only if this planner produced it since
 the member joined (``Member.produced``): a member new to the query is first pinned at its offsets-store
 position, and a batch Spark replays after a restart plans nothing for it.
 """
@@ -19,14 +19,26 @@ from typing import Any, Protocol
 
 from pyspark.sql.streaming.datasource import ReadMaxRows
 
-from sparkcat.spark.driver.connector_planning import ConnectorStreamReader
-from sparkcat.spark.executor.shared_source import MemberWrite
 from sparkcat.spark.query_plan import QueryPlan
 
-__all__ = ["GroupPlanner", "Member", "PlannedGroup"]
+__all__ = ["GroupPlanner", "Member", "MemberReader", "PlannedGroup"]
 
 CONNECTORS = "connectors"
 _PRODUCED_KEPT = 8  # a member's recent batch ends this planner planned: the starts it trusts
+
+
+class MemberReader(Protocol):
+    """A member's planner (``ConnectorStreamReader``'s methods): its offsets, and its tasks' share of a batch."""
+
+    def initialOffset(self) -> Any: ...  # noqa: N802 - Spark's names
+
+    def latestOffset(self, start: Any, limit: Any) -> Any: ...  # noqa: N802
+
+    def reportLatestOffset(self) -> Any: ...  # noqa: N802
+
+    def partitions(self, start: Any, end: Any) -> list[Any]: ...
+
+    def stop(self) -> None: ...
 
 
 @dataclass(eq=False)
@@ -35,8 +47,8 @@ class Member:
 
     plan: QueryPlan
     running: Any                        # query_runner.RunningQuery: its gate and ``stopping`` flag
-    reader: ConnectorStreamReader
-    write: MemberWrite
+    reader: MemberReader
+    write: Any                          # what executors need to write its share (``MemberWrite``, ``SinkWrite``)
     produced: deque = field(default_factory=lambda: deque(maxlen=_PRODUCED_KEPT))
     error: str | None = None
     left: bool = False
@@ -52,13 +64,15 @@ def _text(offsets: Any) -> str:
 
 
 class PlannedGroup(Protocol):
-    """What the planner needs of its group (``shared_sources.SourceGroup``)."""
+    """What the planner needs of its group (``shared_queries.SharedGroup``)."""
 
     lock: Any
 
     def members(self) -> list[Member]: ...
 
     def fail(self, member: Member, trace: str) -> None: ...
+
+    def before_round(self, members: list[Member]) -> None: ...
 
     def planner_stopped(self) -> None: ...
 
@@ -82,6 +96,7 @@ class GroupPlanner:
         pending: set[str] = set()
         with self.group.lock:
             members = self.group.members()
+            self.group.before_round(members)
             self._latest = {m.name: v for m in members if (v := self._latest.get(m.name)) is not None}
             for m in members:
                 end = self._step(m, current.get(m.name), pending)

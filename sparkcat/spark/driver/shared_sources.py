@@ -1,59 +1,41 @@
-"""Python source connectors that share one streaming query: Spark's per-batch cost paid once for all of them.
+"""Python source connectors writing to Kafka that share one query (``shared_queries``), one per guarantee and
+trigger interval.
 
-A query per connector pays Spark's micro-batch machinery (planning, offset and commit logs, a job, the listener
-bus) on every trigger, about 0.2-0.3 CPU-s per batch, so one driver ran at most 8-10 batches a second in all.
-Here the source connectors that write to Kafka with the same guarantee and trigger interval join one query
-(``group_key``): each trigger asks every member's planner (``ConnectorStreamReader``, as its own query would),
-and the batch is one Spark job whose partitions are the tasks with new records, of whichever connectors have
-them. A member that has none plans nothing, and a batch in which no member has records runs no job.
-
-What a user sees per connector does not change: its offsets go to the offsets store after every batch
-(``BatchAccounting.on_batch``, or each task's transaction exactly once), its status, failures and traces are
-its own (a failing task fails its connector only: ``executor.shared_source`` reports it in a row), and it is
-started, paused, restarted and stopped alone (``join``/``MemberQuery.stop``; the others lose no batch). A
-member's place in the group's checkpoint is trusted only while it is a member: on joining it starts from the
-offsets store, so the group's checkpoint never replays a connector's records (a batch Spark replays after a
-restart plans nothing for anybody). Connectors that need more than this keep a query of their own
-(``own_query_reason``).
+Each trigger asks every member's ``ConnectorStreamReader`` as a query of its own would; the executors read and
+produce each task's records exactly as before (``executor.shared_source``): at least once, or one transaction per
+task exactly once. A member's first batch in the query may be a replay of one its last run committed
+(``MemberWrite.replay``): its tasks' transactions skip what is already committed.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-import time
-import uuid
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
 from sparkcat.config.names import SHARED_QUERY_PREFIX
-from sparkcat.policy import paths
 from sparkcat.spark.driver.batch_reports import batch_result
 from sparkcat.spark.driver.connector_planning import ConnectorStreamReader
 from sparkcat.spark.driver.leases import write_under_lease
-from sparkcat.spark.driver.shared_planning import GroupPlanner, Member
+from sparkcat.spark.driver.shared_planning import Member
+from sparkcat.spark.driver.shared_queries import SharedGroup, SharedQueries
 from sparkcat.spark.executor.kafka_serialisation import value_type_of
 from sparkcat.spark.executor.shared_source import SHARED_RESULT_SCHEMA, MemberWrite, produce_members
 from sparkcat.spark.executor.source_to_kafka import producer_config
-from sparkcat.spark.query_plan import BatchResult, LeaseSource, QueryPlan, QueryStopping
+from sparkcat.spark.query_plan import BatchResult, QueryPlan
 
-__all__ = ["own_query_reason", "group_key", "job_description", "SourceGroups", "MemberQuery"]
+__all__ = ["own_query_reason", "group_key", "new_member", "new_group", "SourceGroup"]
 
 log = logging.getLogger(__name__)
 
-SLOW_TASK_MIN_S = 5.0
-SLOW_TASK_TRIGGERS = 5
-
 
 def own_query_reason(plan: QueryPlan) -> str | None:
-    """Why ``plan``'s connector keeps a query of its own, or None when it can share one.
+    """Why a source connector keeps a query of its own, or None when it can share one.
 
     Shared: Python source connectors writing to Kafka. Java connectors run their own stream, a ``sink.*`` sink
     its own writer, and ``transforms`` are projections of the connector's own DataFrame.
     """
-    if plan.connector_type != "source":
-        return "a sink connector"
     if plan.java_host:
         return "a Java connector"
     if plan.sink_class:
@@ -64,119 +46,27 @@ def own_query_reason(plan: QueryPlan) -> str | None:
 
 
 def group_key(plan: QueryPlan) -> str:
-    """The group a shareable connector joins: one per guarantee and trigger interval."""
+    """The group a shareable source joins: one per guarantee and trigger interval."""
     guarantee = "exactly-once" if plan.exactly_once else "at-least-once"
     return f"{SHARED_QUERY_PREFIX}sources-{guarantee}-{plan.trigger_interval_ms}ms"
 
 
-class SourceGroup:
-    """One shared query and its members (``lock`` guards the member list; planner calls hold it)."""
+def new_member(spark: SparkSession, plan: QueryPlan, running: Any, store: Any) -> Member:
+    """A source connector's membership: its planner and what its tasks need to produce (a replay at first)."""
+    from sparkcat.spark.driver.planned_source import row_schema
+    schema = row_schema(spark, plan)
+    write = MemberWrite(plan, producer_config(plan), value_type_of(schema["value"]), replay=True)
+    return Member(plan, running, ConnectorStreamReader(plan, schema, store), write)
 
-    def __init__(self, owner: SourceGroups, key: str, checkpoint_dir: str, trigger_ms: int) -> None:
-        self.owner, self.spark = owner, owner.spark
-        self.key, self.checkpoint_dir, self.trigger_ms = key, checkpoint_dir, trigger_ms
-        self.lock = threading.RLock()
-        self._members: dict[str, Member] = {}
-        self.planner = GroupPlanner(self)
-        self.planner_id = f"{key}-{uuid.uuid4().hex}"
-        self.query: Any = None
 
-    def member_names(self) -> list[str]:
-        return sorted(m.name for m in self.members())
+def new_group(owner: SharedQueries, key: str, checkpoint_dir: str, trigger_ms: int) -> SourceGroup:
+    return SourceGroup(owner, key, checkpoint_dir, trigger_ms)
 
-    def members(self) -> list[Member]:
-        """The members now (planner calls hold ``lock`` around their whole pass, so none leaves mid-call)."""
-        with self.lock:
-            return list(self._members.values())
 
-    def alive(self) -> bool:
-        return self.query is not None and self.query.isActive
+class SourceGroup(SharedGroup):
+    """A shared query of source connectors: each batch's tasks read and produce under the driver's lease."""
 
-    def add(self, member: Member) -> None:
-        with self.lock:
-            self._members[member.name] = member
-        log.info("Connector %s joined shared query %s (%d connector(s))", member.name, self.key, len(self._members))
-
-    def remove(self, member: Member) -> int:
-        """``member`` leaves (its stop, or its failure); returns how many members remain."""
-        with self.lock:
-            if self._members.get(member.name) is member:
-                del self._members[member.name]
-            member.left = True
-            left = len(self._members)
-        member.reader.stop()
-        return left
-
-    def fail(self, member: Member, trace: str) -> None:
-        """A task of ``member`` failed: it leaves the query, and its runtime reads the trace as its failure."""
-        if member.error is None:
-            member.error = trace
-            log.warning("Connector %s failed in shared query %s; the others go on", member.name, self.key)
-        self.remove(member)
-
-    def planner_stopped(self) -> None:
-        """Spark stopped the stream: every member's driver-side tasks stop, the planner is forgotten."""
-        for m in self.members():
-            m.reader.stop()
-        self.spark.sparkContext._jvm.org.sparkcat.source.Planners.remove(self.planner_id)
-
-    # ---- the query
-
-    def start(self) -> None:
-        from pyspark.java_gateway import ensure_callback_server_started
-        from sparkcat.spark.driver.planned_source import FORMAT
-        from sparkcat.spark.driver.queries import interrupted_if_stopped
-
-        ensure_callback_server_started(self.spark.sparkContext._gateway)
-        self.spark.sparkContext._jvm.org.sparkcat.source.Planners.register(self.planner_id, self.planner)
-        rows = self.spark.readStream.format(FORMAT).option("planner", self.planner_id).load()
-
-        first = [True]
-
-        def foreach_batch(df: DataFrame, batch_id: int) -> None:
-            if first[0]:  # above 0 when the query goes on from a checkpoint (a restart, or another driver's)
-                log.info("Shared query %s: first batch %d of this query begins", self.key, batch_id)
-                first[0] = False
-            try:
-                self._run_batch(df, batch_id)
-            except Exception:
-                interrupted_if_stopped(self.query, self.key, batch_id)
-                raise
-
-        self.query = (rows.writeStream.foreachBatch(foreach_batch).queryName(self.key)
-                      .option("checkpointLocation", self.checkpoint_dir)
-                      .trigger(processingTime=f"{self.trigger_ms} milliseconds").start())
-        log.info("Shared query %s started (checkpoint %s)", self.key, self.checkpoint_dir)
-
-    def stop(self) -> None:
-        if self.query is not None:
-            try:
-                self.query.stop()
-            except Exception as e:  # it failed meanwhile: stopped either way
-                log.debug("stopping shared query %s: %s", self.key, e)
-        log.info("Shared query %s stopped (no connector left in it)", self.key)
-
-    def _run_batch(self, df: DataFrame, batch_id: int) -> None:
-        """Write the members with records under their gates; each committed member's batch is reported."""
-        pending = self.planner.pending
-        batch = [m for m in self.members() if m.name in pending]
-        if not batch:
-            return
-        held = _hold_gates(batch)
-        try:
-            if not self.owner.is_leader():
-                for m in self.members():
-                    m.running.stopping = True  # ended by us, not failed
-                raise QueryStopping(f"this driver does not lead now; batch {batch_id} of {self.key} left for replay")
-            if held:
-                self._write(df, batch_id, held)
-        finally:
-            for m in held:
-                m.in_batch = False
-                m.running.gate.release()
-
-    def _write(self, df: DataFrame, batch_id: int, members: list[Member]) -> None:
-        started = time.monotonic()
+    def _write_rows(self, df: DataFrame, batch_id: int, members: list[Member]) -> list[Any]:
         writes = {m.name: m.write for m in members}
 
         def run(lease: Any, replay: bool) -> list[Any]:
@@ -187,162 +77,18 @@ class SourceGroup:
                 return produce_members(writes, batch_id, lease, batches)
             return df.mapInArrow(produce, SHARED_RESULT_SCHEMA).collect()
 
-        # The Spark UI's Jobs tab names the connectors each batch wrote (the query's stream thread runs the job).
-        self.spark.sparkContext.setJobDescription(job_description(self.key, batch_id, [m.name for m in members]))
-
-        rows = write_under_lease(self.owner.lease, run, False, self.key, batch_id)
-        by_member: dict[str, list[Any]] = {}
-        for row in rows:
-            by_member.setdefault(row.connector, []).append(row)
-        for m in members:
-            self._report(m, by_member.get(m.name, []), batch_id, started)
+        return write_under_lease(self.owner.lease, run, False, self.key, batch_id)
 
     def _report(self, m: Member, rows: list[Any], batch_id: int, started: float) -> None:
-        failures = [r.failure for r in rows if r.failure]
-        if failures:
-            self.fail(m, failures[0])
-            return
-        m.write.replay = False
-        if not rows:
-            return
-        result: BatchResult = batch_result(m.name, batch_id, rows, started)
+        if not any(r.failure for r in rows):
+            m.write.replay = False
+        super()._report(m, rows, batch_id, started)
+
+    def _result(self, m: Member, rows: list[Any], batch_id: int, started: float) -> BatchResult:
+        result = batch_result(m.name, batch_id, rows, started)
         result.transaction_ms = max((r.transaction_ms for r in rows if r.transaction_ms is not None), default=None)
         skipped = sorted(r.task for r in rows if r.skipped)
         if skipped:
             log.info("Connector %s: batch %d was replayed; task(s) %s had committed it already and skipped it",
                      m.name, batch_id, skipped)
-        self.owner.on_batch(m.plan, result)
-        slowest_s = max(r.elapsed_ms for r in rows) / 1000
-        if slowest_s > slow_task_s(self.trigger_ms):
-            self.owner.evict(self, m, slowest_s)
-
-
-def slow_task_s(trigger_ms: int) -> float:
-    """How long a member's task may take in a batch before the member gets a query of its own: it held the
-    others back that long, and a connector that busy gains little from sharing Spark's per-batch cost.
-
-    >>> slow_task_s(1000), slow_task_s(200), slow_task_s(10_000)
-    (5.0, 5.0, 50.0)
-    """
-    return max(SLOW_TASK_MIN_S, SLOW_TASK_TRIGGERS * trigger_ms / 1000)
-
-
-def job_description(key: str, batch_id: int, names: list[str], shown: int = 20) -> str:
-    """What the Spark UI says of a shared batch's job.
-
-    >>> job_description("q", 7, ["a", "b", "c"], shown=2)
-    'q batch 7: a, b and 1 more connector(s)'
-    """
-    more = f" and {len(names) - shown} more connector(s)" if len(names) > shown else ""
-    return f"{key} batch {batch_id}: {', '.join(names[:shown])}{more}"
-
-
-def _hold_gates(members: list[Member]) -> list[Member]:
-    """Take each member's gate (in name order: a stop takes one at a time); a stopping member is left out."""
-    held = []
-    for m in sorted(members, key=lambda m: m.name):
-        m.running.gate.acquire()
-        if m.running.stopping or m.left:
-            m.running.gate.release()
-            continue
-        m.in_batch = True
-        held.append(m)
-    return held
-
-
-class MemberQuery:
-    """What a member's runtime holds in place of a ``StreamingQuery``: active while it is in the group."""
-
-    def __init__(self, group: SourceGroup, member: Member) -> None:
-        self.group, self.member = group, member
-        self.lastProgress = None  # the group's progress is every member's: /metrics counts from BatchResults
-
-    @property
-    def isActive(self) -> bool:  # noqa: N802 - StreamingQuery's name
-        return not self.member.left and self.group.alive()
-
-    @property
-    def status(self) -> dict[str, Any]:
-        return {"isTriggerActive": self.member.in_batch}
-
-    def exception(self) -> str | None:
-        """The member's own failure, else the group query's (which ended every member)."""
-        if self.member.error is not None:
-            return self.member.error
-        if self.group.query is None or self.group.query.isActive or self.member.left:
-            return None
-        error = self.group.query.exception()
-        return None if error is None else str(error)
-
-    def stop(self) -> None:
-        self.group.owner.leave(self.group, self.member)
-
-
-class SourceGroups:
-    """The driver's shared source queries, by ``group_key``; one is started with its first member and stopped
-    when its last member leaves."""
-
-    def __init__(self, spark: SparkSession, on_batch: Any, lease: LeaseSource, is_leader: Any,
-                 store: Any = None) -> None:
-        self.spark, self.on_batch, self.lease, self.is_leader, self.store = spark, on_batch, lease, is_leader, store
-        self._lock = threading.Lock()
-        self._groups: dict[str, SourceGroup] = {}
-        self._evicted: set[str] = set()  # connectors that were slow in a shared query: each keeps its own
-
-    def join(self, plan: QueryPlan, running: Any) -> MemberQuery:
-        """``plan``'s connector joins its group (started if none runs); raises like a query start would."""
-        from sparkcat.spark.driver.handlers import ensure_dead_letter_queue
-        from sparkcat.spark.driver.planned_source import row_schema
-
-        ensure_dead_letter_queue(plan)
-        schema = row_schema(self.spark, plan)
-        write = MemberWrite(plan, producer_config(plan), value_type_of(schema["value"]), replay=True)
-        member = Member(plan, running, ConnectorStreamReader(plan, schema, self.store), write)
-        key = group_key(plan)
-        with self._lock:
-            group = self._groups.get(key)
-            if group is None or not group.alive():
-                group = self._new_group(key, plan)
-            group.add(member)
-        return MemberQuery(group, member)
-
-    def _new_group(self, key: str, plan: QueryPlan) -> SourceGroup:
-        root = plan.checkpoint_dir.rstrip("/").rsplit("/", 1)[0]
-        group = SourceGroup(self, key, paths.child_path(root, "_" + key), plan.trigger_interval_ms)
-        group.start()
-        self._groups[key] = group
-        return group
-
-    def evict(self, group: SourceGroup, member: Member, took_s: float) -> None:
-        """``member`` held its group's batch for ``took_s``: it leaves (its runtime starts it again, alone, at the
-        next pass: ``shares``). Runs on the group's stream thread, so an emptied group is not stopped here."""
-        with self._lock:
-            self._evicted.add(member.name)
-        group.remove(member)
-        log.warning("Connector %s: a task took %.1f s of a batch of shared query %s (more than %.1f s); it runs "
-                    "in a query of its own from now on", member.name, took_s, group.key, slow_task_s(group.trigger_ms))
-
-    def shares(self, plan: QueryPlan) -> bool:
-        """Whether ``plan``'s connector joins a shared query: it can (``own_query_reason``), and it was not slow
-        in one since this driver started."""
-        with self._lock:
-            return own_query_reason(plan) is None and plan.connector not in self._evicted
-
-    def leave(self, group: SourceGroup, member: Member) -> None:
-        """``member`` leaves ``group``; the last one out stops its query."""
-        with self._lock:
-            if group.remove(member) == 0 and self._groups.get(group.key) is group:
-                del self._groups[group.key]
-                group.stop()
-        log.info("Connector %s left shared query %s", member.name, group.key)
-
-    def groups(self) -> list[SourceGroup]:
-        """The shared queries running now (``/metrics`` and tests read their members)."""
-        with self._lock:
-            return list(self._groups.values())
-
-    def close(self) -> None:
-        with self._lock:
-            groups, self._groups = list(self._groups.values()), {}
-        for group in groups:
-            group.stop()
+        return result

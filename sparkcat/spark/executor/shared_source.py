@@ -1,5 +1,7 @@
 """Many source connectors' tasks in one Spark job: each ``(connector, task)`` row read and produced to Kafka.
 
+(Its result rows, ``labelled`` and ``failure_row``, are a shared sink query's too: ``shared_sink``.)
+
 The ``mapInArrow`` function of a shared source query (``sparkcat.spark.driver.shared_sources``). Every row
 of the batch is one connector task's ``TaskRanges``; its records are read (``connector_source``) and produced
 exactly as a query of its own would (``source_to_kafka`` at least once, ``source_txn`` exactly once). A task
@@ -25,7 +27,7 @@ from sparkcat.spark.executor.source_to_kafka import produce_partition
 from sparkcat.spark.executor.source_txn import EOS_RESULT_SCHEMA, produce_task_batch
 from sparkcat.spark.query_plan import QueryPlan
 
-__all__ = ["MemberWrite", "SHARED_RESULT_SCHEMA", "produce_members"]
+__all__ = ["MemberWrite", "SHARED_RESULT_SCHEMA", "produce_members", "labelled", "failure_row"]
 
 #: One row per connector task and Spark partition: ``EOS_RESULT_SCHEMA`` (``skipped``/``transaction_ms`` null
 #: at least once), its connector, the task's trace when it failed, and how long the task took.
@@ -64,17 +66,17 @@ def _produce_task(write: MemberWrite, part: TaskRanges, batch_id: int, lease: Le
         else:
             out = list(produce_partition(plan, write.conf, write.value_type, rows))
     except Exception:  # the connector's task failed: reported, not raised (the other connectors commit)
-        yield _failure(part, traceback.format_exc(), _ms_since(began))
+        yield failure_row(part.connector, part.task, traceback.format_exc(), _ms_since(began))
         return
     for result in out:
-        yield _labelled(result, part.connector, _ms_since(began))
+        yield labelled(result, part.connector, _ms_since(began))
 
 
 def _ms_since(began: float) -> float:
     return (time.monotonic() - began) * 1000
 
 
-def _labelled(result: Any, connector: str, elapsed_ms: float) -> Any:
+def labelled(result: Any, connector: str, elapsed_ms: float) -> Any:
     """A task's result rows with the shared schema's extra columns."""
     import pyarrow as pa
     n = result.num_rows
@@ -87,11 +89,12 @@ def _labelled(result: Any, connector: str, elapsed_ms: float) -> Any:
     return pa.RecordBatch.from_arrays(list(columns.values()), names=list(columns))
 
 
-def _failure(part: TaskRanges, trace: str, elapsed_ms: float) -> Any:
+def failure_row(connector: str, task: int, trace: str, elapsed_ms: float) -> Any:
+    """The row of a task that failed: its trace in ``failure``, nothing written."""
     import pyarrow as pa
     return pa.RecordBatch.from_arrays([
-        pa.array([part.task], pa.int32()), pa.array([worker_id()]), pa.array([0], pa.int64()), pa.array(["[]"]),
+        pa.array([task], pa.int32()), pa.array([worker_id()]), pa.array([0], pa.int64()), pa.array(["[]"]),
         pa.array([None], pa.string()), pa.array([False]), pa.array([None], pa.float64()),
-        pa.array([part.connector]), pa.array([trace]), pa.array([elapsed_ms], pa.float64()),
+        pa.array([connector]), pa.array([trace]), pa.array([elapsed_ms], pa.float64()),
     ], names=["task", "worker_id", "records", "offsets", "errors", "skipped", "transaction_ms", "connector",
               "failure", "elapsed_ms"])

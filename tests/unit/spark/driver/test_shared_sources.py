@@ -8,7 +8,8 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from sparkcat.spark.driver.shared_planning import GroupPlanner, Member
-from sparkcat.spark.driver.shared_sources import group_key, own_query_reason
+from sparkcat.spark.driver.shared_queries import own_query_reason
+from sparkcat.spark.driver.shared_sources import group_key
 from sparkcat.spark.executor.shared_source import MemberWrite
 from sparkcat.spark.query_plan import QueryPlan
 
@@ -61,6 +62,9 @@ class FakeGroup:
         member.error = trace
         self._members.remove(member)
 
+    def before_round(self, members):
+        pass
+
 
 def member(name: str, reader: FakeReader) -> Member:
     p = plan(name)
@@ -105,7 +109,6 @@ def test_a_member_whose_planning_fails_leaves_and_the_others_plan_on():
 
 def test_only_python_sources_to_kafka_share_a_query_one_per_guarantee_and_trigger():
     assert own_query_reason(plan("s")) is None
-    assert own_query_reason(plan("k", connector_type="sink")) == "a sink connector"
     assert own_query_reason(plan("j", java_host={"jars": []})) == "a Java connector"
     assert own_query_reason(plan("f", sink_class="file-sink")) is not None
     assert own_query_reason(plan("t", connector_config={"transforms": "mask"})) == "has transforms"

@@ -1,0 +1,148 @@
+"""Python sink connectors fed from Kafka share one streaming query (``spark/driver/shared_sinks.py``), and each
+still behaves as if it ran alone: paused, failed, restarted and deleted one at a time while the others keep
+consuming, every record of each written with none lost; a transactional topic's markers and aborted records
+do not hold a member back.
+"""
+
+from __future__ import annotations
+
+import collections
+import uuid
+
+import pytest
+from confluent_kafka import Producer
+
+from sparkcat.model.config_state import TargetState
+from sparkcat.config.stores import offsets_store_spec
+from sparkcat.storage.factory import open_offsets_store
+from tests.integration.runtime.test_driver import kafka_worker, start_driver, states, status_of
+from tests.kafka_helpers import create_topic, ordered_producer_settings, produce, wait_until
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
+
+TRIGGER_MS = "200"
+FLAKY = "tests.integration.runtime.flaky_sink:FlakySinkConnector"
+
+
+def shared(driver) -> list:
+    return driver.reconciler.services.runner.shared_queries()
+
+
+def lines_of(out) -> list[str]:
+    return [line for f in sorted(out.glob("task-*.txt")) for line in f.read_text().splitlines()]
+
+
+def sink(topics: str, out, **more: str) -> dict[str, str]:
+    out.mkdir(exist_ok=True)
+    return {"connector.class": FLAKY, "topics": topics, "out.dir": str(out), "tasks.max": "2",
+            "trigger.interval.ms": TRIGGER_MS, **more}
+
+
+def stored_sink_offsets(driver, name: str) -> dict[tuple[str, int], int]:
+    store = open_offsets_store(offsets_store_spec(driver.worker))
+    try:
+        store.get(name, stable=True)
+        return {(p["kafka_topic"], p["kafka_partition"]): o["kafka_offset"] for p, o in store.partitions(name)}
+    finally:
+        store.close()
+
+
+def test_sinks_of_one_shared_query_pause_fail_restart_and_leave_one_at_a_time(spark, broker, tmp_path, unique_name):
+    worker = kafka_worker(broker, tmp_path, unique_name)
+    topics = {n: f"{unique_name}-{n}" for n in ("a", "b", "c")}
+    for t in topics.values():
+        create_topic(broker.bootstrap, t, partitions=3)
+    outs = {n: tmp_path / f"out-{n}" for n in topics}
+    sent: dict[str, list[str]] = collections.defaultdict(list)
+
+    def send(n: str, count: int) -> None:
+        values = [f"{n}-{len(sent[n]) + i}" for i in range(count)]
+        produce(broker.bootstrap, topics[n], [v.encode() for v in values])
+        sent[n] += values
+
+    def all_written(names: tuple[str, ...]) -> None:
+        wait_until(lambda: all(sorted(set(lines_of(outs[n]))) == sorted(sent[n]) for n in names), timeout_s=120,
+                   message=lambda: f"{names}: { {n: (len(set(lines_of(outs[n]))), len(sent[n])) for n in names} }")
+
+    driver = start_driver(spark, worker)
+    try:
+        for n in topics:
+            driver.herder.put_connector_config(n, sink(topics[n], outs[n]))
+            send(n, 50)
+        all_written(("a", "b", "c"))
+        (group,) = shared(driver)
+        assert group.member_names() == ["a", "b", "c"]
+        assert sorted(q.name for q in driver.spark.streams.active) == [group.query.name]
+        group_query = group.query.id
+
+        driver.herder.set_target_state("b", TargetState.PAUSED)
+        wait_until(lambda: states(driver, "b") == ("PAUSED", ["PAUSED", "PAUSED"]), message="b PAUSED")
+        written_b = len(lines_of(outs["b"]))
+        send("a", 30), send("b", 30), send("c", 30)
+        all_written(("a", "c"))
+        assert len(lines_of(outs["b"])) == written_b, "a paused member went on writing"
+
+        flaky_out = tmp_path / "out-flaky"
+        flaky_out.mkdir()
+        flaky_topic = f"{unique_name}-flaky"
+        create_topic(broker.bootstrap, flaky_topic, partitions=2)
+        driver.herder.put_connector_config("flaky", {
+            "connector.class": FLAKY, "topics": flaky_topic, "out.dir": str(flaky_out), "tasks.max": "2",
+            "fail.task": "1", "trigger.interval.ms": TRIGGER_MS})
+        produce(broker.bootstrap, flaky_topic, [b"x"] * 20, partition=0)
+        produce(broker.bootstrap, flaky_topic, [b"y"] * 20, partition=1)
+        wait_until(lambda: "FAILED" in states(driver, "flaky")[1], message="flaky's task 1 FAILED")
+        assert "task 1 always fails" in status_of(driver, "flaky")["tasks"][1]["trace"]
+        send("a", 30), send("c", 30)
+        all_written(("a", "c"))
+        assert states(driver, "a") == states(driver, "c") == ("RUNNING", ["RUNNING", "RUNNING"])
+
+        driver.herder.delete_connector("flaky")
+        driver.herder.set_target_state("b", TargetState.STARTED)
+        driver.herder.restart_connector("a", include_tasks=True)
+        send("a", 30), send("b", 30), send("c", 30)
+        all_written(("a", "b", "c"))
+        assert shared(driver)[0].query.id == group_query, "the others' query never stopped"
+        assert [g.member_names() for g in shared(driver)] == [["a", "b", "c"]]
+        ends = {(topics["a"], p): 0 for p in range(3)}
+        wait_until(lambda: sum(stored_sink_offsets(driver, "a").values()) == len(sent["a"]),
+                   message=lambda: f"a's stored positions {stored_sink_offsets(driver, 'a')} to reach {len(sent['a'])}")
+        assert set(stored_sink_offsets(driver, "a")) == set(ends)
+    finally:
+        driver.stop()
+    for n in topics:  # a graceful run: nothing read twice either
+        got = lines_of(outs[n])
+        assert sorted(got) == sorted(sent[n]), f"{n}: {len(got)} lines for {len(sent[n])} records"
+
+
+def test_a_transactional_topic_s_markers_and_aborted_records_do_not_hold_a_member_back(spark, broker, tmp_path,
+                                                                                     unique_name):
+    worker = kafka_worker(broker, tmp_path, unique_name)
+    topic = f"{unique_name}-txn"
+    create_topic(broker.bootstrap, topic, partitions=1)
+    producer = Producer(ordered_producer_settings(broker.bootstrap, **{"transactional.id": uuid.uuid4().hex}))
+    producer.init_transactions(30)
+    committed = []
+    for i in range(6):
+        producer.begin_transaction()
+        values = [f"t{i}-{j}" for j in range(5)]
+        for v in values:
+            producer.produce(topic, value=v.encode())
+        if i % 3 == 2:
+            producer.flush(30)  # in the log, then aborted (else librdkafka drops them unsent)
+            producer.abort_transaction(30)
+        else:
+            producer.commit_transaction(30)
+            committed += values
+    out = tmp_path / "out"
+    driver = start_driver(spark, worker)
+    try:
+        driver.herder.put_connector_config("txn", sink(topic, out, **{"tasks.max": "1"}))
+        end = 6 * 5 + 6  # every record and one marker per transaction
+        wait_until(lambda: stored_sink_offsets(driver, "txn").get((topic, 0)) == end,
+                   message=lambda: f"the stored position {stored_sink_offsets(driver, 'txn')} to reach {end}; "
+                           f"status {status_of(driver, 'txn')}")
+        assert lines_of(out) == committed
+        assert shared(driver)[0].member_names() == ["txn"]
+    finally:
+        driver.stop()
