@@ -13,9 +13,11 @@ from sparkcat.converters.builtins import (
     AVRO_CONVERTER, BYTE_ARRAY_CONVERTER, HEADER_CONVERTERS, JSON_CONVERTER, SIMPLE_HEADER_CONVERTER,
     STRING_CONVERTER, ByteArrayConverter, JsonConverter, SimpleHeaderConverter, StringConverter, connect_schema,
 )
-from sparkcat.converters.registry import at_topic, converter_for, is_avro_converter, is_builtin_converter, topic_aware
+from sparkcat.converters.registry import (
+    at_topic, converter_for, is_avro_converter, is_builtin_converter, java_name, topic_aware,
+)
 
 __all__ = ["JsonConverter", "StringConverter", "ByteArrayConverter", "AvroConverter", "SimpleHeaderConverter",
-           "converter_for", "at_topic", "topic_aware", "is_builtin_converter", "is_avro_converter",
+           "converter_for", "at_topic", "topic_aware", "is_builtin_converter", "is_avro_converter", "java_name",
            "connect_schema", "HEADER_CONVERTERS", "SIMPLE_HEADER_CONVERTER",
            "JSON_CONVERTER", "STRING_CONVERTER", "BYTE_ARRAY_CONVERTER", "AVRO_CONVERTER"]
