@@ -1,7 +1,8 @@
 """Converters: record keys, values and headers to Kafka bytes and back (Connect's ``Converter``).
 
 The interface is ``sparkcat.api.converter.Converter``. Built in: Connect's JSON, String and
-ByteArray converters and its SimpleHeaderConverter (``builtins``), Confluent's AvroConverter with
+ByteArray converters and its SimpleHeaderConverter (``builtins``), its number and boolean converters
+(``numeric``: Long, Integer, Short, Double, Float, Boolean), Confluent's AvroConverter with
 a Schema Registry client (``avro``, ``avro_data``, ``schema_registry``). ``registry`` resolves the
 name a connector config gives (``key.converter`` / ``value.converter``) to one of these or to a
 plugin's class. A package of its own, below both the connectors that name converters and the

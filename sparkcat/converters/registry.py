@@ -16,6 +16,7 @@ from sparkcat.converters.builtins import (
     AVRO_CONVERTER, BYTE_ARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER, ByteArrayConverter, JsonConverter,
     StringConverter,
 )
+from sparkcat.converters.numeric import NUMERIC_CONVERTERS
 
 __all__ = ["converter_for", "is_builtin_converter", "is_avro_converter", "java_name", "topic_aware", "at_topic"]
 
@@ -24,6 +25,7 @@ _BUILTINS: dict[str, tuple[type[Converter], tuple[str, ...]]] = {
     STRING_CONVERTER: (StringConverter, ("string",)),
     BYTE_ARRAY_CONVERTER: (ByteArrayConverter, ("bytearray", "bytes")),
     AVRO_CONVERTER: (AvroConverter, ("avro",)),
+    **NUMERIC_CONVERTERS,
 }
 
 
