@@ -14,9 +14,10 @@ import json
 import pytest
 import yaml
 
-from sparkcat.config.worker import load_worker_config
+from sparkcat.config.worker import WorkerConfig, load_worker_config
 from tests.integration.runtime.test_driver import file_lines, kafka_worker_fields, start_driver, states
-from tests.kafka_helpers import read_topic, wait_until
+from tests.java_plugins import connect_file_plugin
+from tests.kafka_helpers import create_topic, read_topic, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -55,5 +56,28 @@ def test_connectors_naming_no_converter_run_with_the_workers(spark, broker, tmp_
         assert "position" in file_lines(out)[0]
         assert states(driver, "to-file") == ("RUNNING", ["RUNNING"])
         assert "value.converter" not in driver.herder.connector_config("inherits")  # stored as written
+    finally:
+        driver.stop()
+
+
+def test_a_java_connector_naming_none_runs_with_the_workers_converters(spark, broker, tmp_path, unique_name):
+    """Apache's FileStreamSource from plugin.path under a worker whose value.converter is StringConverter: the lines
+    reach Kafka as they are (the JVM host's own default, JsonConverter, would quote each one)."""
+    plugins = connect_file_plugin(tmp_path / "plugins")
+    worker = WorkerConfig(**kafka_worker_fields(broker.bootstrap, tmp_path, unique_name),
+                          exactly_once_source_support="disabled", plugin_path=[str(plugins)],
+                          plugin_discovery="service_load", key_converter="string", value_converter="string")
+    topic, source = f"{unique_name}-lines", tmp_path / "lines.txt"
+    create_topic(broker.bootstrap, topic)
+    lines = [f"line {i}" for i in range(30)]
+    source.write_text("".join(f"{line}\n" for line in lines))
+    driver = start_driver(spark, worker)
+    try:
+        driver.herder.put_connector_config("java-file", {
+            "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": str(source),
+            "topic": topic, "tasks.max": "1", "trigger.interval.ms": "300"})
+        wait_until(lambda: len(read_topic(broker.bootstrap, topic)) >= len(lines), timeout_s=180,
+                   message="the Java source's lines")
+        assert [v.decode() for _, _, _, v in read_topic(broker.bootstrap, topic)] == lines
     finally:
         driver.stop()
