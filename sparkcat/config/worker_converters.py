@@ -40,6 +40,8 @@ def is_worker_converter_key(key: str) -> bool:
 
 def checked_worker_converters(converters: Mapping[str, str], packages: Sequence[str]) -> dict[str, str]:
     """The worker's converter keys with built-in names as Connect's; ConfigError naming each bad key."""
+    if not converters:
+        return {}  # and nothing imported: most worker configs name no converter
     from sparkcat.converters import HEADER_CONVERTERS, java_name
 
     out = {k: str(v).strip() if k in SIDES else str(v) for k, v in converters.items()}
