@@ -12,15 +12,22 @@ class), a config it refuses at validation (``invalid``), or a creation it refuse
 Java connectors from its ``plugin.path`` but not every way of configuring them, e.g.
 ``transaction.boundary=connector``: ``java-only`` with the target's reason). That is why the STOPPED copy is created before the source is stopped: creation
 is the target's last word.
+
+Converters: a connector that names no ``key.converter`` (``value.converter``, ``header.converter``) runs
+with its worker's. Connect's REST API does not show a worker's config, so ``worker_converters`` (the source
+worker's converter keys, from its properties file: ``--worker-config``) are written into each moved
+config on every side it names none for, as ``policy/worker_converters.py`` inherits them; without them,
+each such connector is moved with a warning naming it: it runs with the target worker's converters.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sparkcat.client.rest import ApiError, RestClient
+from sparkcat.policy.worker_converters import SIDES, inherit, is_converter_key
 from sparkcat.redact import HIDDEN
 
 STOP_TIMEOUT_S = 120.0
@@ -44,12 +51,17 @@ class MoveResult:
 
 
 def move_all(source: RestClient, target: RestClient, names: Sequence[str] = (),
-             say: Callable[[str], None] = print) -> list[MoveResult]:
-    """Move ``names`` (default: every connector of ``source``), one at a time; one line per connector."""
+             say: Callable[[str], None] = print,
+             worker_converters: Mapping[str, str] | None = None) -> list[MoveResult]:
+    """Move ``names`` (default: every connector of ``source``), one at a time; one line per connector.
+
+    ``worker_converters``: the source worker's converter keys (None: unknown, and each connector naming
+    no key or value converter is moved with a warning).
+    """
     results = []
     for name in names or sorted(source.connectors()):
         try:
-            result = move(source, target, name)
+            result = move(source, target, name, worker_converters, say)
         except ApiError as e:
             result = MoveResult(name, "failed", e.message)
         say(f"{result.name}: {result.outcome}: {result.detail}")
@@ -57,9 +69,10 @@ def move_all(source: RestClient, target: RestClient, names: Sequence[str] = (),
     return results
 
 
-def move(source: RestClient, target: RestClient, name: str) -> MoveResult:
+def move(source: RestClient, target: RestClient, name: str, worker_converters: Mapping[str, str] | None = None,
+         say: Callable[[str], None] = print) -> MoveResult:
     """Move one connector; stops it in ``source`` only once ``target`` holds a STOPPED copy of its config."""
-    config = {k: v for k, v in source.config(name).items()}
+    config = with_source_converters(name, source.config(name), worker_converters, say)
     refused = _refusal(target, name, config) or _stopped_copy(target, name, config)
     if refused is not None:
         return refused
@@ -70,6 +83,19 @@ def move(source: RestClient, target: RestClient, name: str) -> MoveResult:
         target.alter_offsets(name, offsets)
     target.resume(name)
     return MoveResult(name, "moved", f"{len(offsets)} offset(s) carried over; stopped in the source")
+
+
+def with_source_converters(name: str, config: Mapping[str, str], worker_converters: Mapping[str, str] | None,
+                           say: Callable[[str], None]) -> dict[str, str]:
+    """``config`` with the source worker's converters on each side it names none for; a warning when unknown."""
+    if worker_converters is not None:
+        return inherit(config, {k: v for k, v in worker_converters.items() if is_converter_key(k)})
+    unnamed = [side for side in SIDES[:2] if not str(config.get(side) or "").strip()]
+    if unnamed:
+        say(f"{name}: warning: it names no {' or '.join(unnamed)}, so in the source it ran with its worker's, "
+            f"which Connect's REST API does not show; in the target it runs with the target worker's. Give the "
+            f"Connect worker's properties (--connect-worker-config FILE) to carry them over")
+    return dict(config)
 
 
 def _refusal(target: RestClient, name: str, config: dict[str, str]) -> MoveResult | None:

@@ -260,9 +260,12 @@ def validate_connector_config(config: Mapping[str, object], policy: InputPolicy 
     classes outside its plugin packages are refused without being imported, config
     provider placeholders are resolved (the response shows them unresolved), and the
     connector's path keys must lie under its allowed directories. Sensitive values
-    are ``[hidden]`` in the response.
+    are ``[hidden]`` in the response. The config is checked with the converters it would run with:
+    the worker's on every side it names none for (``policy/worker_converters.py``).
     """
     policy = policy or InputPolicy.default()
+    if not _nested:  # the converters it runs with: the worker's where it names none (an embedded sink has none)
+        config = policy.with_worker_converters(config)
     java_type = None if _nested else policy.java_connector(config.get("connector.class"))
     if java_type is not None:
         return _java_validation(config, policy, java_type)

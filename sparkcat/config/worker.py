@@ -15,6 +15,7 @@ from sparkcat.plugins import DEFAULT_PACKAGES
 from sparkcat.config import rest as rest_config
 from sparkcat.policy.config_providers import ConfigProviders
 from sparkcat.config.rest import Listener, RestSecurityConfig
+from sparkcat.config import worker_converters
 from sparkcat.policy.paths import local_root, scheme
 
 #: The worker's own keys, typed and documented once; Kafka Connect's names where it has one.
@@ -53,6 +54,11 @@ WORKER_CONFIG = (
             ValidString.in_ignore_case("only_scan", "hybrid_warn", "hybrid_fail", "service_load"),
             documentation="Kafka Connect's key (KIP-898): how plugins on plugin.path are found: by scanning, by "
                           "their ServiceLoader manifests, or both.")
+    # Converters of the connectors that name none (config/worker_converters.py); their settings are the
+    # worker's key.converter.*, value.converter.* keys.
+    .define("key.converter", Type.STRING, "", documentation=worker_converters.DOCS["key.converter"])
+    .define("value.converter", Type.STRING, "", documentation=worker_converters.DOCS["value.converter"])
+    .define("header.converter", Type.STRING, "", documentation=worker_converters.DOCS["header.converter"])
     .define("file.allowed.dirs", Type.LIST, None, importance=Importance.HIGH,
             documentation="Directories file connectors may use; unset: state.dir and pipelines.dir.")
     # Internal topics, with Connect's keys; -1 is the broker's default.
@@ -134,6 +140,10 @@ class WorkerConfig:
     plugin_discovery: str = _default("plugin.discovery")
     file_allowed_dirs: list[str] | None = None          # None: state_dir and pipelines_dir
     config_providers: dict[str, str] = field(default_factory=dict)   # config.providers* keys as written
+    key_converter: str = ""                             # "": each connector's own, else JsonConverter
+    value_converter: str = ""
+    header_converter: str = ""
+    converter_settings: dict[str, str] = field(default_factory=dict)   # key.converter.* ... as written
     config_replication_factor: int = _default("config.storage.replication.factor")
     offset_replication_factor: int = _default("offset.storage.replication.factor")
     status_replication_factor: int = _default("status.storage.replication.factor")
@@ -160,6 +170,9 @@ class WorkerConfig:
         if self.exactly_once_source_support == "preparing":
             raise ConfigError(PREPARING_REFUSED, {"exactly.once.source.support": [PREPARING_REFUSED]})
         ConfigProviders(dict(self.config_providers)).providers()  # an unknown provider class fails at start
+        checked = worker_converters.checked_worker_converters(self.converters, self.plugin_packages)
+        self.key_converter, self.value_converter, self.header_converter = (
+            checked.get("key.converter", ""), checked.get("value.converter", ""), checked.get("header.converter", ""))
         for key, value in (("config.storage.replication.factor", self.config_replication_factor),
                            ("offset.storage.replication.factor", self.offset_replication_factor),
                            ("status.storage.replication.factor", self.status_replication_factor)):
@@ -177,6 +190,13 @@ class WorkerConfig:
         if self.auto_restart_max_restarts < -1 or self.auto_restart_backoff_unit_ms < 0:
             raise ConfigError("auto.restart.max.restarts must be -1 or more and auto.restart.backoff.unit.ms 0 or "
                               "more", {"auto.restart": ["out of range"]})
+
+    @property
+    def converters(self) -> dict[str, str]:
+        """The converter keys the worker sets (classes and settings), which connectors naming none inherit."""
+        classes = {"key.converter": self.key_converter, "value.converter": self.value_converter,
+                   "header.converter": self.header_converter}
+        return {**{k: v for k, v in classes.items() if v}, **self.converter_settings}
 
     @property
     def auto_restart(self) -> AutoRestartPolicy:
@@ -233,9 +253,12 @@ def load_worker_config(path: str | Path | None) -> WorkerConfig:
     kafka: dict[str, str] = {}
     rest: dict[str, Any] = {}
     providers: dict[str, str] = {}
+    converter_settings: dict[str, str] = {}
     for key, value in raw.items():
         if key.startswith("kafka."):
             kafka[key[len("kafka."):]] = str(value)
+        elif worker_converters.is_worker_converter_key(key) and key not in _KEYS:
+            converter_settings[key] = _text(value)
         elif key == PROVIDERS_PREFIX or key.startswith(PROVIDERS_PREFIX + "."):
             providers[key] = _text(value)
         elif key in _KEYS:
@@ -255,7 +278,8 @@ def load_worker_config(path: str | Path | None) -> WorkerConfig:
     values = {_KEYS[key]: value for key, value in _parsed(present, path).items()}
     rest_security = rest_config.parse_rest_config(rest, str(path))
     try:
-        return WorkerConfig(**values, kafka=kafka, config_providers=providers, rest_security=rest_security)
+        return WorkerConfig(**values, kafka=kafka, config_providers=providers, rest_security=rest_security,
+                            converter_settings=converter_settings)
     except ConfigError as e:
         raise ConfigError(f"{path}: {e.message}", e.errors) from None
 
@@ -278,7 +302,9 @@ def _parsed(present: dict[str, Any], path: str | Path) -> dict[str, Any]:
 
 
 def _text(value: Any) -> str:
-    """A YAML value as Connect's text: lists joined with commas."""
+    """A YAML value as Connect's text: lists joined with commas, booleans as ``true``/``false``."""
+    if isinstance(value, bool):
+        return str(value).lower()
     if isinstance(value, (list, tuple)):
         return ",".join(str(v) for v in value)
     return "" if value is None else str(value)

@@ -96,7 +96,8 @@ def _check_converters(config: dict[str, str]) -> None:
         value = str(config.get(key) or "").strip()
         if value and value not in BYTE_ARRAY_CONVERTERS:
             raise ConfigError(
-                f"{key}={value}: the kafka sink copies keys and values as bytes; leave {key} unset or use "
+                f"{key}={value}: the kafka sink copies keys and values as bytes; leave {key} unset (here and in "
+                f"the worker config, whose {key} connectors naming none inherit) or set "
                 f"org.apache.kafka.connect.converters.ByteArrayConverter", {key: ["must be ByteArrayConverter"]})
 
 

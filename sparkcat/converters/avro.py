@@ -13,12 +13,14 @@ primitive: ``str`` -> ``string``, ``int`` -> ``long``, ``float`` -> ``double``, 
 
 from __future__ import annotations
 
+import decimal
 from typing import Any
 
 from pyspark.sql import types as T
 
 from sparkcat.api.converter import Converter
 from sparkcat.converters.avro_data import AvroCodec, AvroError, avro_schema, schema_id_of
+from sparkcat.converters.builtins import unscaled_bytes
 from sparkcat.converters.schema_registry import RegistryClient, RegistrySettings, subject_name
 
 #: Python type -> the Spark type (one object each: codecs are cached per type object) of a schemaless value.
@@ -103,4 +105,6 @@ def _datum(value: Any, spark_type: T.DataType) -> Any:
         if isinstance(spark_type.keyType, T.StringType):
             return dict(pairs)
         return [{"key": k, "value": v} for k, v in pairs]
+    if isinstance(spark_type, T.DecimalType):  # Connect's bytes (Java's BigInteger), not fastavro's own
+        return unscaled_bytes(decimal.Decimal(value), spark_type.scale)
     return value

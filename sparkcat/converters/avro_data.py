@@ -5,7 +5,11 @@ Avro ``int`` with ``connect.type``, int32 ``int``, int64 ``long``, float32 ``flo
 ``double``, boolean, string, bytes; a struct is a record (unnamed ones are
 ``io.confluent.connect.avro.ConnectDefault``, nested ones ``ConnectDefault2``, ...); arrays and
 string-keyed maps are Avro arrays and maps, other maps arrays of ``MapEntry`` records; an optional
-(nullable) part is the union ``["null", T]`` with default null.
+(nullable) part is the union ``["null", T]`` with default null. Connect's logical types carry
+AvroData's props and Avro's logical type: a Spark decimal is Connect's ``Decimal`` (``bytes``,
+``decimal`` with the Spark type's scale and precision, the precision also as Connect's
+``connect.decimal.precision`` parameter), a date ``Date`` (``int``, ``date``), a time ``Time``
+(``int``, ``time-millis``), a timestamp ``Timestamp`` (``long``, ``timestamp-millis``).
 
 The wire format is magic byte 0, the schema id as 4 bytes big-endian, then Avro binary.
 
@@ -91,8 +95,30 @@ def _schema(data_type: T.DataType, optional: bool, names: _Names) -> Any:
     return ["null", base] if optional else base
 
 
+#: Connect's logical types of Spark types: the Avro type, Connect's name and the Avro logical type.
+_CONNECT = "org.apache.kafka.connect.data."
+_LOGICAL: tuple[tuple[tuple[type, ...], str, str, str], ...] = (
+    ((T.DateType,), "int", _CONNECT + "Date", "date"),
+    ((T.TimeType,), "int", _CONNECT + "Time", "time-millis"),
+    ((T.TimestampType, T.TimestampNTZType), "long", _CONNECT + "Timestamp", "timestamp-millis"),
+)
+
+
+def _logical(data_type: T.DataType) -> dict[str, Any] | None:
+    """The Avro schema Connect's AvroData gives a Connect logical type (props in its order), else None."""
+    if isinstance(data_type, T.DecimalType):
+        scale, precision = data_type.scale, data_type.precision
+        return {"type": "bytes", "scale": scale, "precision": precision, "connect.version": 1,
+                "connect.parameters": {"scale": str(scale), "connect.decimal.precision": str(precision)},
+                "connect.name": _CONNECT + "Decimal", "logicalType": "decimal"}
+    for kinds, avro_type, name, logical_type in _LOGICAL:
+        if isinstance(data_type, kinds):
+            return {"type": avro_type, "connect.version": 1, "connect.name": name, "logicalType": logical_type}
+    return None
+
+
 def _required(data_type: T.DataType, names: _Names) -> Any:
-    primitive = _PRIMITIVES.get(type(data_type))
+    primitive = _PRIMITIVES.get(type(data_type)) or _logical(data_type)
     if primitive is not None:
         return primitive
     if isinstance(data_type, T.StructType):

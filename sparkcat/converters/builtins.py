@@ -102,7 +102,7 @@ def _needs_walk(spark_type: T.DataType | None) -> bool:
                                    T.TimestampNTZType))
 
 
-def _unscaled_bytes(value: decimal.Decimal, scale: int) -> bytes:
+def unscaled_bytes(value: decimal.Decimal, scale: int) -> bytes:
     """Connect's Decimal: the unscaled value as big-endian two's complement bytes."""
     unscaled = int(value.scaleb(scale).to_integral_value(rounding=decimal.ROUND_HALF_UP))
     length = max(1, (unscaled + (unscaled < 0)).bit_length() // 8 + 1)
@@ -134,7 +134,7 @@ def _payload(value: Any, spark_type: T.DataType | None, numeric_decimal: bool) -
     if isinstance(spark_type, T.DecimalType):
         if numeric_decimal:
             return float(value) if spark_type.scale else int(value)
-        return base64.b64encode(_unscaled_bytes(decimal.Decimal(value), spark_type.scale)).decode("ascii")
+        return base64.b64encode(unscaled_bytes(decimal.Decimal(value), spark_type.scale)).decode("ascii")
     if isinstance(value, (bytes, bytearray, memoryview)):
         return base64.b64encode(bytes(value)).decode("ascii")
     if isinstance(value, dt.datetime):

@@ -16,14 +16,16 @@ from sparkcat.converters.builtins import (
     AVRO_CONVERTER, BYTE_ARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER, ByteArrayConverter, JsonConverter,
     StringConverter,
 )
+from sparkcat.converters.numeric import NUMERIC_CONVERTERS
 
-__all__ = ["converter_for", "is_builtin_converter", "is_avro_converter", "topic_aware", "at_topic"]
+__all__ = ["converter_for", "is_builtin_converter", "is_avro_converter", "java_name", "topic_aware", "at_topic"]
 
 _BUILTINS: dict[str, tuple[type[Converter], tuple[str, ...]]] = {
     JSON_CONVERTER: (JsonConverter, ("json",)),
     STRING_CONVERTER: (StringConverter, ("string",)),
     BYTE_ARRAY_CONVERTER: (ByteArrayConverter, ("bytearray", "bytes")),
     AVRO_CONVERTER: (AvroConverter, ("avro",)),
+    **NUMERIC_CONVERTERS,
 }
 
 
@@ -45,6 +47,16 @@ _ALIASES: dict[str, type[Converter]] = {
 def is_builtin_converter(name: str) -> bool:
     """True for the Java names and aliases of the converters sparkcat ships (nothing is imported)."""
     return name in _ALIASES or name.lower() in _ALIASES
+
+
+def java_name(name: str) -> str | None:
+    """Connect's class name of the built-in converter ``name`` names (an alias, say), else None.
+
+    >>> java_name("string")
+    'org.apache.kafka.connect.storage.StringConverter'
+    """
+    cls = _ALIASES.get(name.strip(), _ALIASES.get(name.strip().lower()))
+    return next((java for java, (c, _) in _BUILTINS.items() if c is cls), None) if cls else None
 
 
 def is_avro_converter(name: str) -> bool:

@@ -1,7 +1,7 @@
 """What the worker lets connector configs reach, carried from the worker config to validation and to tasks.
 
-``InputPolicy`` holds the worker's ``plugin.packages``, ``file.allowed.dirs`` and
-config providers. The driver validates every config against it; and because tasks
+``InputPolicy`` holds the worker's ``plugin.packages``, ``file.allowed.dirs``,
+config providers, and the converters a connector naming none inherits (``converters``). The driver validates every config against it; and because tasks
 start on executors, which never see the worker config, the driver attaches the
 policy to each task config of a query plan (``attach``) and the executor strips it
 off again where the task starts (``prepare``): there the config's placeholders are
@@ -23,6 +23,7 @@ from sparkcat.errors import ConfigError
 from sparkcat.plugins import DEFAULT_PACKAGES
 from sparkcat.policy.config_providers import ConfigProviders
 from sparkcat.policy.paths import allowed_path_problem
+from sparkcat.policy.worker_converters import inherit
 
 #: Directories under state.dir that sparkcat writes itself (stores, query checkpoints, Spark's pool file).
 SPARKCAT_STATE_DIRS = ("stores", "checkpoints", "spark")
@@ -46,13 +47,21 @@ class InputPolicy:
     # The Java connectors on the worker's plugin.path (a ``plugins.JavaPluginCatalog``; driver only, never
     # serialised): a class found there is the one its name means.
     java_plugins: Any = field(default=None, compare=False, repr=False)
+    # The worker's key.converter, value.converter, header.converter and their settings (driver only: plans
+    # carry the configs with them inherited, policy/worker_converters.py).
+    converters: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, worker, java_plugins: Any = None) -> InputPolicy:
         """The policy of a ``WorkerConfig``; relative directories are resolved on the driver."""
         policy = cls.build(worker.plugin_packages, worker.allowed_dirs, worker.config_providers, worker.state_dir)
         return dataclasses.replace(policy, exactly_once_source=worker.exactly_once_source,
-                                   kafka_stores=worker.uses_kafka, java_plugins=java_plugins)
+                                   kafka_stores=worker.uses_kafka, java_plugins=java_plugins,
+                                   converters=dict(worker.converters))
+
+    def with_worker_converters(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """``config`` as the connector runs it: the worker's converters on every side it names none for."""
+        return inherit(config, self.converters)
 
     def java_connector(self, name: object) -> str | None:
         """``"source"`` or ``"sink"`` when ``name`` is a Java connector on the worker's plugin.path, else None."""

@@ -118,6 +118,7 @@ class Reconciler:
     def _lifecycle(self, state: ClusterConfigState, name: str) -> ConnectorLifecycle | None:
         """The lifecycle of the connector's current config; None while the old config's query stops."""
         config = {**state.connector_config(name), "name": name}  # Connect configs always carry their name
+        config = self.policy.with_worker_converters(config)  # what it runs with: the worker's converters
         lc = self.lifecycles.get(name)
         if lc is not None and lc.config != config:
             log.info("Connector %s config changed; restarting it", name)

@@ -86,3 +86,38 @@ def test_a_schemaless_source_key_is_written_as_its_avro_primitive(schema_registr
     assert [json.loads(s) for s in schemas] == ["string", "long"]
     with pytest.raises(AvroError, match="key without a schema .* not a dict"):
         conv.to_bytes({"id": 1}, None)
+
+
+def test_connect_logical_types_are_avros_logical_types_both_ways(schema_registry, unique_name) -> None:
+    """Decimal, Date, Time and Timestamp fields: registered with Connect's AvroData props, read by confluent-kafka's
+    deserializer as Avro's logical values, and read back by sparkcat as the values written."""
+    import datetime as dt
+    import decimal
+
+    from pyspark.sql import Row
+
+    from sparkcat.converters.avro import AvroConverter
+
+    topic = f"avro-logical-{unique_name}"
+    spark_type = T.StructType([T.StructField("amount", T.DecimalType(12, 3), False),
+                               T.StructField("day", T.DateType()), T.StructField("at", T.TimeType()),
+                               T.StructField("ts", T.TimestampType())])
+    utc = dt.timezone.utc
+    rows = [Row(amount=decimal.Decimal("-1234.500"), day=dt.date(2026, 11, 28), at=dt.time(23, 59, 59, 999000),
+                ts=dt.datetime(2026, 11, 28, 7, 30, 15, 123000)),
+            Row(amount=decimal.Decimal("0.000"), day=None, at=None, ts=None)]
+    conv = AvroConverter()
+    conv.configure({"schema.registry.url": schema_registry.url}, is_key=False)
+    payloads = [conv.for_topic(topic).to_bytes(r, spark_type) for r in rows]
+    registered = json.loads(schema_registry.get(f"/subjects/{topic}-value/versions/latest")["schema"])
+    amount = registered["fields"][0]["type"]
+    assert (amount["logicalType"], amount["scale"], amount["connect.name"]) == (
+        "decimal", 3, "org.apache.kafka.connect.data.Decimal")
+    expected = [{"amount": decimal.Decimal("-1234.500"), "day": dt.date(2026, 11, 28),
+                 "at": dt.time(23, 59, 59, 999000), "ts": dt.datetime(2026, 11, 28, 7, 30, 15, 123000, tzinfo=utc)},
+                {"amount": decimal.Decimal("0.000"), "day": None, "at": None, "ts": None}]
+    reader = AvroDeserializer(SchemaRegistryClient({"url": schema_registry.url}))
+    assert [reader(p, SerializationContext(topic, MessageField.VALUE)) for p in payloads] == expected
+    fresh = AvroConverter()
+    fresh.configure({"schema.registry.url": schema_registry.url}, is_key=False)
+    assert [fresh.from_bytes(p) for p in payloads] == expected

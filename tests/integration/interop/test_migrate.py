@@ -67,3 +67,34 @@ def test_migrate_a_file_source_to_sparkcat_and_back_with_no_gap_or_duplicate(bro
         write_lines(source, last)
         lines += last
         connect.wait_for(lambda: values(broker.bootstrap, topic) == lines, "Connect to go on from sparkcat's offset")
+
+
+def test_a_connector_naming_no_converter_moves_with_the_connect_workers(broker, spark, tmp_path, unique_name,
+                                                                       capsys):
+    """The Connect worker's StringConverter, given by its properties file, goes on writing the lines as they are:
+    without it, sparkcat's JsonConverter default would write each line as a JSON envelope."""
+    source, topic = tmp_path / "in.txt", f"{unique_name}-plain"
+    create_topic(broker.bootstrap, topic)
+    lines = [f"line {i}" for i in range(30)]
+    write_lines(source, lines)
+    worker = WorkerConfig(state_dir=str(tmp_path / "state"), bootstrap_servers=broker.bootstrap,
+                          config_topic=f"{unique_name}-sc-configs", offset_topic=f"{unique_name}-sc-offsets",
+                          status_topic=f"{unique_name}-sc-status", file_allowed_dirs=[str(tmp_path)],
+                          rest_host="127.0.0.1", rest_port=free_port())
+    plain = {"key.converter": STRING, "value.converter": STRING}
+    with ConnectWorker(broker.bootstrap, unique_name, settings=plain, log_dir=tmp_path / "connect") as connect, \
+            Driver(spark, worker, rest=True, watch_pipelines=False) as driver:
+        config = {k: v for k, v in file_source(source, topic).items() if "converter" not in k}
+        connect.request("POST", "/connectors", {"name": "fs", "config": config})
+        connect.wait_for(lambda: values(broker.bootstrap, topic) == lines, "Connect to copy the file")
+        more = [f"more {i}" for i in range(20)]
+        write_lines(source, more)
+        lines += more
+        properties = tmp_path / "connect" / f"worker-{unique_name}.properties"
+        capsys.readouterr()
+        assert main(["migrate", "--from-connect", connect.url, "--url", f"http://127.0.0.1:{worker.rest_port}",
+                     "--connect-worker-config", str(properties), "fs"]) == 0
+        assert "warning" not in capsys.readouterr().out
+        assert driver.herder.connector_config("fs")["value.converter"] == STRING
+        wait_until(lambda: values(broker.bootstrap, topic) == lines, timeout_s=120,
+                   message="sparkcat to go on writing the lines as Connect's StringConverter did")

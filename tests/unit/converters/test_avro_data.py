@@ -42,7 +42,41 @@ def test_arrays_and_maps() -> None:
 
 def test_unmapped_type_is_refused() -> None:
     with pytest.raises(ConfigError, match="no Avro mapping"):
-        avro_schema(T.DateType())
+        avro_schema(T.DayTimeIntervalType())
+
+
+CONNECT = "org.apache.kafka.connect.data."
+
+
+def test_connect_logical_types_carry_avro_datas_props_and_avros_logical_type() -> None:
+    assert avro_schema(T.DecimalType(10, 2)) == {
+        "type": "bytes", "scale": 2, "precision": 10, "connect.version": 1,
+        "connect.parameters": {"scale": "2", "connect.decimal.precision": "10"},
+        "connect.name": CONNECT + "Decimal", "logicalType": "decimal"}
+    assert avro_schema(T.DateType()) == {"type": "int", "connect.version": 1, "connect.name": CONNECT + "Date",
+                                         "logicalType": "date"}
+    assert avro_schema(T.TimeType()) == {"type": "int", "connect.version": 1, "connect.name": CONNECT + "Time",
+                                         "logicalType": "time-millis"}
+    for kind in (T.TimestampType(), T.TimestampNTZType()):
+        assert avro_schema(kind, optional=True) == ["null", {
+            "type": "long", "connect.version": 1, "connect.name": CONNECT + "Timestamp",
+            "logicalType": "timestamp-millis"}]
+
+
+def test_logical_values_round_trip_and_decimals_are_javas_bytes() -> None:
+    import datetime as dt
+    import decimal
+
+    from sparkcat.converters.avro import _datum
+
+    row = T.StructType([T.StructField("amount", T.DecimalType(10, 2), False), T.StructField("day", T.DateType()),
+                        T.StructField("at", T.TimeType()), T.StructField("ts", T.TimestampType())])
+    codec = AvroCodec(1, avro_schema(row))
+    value = {"amount": decimal.Decimal("-1.28"), "day": dt.date(2026, 11, 28), "at": dt.time(7, 30, 15, 123000),
+             "ts": dt.datetime(2026, 11, 28, 7, 30, 15, 123000, tzinfo=dt.timezone.utc)}
+    payload = codec.encode(_datum(value, row), "t")
+    assert payload[5:7] == b"\x02\x80"  # length 1, then -128 as Java's BigInteger.toByteArray writes it
+    assert codec.decode(payload, "t") == value
 
 
 def test_wire_format_is_magic_byte_id_and_avro_binary() -> None:
