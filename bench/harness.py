@@ -189,7 +189,7 @@ class Bench:
         q = self.query(name)
         if q is None:
             return []
-        if getattr(q, "lastProgress", None) is None and hasattr(q, "member"):
+        if hasattr(q, "member"):
             return [{"timestamp": datetime.fromtimestamp(at - took, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
                      "durationMs": {"triggerExecution": took * 1000}, "records": records, "numInputRows": records}
                     for at, took, records in list(self.runtime(name).batches.progress.history)]

@@ -2,8 +2,8 @@
 
 ``GroupPlanner`` is the JVM stream's ``org.sparkcat.source.Planner`` for many connectors: offsets are
 ``{"connectors": {NAME: ...}}``, each member's part planned by its own reader: a source's
-``ConnectorStreamReader`` as its own query would, a sink's ``shared_sinks.KafkaRanges``. A member's part of a start offset is trusted only if this planner produced it since
-the member joined (``Member.produced``): a member new to the query is first pinned at its offsets-store
+``ConnectorStreamReader`` as its own query would, a sink's ``shared_sinks.KafkaRanges``. A member's part of a
+start offset is trusted only if this planner produced it since the member joined (``Member.produced``): a member new to the query is first pinned at its offsets-store
 position, and a batch Spark replays after a restart plans nothing for it.
 """
 

@@ -99,6 +99,10 @@ class SharedGroup:
     def before_round(self, members: list[Member]) -> None:
         """Called before each trigger asks the members (under ``lock``): a kind's shared look-ups go here."""
 
+    def member_progress(self, member: Member) -> dict[str, Any] | None:
+        """What of a streaming query's progress is ``member``'s own (None: nothing)."""
+        return None
+
     def planner_stopped(self) -> None:
         """Spark stopped the stream: every member's driver-side tasks stop, the planner is forgotten."""
         for m in self.members():
@@ -229,7 +233,12 @@ class MemberQuery:
 
     def __init__(self, group: SharedGroup, member: Member) -> None:
         self.group, self.member = group, member
-        self.lastProgress = None  # the group's progress is every member's: /metrics counts from BatchResults
+
+    @property
+    def lastProgress(self) -> dict[str, Any] | None:  # noqa: N802 - StreamingQuery's name
+        """The group's progress is every member's (``/metrics`` counts from BatchResults); a kind may say what
+        is the member's own in a progress's shape (a sink's lag: ``SinkGroup.member_progress``)."""
+        return self.group.member_progress(self.member)
 
     @property
     def isActive(self) -> bool:  # noqa: N802 - StreamingQuery's name

@@ -18,6 +18,7 @@ query never replays a member's batch.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Mapping
@@ -216,6 +217,15 @@ class SinkGroup(SharedGroup):
                                 servers, e)
             for m in on_it:
                 m.reader.snapshot = snapshot
+
+    def member_progress(self, member: Member) -> dict[str, Any] | None:
+        """The member's lag as Spark's Kafka source reports it (``maxOffsetsBehindLatest``), for ``/metrics``."""
+        latest = member.reader.reportLatestOffset()
+        if not latest or not member.produced:
+            return None
+        position = json.loads(member.produced[-1])
+        behind = max((end - position.get(key, end) for key, end in latest.items()), default=0)
+        return {"sources": [{"metrics": {"maxOffsetsBehindLatest": str(max(0, behind))}}]}
 
     def _write_rows(self, df: DataFrame, batch_id: int, members: list[Member]) -> list[Any]:
         writes = {m.name: m.write for m in members}

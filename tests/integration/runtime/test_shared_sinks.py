@@ -13,6 +13,8 @@ import pytest
 from confluent_kafka import Producer
 
 from sparkcat.model.config_state import TargetState
+from sparkcat.runtime.execution.progress import offsets_behind
+from sparkcat.spark.driver.shared_queries import MemberQuery
 from sparkcat.config.stores import offsets_store_spec
 from sparkcat.storage.factory import open_offsets_store
 from tests.integration.runtime.test_driver import kafka_worker, start_driver, states, status_of
@@ -143,6 +145,12 @@ def test_a_transactional_topic_s_markers_and_aborted_records_do_not_hold_a_membe
                    message=lambda: f"the stored position {stored_sink_offsets(driver, 'txn')} to reach {end}; "
                            f"status {status_of(driver, 'txn')}")
         assert lines_of(out) == committed
-        assert shared(driver)[0].member_names() == ["txn"]
+        (group,) = shared(driver)
+        assert group.member_names() == ["txn"]
+        produce(broker.bootstrap, topic, [b"late"] * 3)  # after the aborted transaction's marker
+        wait_until(lambda: lines_of(out)[-3:] == ["late"] * 3, message=lambda: f"the late lines in {lines_of(out)}")
+        (member,) = shared(driver)[0].members()
+        wait_until(lambda: offsets_behind(MemberQuery(shared(driver)[0], member)) == 0,
+                   message="its lag in /metrics to reach 0")
     finally:
         driver.stop()
