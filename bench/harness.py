@@ -134,7 +134,8 @@ class Bench:
         worker = WorkerConfig(state_dir=str(self.work / "state"), bootstrap_servers=self.broker.bootstrap,
                               config_topic=f"bench-{self.run_id}-configs", offset_topic=f"bench-{self.run_id}-offsets",
                               status_topic=f"bench-{self.run_id}-status",
-                              exactly_once_source_support=self.args.exactly_once_source_support)
+                              exactly_once_source_support=self.args.exactly_once_source_support,
+                              plugin_packages=[*WorkerConfig().plugin_packages, "bench.plugins"])
         stores = open_stores(worker)  # no network work until first use
         self.offsets = stores.offsets = TimedOffsetStore(stores.offsets.backend)
         driver = Driver(self.spark, worker, rest=False, watch_pipelines=False, stores=stores)

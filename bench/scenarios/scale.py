@@ -60,7 +60,7 @@ def _wait_running(bench: Bench, names: list[str], t0: float) -> tuple[dict[str, 
         failed = [n for n in names if (bench.runtime(n) is not None and bench.runtime(n).failed_tasks)]
         if failed:
             return ready_at, (f"{len(failed)} connector(s) with FAILED tasks, e.g. {failed[0]}: "
-                              f"{next(iter(bench.runtime(failed[0]).failed_tasks.values()))[:300]}")
+                              f"{next(iter(bench.runtime(failed[0]).failed_tasks.values())).trace[-600:]}")
         if time.monotonic() - t0 > bench.args.scale_timeout:
             return ready_at, (f"only {len(ready_at)}/{len(names)} connectors RUNNING with a committed batch "
                               f"after {bench.args.scale_timeout}s")
@@ -77,10 +77,15 @@ def _source_configs(names: list[str], prefix: str) -> dict[str, dict[str, str]]:
         "value.converter.schemas.enable": "false"} for j, name in enumerate(names)}
 
 
-def _sink_configs(names: list[str], prefix: str, out_dir: Path) -> dict[str, dict[str, str]]:
-    """File sinks, sink ``j`` reading source ``j``'s topics through Spark's Kafka source."""
+#: ``--scale-sink``: the built-in file sink (exactly once, a query of its own each) or an appending one that
+#: shares a query with the others (at least once, as Connect's FileStreamSink).
+SINK_CLASSES = {"file-sink": "file-sink", "append": "bench.plugins.append_sink:AppendLineSink"}
+
+
+def _sink_configs(names: list[str], prefix: str, out_dir: Path, kind: str = "file-sink") -> dict[str, dict[str, str]]:
+    """Line sinks, sink ``j`` reading source ``j``'s topics."""
     return {name: {
-        "connector.class": "file-sink", "topics.regex": f"{re.escape(prefix)}{j}-.*", "tasks.max": "1",
+        "connector.class": SINK_CLASSES[kind], "topics.regex": f"{re.escape(prefix)}{j}-.*", "tasks.max": "1",
         "file": str(out_dir / f"{j}.txt"),
         "value.converter": "org.apache.kafka.connect.storage.StringConverter"} for j, name in enumerate(names)}
 
@@ -136,7 +141,8 @@ def _scale_level(bench: Bench, level: int, observe: float, exclude: set[int], fi
     sources_mem = driver_memory(exclude)
     t1 = time.monotonic()
     if broke is None:
-        _put_all(bench, _sink_configs(sinks, prefix, bench.work / "state" / "out" / f"scale{level}"))
+        _put_all(bench, _sink_configs(sinks, prefix, bench.work / "state" / "out" / f"scale{level}",
+                                      bench.args.scale_sink))
         sink_ready, broke = _wait_running(bench, sinks, t1)
         ready_at.update({n: t + (t1 - t0) for n, t in sink_ready.items()})
     else:
