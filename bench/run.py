@@ -34,6 +34,9 @@ temporary log directory, free loopback ports) and an in-process sparkcat ``Drive
   JVM progress feed, alternating.
 - ``sourcescale``: N file sources on sparkcat (sharing one query) and on a Kafka Connect 4.1.1 worker, each
   side alone: time to all RUNNING, append-to-Kafka latency p50/p95/p99, idle CPU and RSS per connector.
+- ``pipelinescale``: N connectors, half file sources and half sinks of their topics (``--scale-sink``), on
+  sparkcat and on a Kafka Connect 4.1.1 worker, each side alone: time to all RUNNING, a line's latency from
+  its source file to its sink's file p50/p95/p99, idle CPU and RSS.
 
 The scenarios are ``bench/scenarios/<name>.py``; ``bench/harness.py`` holds the broker, Spark and
 driver they share, ``bench/measure.py`` what they measure with (psutil for CPU and memory, a timed
@@ -57,7 +60,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 BENCH = REPO / "bench"
 SCENARIOS = ("copy", "source", "apply", "e2e", "scale", "smt", "connect", "delta", "batchcost",
-             "firstbatch", "sinkmem", "listener", "sourcescale")  # modules of bench/scenarios/
+             "firstbatch", "sinkmem", "listener", "sourcescale", "pipelinescale")  # modules of bench/scenarios/
 
 
 def _ensure_environment() -> None:
