@@ -74,6 +74,8 @@ class PlannedGroup(Protocol):
 
     def before_round(self, members: list[Member]) -> None: ...
 
+    slots: int  # how many Spark partitions a batch's tasks are spread over
+
     def planner_stopped(self) -> None: ...
 
 
@@ -127,9 +129,11 @@ class GroupPlanner:
 
     def planPartitions(self, start: str, end: str) -> str:  # noqa: N802
         """The tasks of the members whose ranges this planner planned (nothing in a batch replayed after a
-        restart: its members restart from their stored offsets)."""
+        restart: its members restart from their stored offsets), dealt round-robin over ``group.slots`` Spark
+        partitions: Spark's cost per task (scheduling, the batch function's unpickling in a Python worker, tens
+        of ms) is paid per partition, not per connector task."""
         starts, ends = json.loads(start).get(CONNECTORS, {}), json.loads(end).get(CONNECTORS, {})
-        out: list[list[Any]] = []
+        out: list[Any] = []
         with self.group.lock:
             for m in self.group.members():
                 s, e = starts.get(m.name), ends.get(m.name)
@@ -140,8 +144,9 @@ class GroupPlanner:
                 except Exception:
                     self.group.fail(m, traceback.format_exc())
                     continue
-                out.extend([len(out) + i, base64.b64encode(pickle.dumps(p)).decode()] for i, p in enumerate(parts))
-        return json.dumps(out)
+                out.extend(parts)
+        slots = [out[i::self.group.slots] for i in range(min(self.group.slots, len(out)))]
+        return json.dumps([[i, base64.b64encode(pickle.dumps(parts)).decode()] for i, parts in enumerate(slots)])
 
     def commit(self, end: str) -> None:
         """Nothing: each member's offsets are stored as its batch is written."""

@@ -62,6 +62,8 @@ class SharedGroup:
         self.planner = GroupPlanner(self)
         self.planner_id = f"{key}-{uuid.uuid4().hex}"
         self.query: Any = None
+        # Two partitions per core: a batch's tasks run in turn within each (a slow one delays those after it).
+        self.slots = max(1, 2 * int(self.spark.sparkContext.defaultParallelism))
 
     def member_names(self) -> list[str]:
         return sorted(m.name for m in self.members())

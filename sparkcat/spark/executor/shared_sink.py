@@ -1,8 +1,8 @@
-"""Many sink connectors' tasks in one Spark job: each ``(connector, task)`` row's Kafka ranges read and put.
+"""Many sink connectors' tasks in one Spark job: each ``(connector, task)``'s Kafka ranges read and put.
 
 The ``mapInArrow`` function of a shared sink query (``sparkcat.spark.driver.shared_sinks``). Every row of the
-batch is one sink task's ``SinkPart``: the offset ranges of the topic-partitions it owns this batch. Its records
-are read here with a confluent-kafka consumer (``read_committed``, assigned, no group) and put into the
+batch holds several sink tasks' ``SinkPart``s (the offset ranges of the topic-partitions each owns this batch),
+put in turn. A task's records are read here with a confluent-kafka consumer (``read_committed``, assigned, no group) and put into the
 connector's task exactly as a query of its own would (``sink_tasks.put_kafka_rows``: converters, the dead letter
 queue, ``put``/``flush``). The task reports the end of each range as its position, so commit markers and aborted
 records at a range's end are not read again. A task that fails reports its trace in a ``failure`` row instead of
@@ -58,10 +58,11 @@ def put_members(writes: dict[str, SinkWrite], sink_batch: int, batches: Iterator
     left the query after the batch was planned) are skipped: they restart from their stored offsets."""
     for batch in batches:
         for payload in batch.column(batch.schema.get_field_index("payload")).to_pylist():
-            part: SinkPart = pickle.loads(payload)
-            write = writes.get(part.connector)
-            if write is not None:
-                yield from _put_task(write, part, sink_batch)
+            parts: list[SinkPart] = pickle.loads(payload)  # several connectors' tasks, put in turn
+            for part in parts:
+                write = writes.get(part.connector)
+                if write is not None:
+                    yield from _put_task(write, part, sink_batch)
 
 
 def _put_task(write: SinkWrite, part: SinkPart, sink_batch: int) -> Iterator[Any]:

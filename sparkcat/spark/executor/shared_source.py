@@ -1,10 +1,11 @@
-"""Many source connectors' tasks in one Spark job: each ``(connector, task)`` row read and produced to Kafka.
+"""Many source connectors' tasks in one Spark job: each ``(connector, task)`` read and produced to Kafka.
 
 (Its result rows, ``labelled`` and ``failure_row``, are a shared sink query's too: ``shared_sink``.)
 
 The ``mapInArrow`` function of a shared source query (``sparkcat.spark.driver.shared_sources``). Every row
-of the batch is one connector task's ``TaskRanges``; its records are read (``connector_source``) and produced
-exactly as a query of its own would (``source_to_kafka`` at least once, ``source_txn`` exactly once). A task
+of the batch holds several connector tasks' ``TaskRanges`` (``GroupPlanner.planPartitions`` deals them over a
+few Spark partitions), run in turn; each task's records are read (``connector_source``) and produced exactly as
+a query of its own would (``source_to_kafka`` at least once, ``source_txn`` exactly once). A task
 that fails reports its trace in a ``failure`` row instead of failing the Spark job: the other connectors of
 the batch still commit, and only its own connector fails (the driver reads the row).
 """
@@ -50,10 +51,11 @@ def produce_members(writes: dict[str, MemberWrite], batch_id: int, lease: Leader
     (they left the query after the batch was planned) are skipped: they restart from their stored offsets."""
     for batch in batches:
         for payload in batch.column(batch.schema.get_field_index("payload")).to_pylist():
-            part: TaskRanges = pickle.loads(payload)
-            write = writes.get(part.connector)
-            if write is not None:
-                yield from _produce_task(write, part, batch_id, lease)
+            parts: list[TaskRanges] = pickle.loads(payload)  # several connectors' tasks, run in turn
+            for part in parts:
+                write = writes.get(part.connector)
+                if write is not None:
+                    yield from _produce_task(write, part, batch_id, lease)
 
 
 def _produce_task(write: MemberWrite, part: TaskRanges, batch_id: int, lease: LeaderLease | None) -> Iterator[Any]:

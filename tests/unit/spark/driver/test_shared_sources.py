@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import pickle
 import threading
 from collections import deque
 from dataclasses import dataclass, field
@@ -51,9 +53,10 @@ class FakeRunning:
 
 
 class FakeGroup:
-    def __init__(self) -> None:
+    def __init__(self, slots: int = 4) -> None:
         self.lock = threading.RLock()
         self._members: list[Member] = []
+        self.slots = slots
 
     def members(self):
         return list(self._members)
@@ -115,3 +118,15 @@ def test_only_python_sources_to_kafka_share_a_query_one_per_guarantee_and_trigge
     assert group_key(plan("a", exactly_once=True)) != group_key(plan("b"))
     assert group_key(plan("a", trigger_interval_ms=500)) != group_key(plan("b"))
     assert group_key(plan("a")) == group_key(plan("b"))
+
+
+def test_a_batch_s_tasks_are_dealt_over_the_group_s_slots_not_one_spark_partition_each():
+    group = FakeGroup(slots=2)
+    planner = GroupPlanner(group)
+    group._members += [member(n, FakeReader(stored=0)) for n in "abcde"]
+    first = planner.latestOffset(json.dumps({"connectors": {}}), -1)
+    second = planner.latestOffset(first, -1)
+    partitions = json.loads(planner.planPartitions(first, second))
+    dealt = [[r for r in pickle.loads(base64.b64decode(payload))] for _, payload in partitions]
+    assert [i for i, _ in partitions] == [0, 1]
+    assert dealt == [[("range", 0, 1)] * 3, [("range", 0, 1)] * 2]
