@@ -343,7 +343,7 @@ class ConnectorLifecycle:
         self.query, self.query_state = query, QueryState.RUNNING
         log.info("Connector %s: query %r started with %d task(s) (checkpoint %s)", self.name, query.plan.query_name,
                  len(query.plan.live_tasks), query.plan.checkpoint_dir)
-        self._report_tasks(list(range(len(query.plan.task_configs))))
+        self._report_tasks(list(range(len(query.plan.task_configs))), query.placement)
 
     def on_start_failed(self, plan: QueryPlan, error: BaseException) -> None:
         """The query could not start: transient errors are retried; else its tasks FAILED, as a Connect task whose
@@ -376,12 +376,17 @@ class ConnectorLifecycle:
     def _report(self, state: State, failure: Failure | None = None) -> None:
         self.services.reporter.connector(self.name, state, None if failure is None else failure.trace)
 
-    def _report_tasks(self, task_ids: list[int]) -> None:
+    def _report_tasks(self, task_ids: list[int], placement: str | None = None) -> None:
+        """FAILED tasks as such; the others RUNNING on their executor: the query's ``placement`` (known as it
+        started), else the one that ran the task's last batch, else none yet (UNASSIGNED until a batch names it)."""
         for t in task_ids:
+            worker = placement or self.batches.task_workers.get(t)
             if t in self.failed_tasks:
                 self.services.reporter.task(self.name, t, State.FAILED, trace=self.failed_tasks[t].trace)
+            elif worker:
+                self.services.reporter.task(self.name, t, State.RUNNING, worker)
             else:
-                self.services.reporter.task(self.name, t, State.RUNNING, self.batches.task_workers.get(t))
+                self.services.reporter.unplaced(self.name, t)
         self.services.reporter.remove_tasks_from(self.name, len(task_ids))
 
     def _report_paused(self) -> None:
