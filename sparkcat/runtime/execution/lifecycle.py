@@ -92,6 +92,9 @@ class ConnectorLifecycle:
         self._after_stop = AfterStop.NOTHING
         self._state: ClusterConfigState | None = None   # the config state of the last pass
         self._raised: Failure | None = None             # ConnectorContext.raise_error, from any thread
+        # reported RESTARTING by an accepted request whose record the config log has not brought back yet:
+        # their old failure is not reported again meanwhile (the connector: None)
+        self._restarting: set[int | None] = set()
         self._batches_seen = 0
 
     @cached_property
@@ -240,6 +243,7 @@ class ConnectorLifecycle:
             self.failure = None
         for t in tasks:
             self.failed_tasks.pop(t, None)
+        self._restarting.clear()  # the failures it restarts are gone: nothing left to hold back
         return tasks
 
     def report_restarting(self, include_tasks: bool, only_failed: bool, task_ids: list[int]) -> list[int]:
@@ -247,9 +251,11 @@ class ConnectorLifecycle:
         (only the FAILED ones if ``only_failed``). Those are reported RESTARTING; their ids are returned."""
         if not only_failed or self.instance_state == InstanceState.FAILED:
             self._report(State.RESTARTING)
+            self._restarting.add(None)
         tasks = (sorted(self.failed_tasks) if only_failed else list(task_ids)) if include_tasks else []
         for t in tasks:
             self.services.reporter.task(self.name, t, State.RESTARTING)
+        self._restarting.update(tasks)
         return tasks
 
     def restart_task(self, task: int) -> None:
@@ -331,7 +337,7 @@ class ConnectorLifecycle:
             self._report_paused()
         elif after == AfterStop.STOPPED:
             self._report_stopped()
-        elif after == AfterStop.FAILED:
+        elif after == AfterStop.FAILED and None not in self._restarting:
             self._report(State.FAILED, self.failure)
         elif after == AfterStop.RETIRED:
             self.close()
@@ -382,7 +388,8 @@ class ConnectorLifecycle:
         for t in task_ids:
             worker = placement or self.batches.task_workers.get(t)
             if t in self.failed_tasks:
-                self.services.reporter.task(self.name, t, State.FAILED, trace=self.failed_tasks[t].trace)
+                if t not in self._restarting:  # else RESTARTING stays until the restart is applied
+                    self.services.reporter.task(self.name, t, State.FAILED, trace=self.failed_tasks[t].trace)
             elif worker:
                 self.services.reporter.task(self.name, t, State.RUNNING, worker)
             else:

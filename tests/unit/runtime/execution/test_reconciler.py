@@ -127,6 +127,30 @@ def test_failed_task_is_excluded_and_others_keep_running_until_restart(tmp_path)
     assert status(stores, "inc") == ("RUNNING", ["RUNNING", "RUNNING"])
 
 
+def test_an_accepted_only_failed_restart_is_not_followed_by_the_old_failure(tmp_path):
+    """The herder's pass right after it accepted the request still has the config state from before the
+    request came back from the config log: the tasks it restarts stay RESTARTING, not FAILED again."""
+    stores, runner, reconciler = setup(tmp_path)
+    stores.config.put_connector_config("inc", INC)
+    settle(stores, reconciler)
+    query = reconciler.lifecycles["inc"].query
+    query.active, query.error = False, "Traceback...\nRuntimeError: " + "\n".join(
+        task_failure_message("inc", t, ValueError("bad record")) for t in (0, 1))
+    settle(stores, reconciler)
+    assert status(stores, "inc") == ("RUNNING", ["FAILED", "FAILED"])
+    before = stores.config.snapshot()
+    stores.config.request_restart("inc", include_tasks=True, only_failed=True)
+    reconciler.report_restarting("inc", include_tasks=True, only_failed=True, task_ids=[0, 1])
+    writes = []
+    stores.status.put = lambda s, put=stores.status.put: (writes.append((s.task, s.state.value)), put(s))[1]
+    reconciler.reconcile(before)  # the request is not in this state yet
+    reconciler.finish_pending(wait=True)
+    assert status(stores, "inc") == ("RUNNING", ["RESTARTING", "RESTARTING"]) and writes == []
+    settle(stores, reconciler)
+    assert status(stores, "inc") == ("RUNNING", ["RUNNING", "RUNNING"])
+    assert ("FAILED" not in [state for _t, state in writes]), writes
+
+
 def test_config_change_regenerates_task_configs_and_restarts_query(tmp_path):
     stores, runner, reconciler = setup(tmp_path)
     stores.config.put_connector_config("inc", INC)
