@@ -71,7 +71,6 @@ def handler_for(plan: QueryPlan, lease: LeaseSource = no_lease) -> Handler:
 
 def ensure_dead_letter_queue(plan: QueryPlan) -> None:
     """Create the connector's dead letter queue topic if it names one (DeadLetterQueueError if that fails)."""
-    from sparkcat.policy.input_policy import prepare
     if not str(plan.connector_config.get("errors.deadletterqueue.topic.name") or "").strip():
         return
     settings = ErrorSettings.of(prepare(plan.connector_config))
@@ -190,7 +189,7 @@ def from_kafka_to_sink_task(plan: QueryPlan) -> Handler:
         try:
             return written(transformed)
         except Exception as e:
-            if sides is None:
+            if sides is None or not transform_errors.tolerated(settings, e):
                 raise
             # a record whose transforms fail, with errors.tolerance=all: skipped, as Connect skips it
             return transform_errors.rerun_without_bad(

@@ -49,6 +49,15 @@ def chain_transform(routed: DataFrame, config: dict[str, str], raw: bool) -> Tra
     return lambda chain: apply_chain(Records(decoded, kind="sink", timestamp="timestamp", key_json=False), chain).df
 
 
+#: At most this many probe jobs per failed batch: a batch most of whose records fail would take about two per
+#: record; it fails instead (with Spark's error), as a batch whose chain cannot be probed does.
+MAX_PROBES = 200
+
+
+class TooManyBadRecords(RuntimeError):
+    """The probes ran out before the bad records were isolated."""
+
+
 @dataclass
 class BadRecord:
     """A consumed record the chain cannot transform: its task, coordinates, failing stage and error."""
@@ -72,6 +81,7 @@ class BadRecords:
     routed: DataFrame      # the batch routed to its tasks, persisted (read once per probe)
     chain: Chain
     transform: Transform
+    probes_left: int = MAX_PROBES
 
     def deterministic(self) -> bool:
         """Whether Spark can push a filter below the chain (else a probe would transform every record)."""
@@ -97,9 +107,16 @@ class BadRecords:
                 bad.append(record)
         return bad
 
+    def _probe(self, df: DataFrame) -> BaseException | None:
+        if self.probes_left <= 0:
+            raise TooManyBadRecords(f"more than {MAX_PROBES} Spark jobs did not isolate the records whose "
+                                    "transforms fail (many of the batch's records fail them)")
+        self.probes_left -= 1
+        return _probe(df)
+
     def _bisect(self, transformed: DataFrame, topic: str, partition: int,
                 offsets: list[int]) -> list[tuple[int, BaseException]]:
-        error = _probe(transformed.where(_in_range(topic, partition, offsets[0], offsets[-1])))
+        error = self._probe(transformed.where(_in_range(topic, partition, offsets[0], offsets[-1])))
         if error is None:
             return []
         if len(offsets) == 1:
@@ -111,7 +128,7 @@ class BadRecords:
     def _stage_of(self, record: BadRecord) -> str:
         """The type name of the first stage whose chain up to it fails on ``record`` (its error kept)."""
         for n in range(1, len(self.chain.stages) + 1):
-            error = _probe(self.transform(Chain(self.chain.stages[:n])).where(record.condition()))
+            error = self._probe(self.transform(Chain(self.chain.stages[:n])).where(record.condition()))
             if error is not None:
                 record.error = error
                 return self.chain.stages[n - 1].type_name
@@ -193,7 +210,11 @@ def rerun_without_bad(routed: DataFrame, chain: Chain, transform: Transform, set
     probes = BadRecords(routed, chain, transform)
     if not tolerated(settings, failure) or not probes.deterministic():
         raise failure
-    bad = probes.find()
+    try:
+        bad = probes.find()
+    except Exception as e:  # noqa: BLE001 - the probing itself failed: the batch fails with its own error
+        log.warning("Looking for the records whose transforms fail did not finish: %s", e)
+        raise failure from e
     if not bad:
         raise failure  # the chain transforms every record: the job failed for another reason
     reported = errors()
