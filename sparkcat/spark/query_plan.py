@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import socket
 from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import Any
@@ -100,6 +101,17 @@ def sink_position(topic: str, partition: int, next_offset: int) -> tuple[dict[st
     ({'kafka_topic': 'orders', 'kafka_partition': 3}, {'kafka_offset': 42})
     """
     return {"kafka_topic": topic, "kafka_partition": partition}, {"kafka_offset": next_offset}
+
+
+#: Spark's executor id of the driver: a ``local`` master's only executor.
+DRIVER_EXECUTOR = "driver"
+
+
+def driver_worker_id() -> str:
+    """``HOST:driver``, the ``worker_id`` of work the driver's own JVM runs: every task on a ``local`` master, and a
+    native sink's tasks, whose batches the driver plans and commits while Spark spreads their Kafka partitions
+    over the executors (so no one executor runs a task)."""
+    return f"{socket.gethostname()}:{DRIVER_EXECUTOR}"
 
 
 @dataclass

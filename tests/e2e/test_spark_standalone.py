@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import urllib.request
@@ -74,7 +75,7 @@ def test_standalone_cluster_runs_tasks_on_executors_and_supervise_restarts_a_kil
     out = state / "out" / "increment.jsonl"
     try:
         wait_until(lambda: len(positions(out)) >= 10, timeout_s=240, message="increment output from the cluster")
-        # Tasks report the standalone executor's id ("HOST:0") once their first batch is committed.
+        # Tasks are RUNNING on the standalone executor ("HOST:0") from their first batch (UNASSIGNED before it).
         wait_until(lambda: executor_ids(rest_port) == {"0"}, timeout_s=60,
                    message=lambda: f"executor ids as worker_id: {get(rest_port, '/connectors/increment-demo/status')}")
         apps = spark_standalone.master_state()["activeapps"]
@@ -100,6 +101,9 @@ def test_standalone_cluster_runs_tasks_on_executors_and_supervise_restarts_a_kil
     finally:
         kill_driver(proc, pid_file)
     assert "restarting it (restart 2)" not in log_path.read_text(), "a SIGTERM stop is not restarted"
+    # every RUNNING status either driver wrote named the executor, never the driver's HOST:REST_PORT first
+    running_on = re.findall(r"Task increment-demo-\d+ is RUNNING on (\S+)", log_path.read_text())
+    assert running_on and {w.rsplit(":", 1)[1] for w in running_on} == {"0"}, running_on
 
 
 def test_the_documented_standalone_command_ships_the_packed_venv_and_runs_tasks_on_the_executor(spark_standalone,

@@ -94,7 +94,7 @@ class BatchAccounting:
             for partition, offset in offsets:
                 batches.set_sink_offset(partition, offset)
         for t in result.tasks.values():
-            if batches.task_workers.get(t.task) != t.worker_id:
+            if t.worker_id and batches.task_workers.get(t.task) != t.worker_id:  # "": no executor ran it (skipped)
                 batches.task_workers[t.task] = t.worker_id
                 self.reporter.task(plan.connector, t.task, State.RUNNING, t.worker_id)
 

@@ -92,6 +92,9 @@ class ConnectorLifecycle:
         self._after_stop = AfterStop.NOTHING
         self._state: ClusterConfigState | None = None   # the config state of the last pass
         self._raised: Failure | None = None             # ConnectorContext.raise_error, from any thread
+        # reported RESTARTING by an accepted request whose record the config log has not brought back yet:
+        # their old failure is not reported again meanwhile (the connector: None)
+        self._restarting: set[int | None] = set()
         self._batches_seen = 0
 
     @cached_property
@@ -240,6 +243,7 @@ class ConnectorLifecycle:
             self.failure = None
         for t in tasks:
             self.failed_tasks.pop(t, None)
+        self._restarting.clear()  # the failures it restarts are gone: nothing left to hold back
         return tasks
 
     def report_restarting(self, include_tasks: bool, only_failed: bool, task_ids: list[int]) -> list[int]:
@@ -247,9 +251,11 @@ class ConnectorLifecycle:
         (only the FAILED ones if ``only_failed``). Those are reported RESTARTING; their ids are returned."""
         if not only_failed or self.instance_state == InstanceState.FAILED:
             self._report(State.RESTARTING)
+            self._restarting.add(None)
         tasks = (sorted(self.failed_tasks) if only_failed else list(task_ids)) if include_tasks else []
         for t in tasks:
             self.services.reporter.task(self.name, t, State.RESTARTING)
+        self._restarting.update(tasks)
         return tasks
 
     def restart_task(self, task: int) -> None:
@@ -331,7 +337,7 @@ class ConnectorLifecycle:
             self._report_paused()
         elif after == AfterStop.STOPPED:
             self._report_stopped()
-        elif after == AfterStop.FAILED:
+        elif after == AfterStop.FAILED and None not in self._restarting:
             self._report(State.FAILED, self.failure)
         elif after == AfterStop.RETIRED:
             self.close()
@@ -343,7 +349,7 @@ class ConnectorLifecycle:
         self.query, self.query_state = query, QueryState.RUNNING
         log.info("Connector %s: query %r started with %d task(s) (checkpoint %s)", self.name, query.plan.query_name,
                  len(query.plan.live_tasks), query.plan.checkpoint_dir)
-        self._report_tasks(list(range(len(query.plan.task_configs))))
+        self._report_tasks(list(range(len(query.plan.task_configs))), query.placement)
 
     def on_start_failed(self, plan: QueryPlan, error: BaseException) -> None:
         """The query could not start: transient errors are retried; else its tasks FAILED, as a Connect task whose
@@ -376,12 +382,18 @@ class ConnectorLifecycle:
     def _report(self, state: State, failure: Failure | None = None) -> None:
         self.services.reporter.connector(self.name, state, None if failure is None else failure.trace)
 
-    def _report_tasks(self, task_ids: list[int]) -> None:
+    def _report_tasks(self, task_ids: list[int], placement: str | None = None) -> None:
+        """FAILED tasks as such; the others RUNNING on their executor: the query's ``placement`` (known as it
+        started), else the one that ran the task's last batch, else none yet (UNASSIGNED until a batch names it)."""
         for t in task_ids:
+            worker = placement or self.batches.task_workers.get(t)
             if t in self.failed_tasks:
-                self.services.reporter.task(self.name, t, State.FAILED, trace=self.failed_tasks[t].trace)
+                if t not in self._restarting:  # else RESTARTING stays until the restart is applied
+                    self.services.reporter.task(self.name, t, State.FAILED, trace=self.failed_tasks[t].trace)
+            elif worker:
+                self.services.reporter.task(self.name, t, State.RUNNING, worker)
             else:
-                self.services.reporter.task(self.name, t, State.RUNNING, self.batches.task_workers.get(t))
+                self.services.reporter.unplaced(self.name, t)
         self.services.reporter.remove_tasks_from(self.name, len(task_ids))
 
     def _report_paused(self) -> None:

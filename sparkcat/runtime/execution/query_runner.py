@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 from sparkcat.runtime.execution import resume
 from sparkcat.api.connector import Connector
 from sparkcat.runtime.leadership import Leadership, SoleLeader
-from sparkcat.spark.query_plan import BatchResult, QueryPlan, QueryStopping
+from sparkcat.spark.query_plan import BatchResult, QueryPlan, QueryStopping, driver_worker_id
 from sparkcat.spark.driver.pools import CONNECTORS_POOL, in_pool
 from sparkcat.storage.offsets import OffsetStore
 
@@ -45,6 +45,9 @@ class RunningQuery:
     stopping: bool = False
     started_at: float = field(default_factory=time.time)
     native: bool = False  # Spark writes the records itself: no foreachBatch, batches reported from progress
+    # The worker_id of every task of the query, when known as it starts (``QueryRunner._placement``); None: each
+    # task's first batch names its executor
+    placement: str | None = None
 
     def is_active(self) -> bool:
         return bool(self.query is not None and self.query.isActive)
@@ -99,7 +102,7 @@ class QueryRunner:
             if not self._registered:
                 queries.register_sources(self.spark)
                 self._registered = True
-        running = RunningQuery(plan)
+        running = RunningQuery(plan, placement=self._placement())
 
         def gate(run_batch: Callable[[], None]) -> None:
             with running.gate:
@@ -118,10 +121,21 @@ class QueryRunner:
                 self._native = NativeQueries(self.spark, self.on_batch)
             running.query = self._native.start(plan, connector, self.leadership.lease_key())
             running.native = running.query is not None
+            if running.native and not self._native.reports_executors(running.query):
+                running.placement = driver_worker_id()
             if not running.native:
                 running.query = queries.start_query(self.spark, plan, self.on_batch, gate, self.leadership.lease,
                                                     self.offsets)
         return running
+
+    def _placement(self) -> str | None:
+        """``HOST:driver`` on a ``local`` master, where the driver is Spark's only executor; else None (a cluster:
+        Spark picks an executor for each task of each batch, known once the batch reports it)."""
+        try:
+            master = str(self.spark.sparkContext.master)
+        except Exception:  # noqa: BLE001 - no session (REST unit tests) or a stand-in without one
+            return None
+        return driver_worker_id() if master == "local" or master.startswith("local[") else None
 
     def shared_queries(self) -> list:
         """The shared queries running now (``spark/driver/shared_queries.SharedGroup``)."""

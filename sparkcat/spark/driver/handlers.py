@@ -31,14 +31,16 @@ from sparkcat.spark.driver.batch_writers import batch_writer_for, batch_writer_h
 from sparkcat.spark.driver.java_sink import java_sink_handler
 from sparkcat.spark.driver.java_source import java_source_handler
 from sparkcat.spark.driver.kafka_input import Assignment, connector_admin, route, subscribed_partitions
+from sparkcat.spark.driver import transform_errors
 from sparkcat.spark.driver.leases import write_under_lease
 from sparkcat.spark.executor.batch_results import RESULT_SCHEMA
-from sparkcat.spark.executor.error_handling import ErrorSettings
+from sparkcat.spark.executor.error_handling import ErrorSettings, RecordErrors
 from sparkcat.spark.executor.kafka_serialisation import value_type_of
 from sparkcat.spark.executor.sink_chain import chain_of, transform_batch
 from sparkcat.spark.executor.sink_tasks import put_kafka_rows, put_source_rows, task_contexts, wants_raw_bytes
 from sparkcat.spark.executor.source_to_kafka import produce_partition, producer_config
 from sparkcat.spark.executor.source_txn import EOS_RESULT_SCHEMA, produce_task_batch
+from sparkcat.policy.input_policy import prepare
 from sparkcat.spark.query_plan import BatchResult, LeaseSource, QueryPlan, no_lease
 
 __all__ = ["Handler", "handler_for", "ensure_dead_letter_queue", "to_kafka", "to_kafka_exactly_once",
@@ -69,7 +71,6 @@ def handler_for(plan: QueryPlan, lease: LeaseSource = no_lease) -> Handler:
 
 def ensure_dead_letter_queue(plan: QueryPlan) -> None:
     """Create the connector's dead letter queue topic if it names one (DeadLetterQueueError if that fails)."""
-    from sparkcat.policy.input_policy import prepare
     if not str(plan.connector_config.get("errors.deadletterqueue.topic.name") or "").strip():
         return
     settings = ErrorSettings.of(prepare(plan.connector_config))
@@ -167,6 +168,7 @@ def from_kafka_to_sink_task(plan: QueryPlan) -> Handler:
     dlq_producer = producer_config(plan)  # the dead letter queue's producer: the connector's, as in Connect
 
     chain = chain_of(plan)
+    settings = ErrorSettings.of(prepare(plan.connector_config))
 
     def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
         started = time.monotonic()
@@ -181,11 +183,20 @@ def from_kafka_to_sink_task(plan: QueryPlan) -> Handler:
         def write(batches: Iterator[Any]) -> Iterator[Any]:
             return put_kafka_rows(plan, sink_batch, contexts, raw, sides, dlq_producer, batches)
 
+        def written(df: DataFrame) -> BatchResult:
+            return batch_result(plan.connector, batch_id, df.mapInArrow(write, RESULT_SCHEMA).collect(), started)
+
         try:
-            rows = transformed.mapInArrow(write, RESULT_SCHEMA).collect()
+            return written(transformed)
+        except Exception as e:
+            if sides is None or not transform_errors.tolerated(settings, e):
+                raise
+            # a record whose transforms fail, with errors.tolerance=all: skipped, as Connect skips it
+            return transform_errors.rerun_without_bad(
+                routed, chain, transform_errors.chain_transform(routed, plan.connector_config, raw), settings,
+                lambda: RecordErrors(plan.connector, settings, dlq_producer), e, written)
         finally:
             if chain:
                 routed.unpersist()
-        return batch_result(plan.connector, batch_id, rows, started)
 
     return handler

@@ -43,6 +43,12 @@ class NativeQueries:
         self.spark = spark
         self._listener: ProgressListener | None = None
         self._on_batch = on_batch
+        self._transactional: dict[str, bool] = {}  # query id -> its writer reports each task's executor
+
+    def reports_executors(self, query: StreamingQuery) -> bool:
+        """Whether ``query``'s batches name the executor of each task: only a transactional writer's do (one Spark
+        partition per task, ``progress._reported_tasks``); the others are reported ``HOST:driver``."""
+        return self._transactional.get(str(query.id), False)
 
     def _progress(self) -> ProgressListener:
         if self._listener is None:
@@ -68,6 +74,7 @@ class NativeQueries:
         records = route(records, assignment) if native.transactional else tag_tasks(records, assignment)
         writer = self._writer(plan, native, native.rows(records))
         query = writer.toTable(native.table) if native.table else writer.start(*([native.path] if native.path else []))
+        self._transactional[str(query.id)] = native.transactional
         began = {(t, p): starting.get(tp_key(t, p), 0) for t, p in partitions}
         self._progress().track(str(query.id), Tracked(plan, dict(assignment.owners), native.transactional, began),
                                lambda: _recent(query))
@@ -77,6 +84,7 @@ class NativeQueries:
 
     def finished(self, query: StreamingQuery) -> None:
         """After ``query`` stopped (or failed): every batch it committed has been reported when this returns."""
+        self._transactional.pop(str(query.id), None)
         if self._listener is not None:
             self._listener.finish(str(query.id), lambda: _recent(query))
 

@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from sparkcat.spark.query_plan import sink_position
-from sparkcat.spark.query_plan import BatchResult, QueryPlan, TaskBatchResult
+from sparkcat.spark.query_plan import BatchResult, QueryPlan, TaskBatchResult, driver_worker_id
 
 __all__ = ["Tracked", "ProgressListener", "batch_result", "share_out", "LAST_BATCH_METRIC"]
 
@@ -147,7 +146,7 @@ class ProgressListener:
 
     def __init__(self, spark: Any, on_batch: Callable[[QueryPlan, BatchResult], None]):
         self.on_batch = on_batch
-        self.worker_id = f"{socket.gethostname()}:driver"  # the driver plans and commits every native batch
+        self.worker_id = driver_worker_id()  # the driver plans and commits every native batch
         self._tracked: dict[str, Tracked] = {}
         self._lock = threading.Lock()
         self._closed = threading.Event()

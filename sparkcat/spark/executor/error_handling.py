@@ -7,8 +7,9 @@ Kafka Connect's ``RetryWithToleranceOperator`` with its ``LogReporter`` and
 ``DeadLetterQueueReporter``, for the stages sparkcat runs per record in Python: the key and
 value converters (``KEY_CONVERTER``, ``VALUE_CONVERTER``). Connect tolerates any exception in
 converters and transforms and only ``RetriableException`` elsewhere; sparkcat's transforms are
-projections of the whole batch (one that cannot apply fails the connector's query, not one
-record), it has no header converters, and a sink task's ``put`` or ``flush`` failing fails its task, as in
+projections of the whole batch (a sink's records whose transforms fail are found by the driver after
+the batch failed, ``spark.driver.transform_errors``, and reported here as stage ``TRANSFORMATION``),
+it has no header converters, and a sink task's ``put`` or ``flush`` failing fails its task, as in
 Connect. So ``RecordErrors.failed`` is called for conversion failures, and for a source record
 Kafka refused (Connect's ``KAFKA_PRODUCE`` stage, ``source_sends``) with ``errors.tolerance=all``:
 
@@ -220,7 +221,8 @@ class RecordErrors:
         Counted as Connect's ``RetryWithToleranceOperator`` counts a failed conversion: one failure and
         one error, a logged error and a dead letter when reported so, and a skipped record when tolerated.
         """
-        origin = ErrorOrigin(self.connector, task, stage, class_name(executing), error,
+        executing_class = executing if isinstance(executing, str) else class_name(executing)  # str: named already
+        origin = ErrorOrigin(self.connector, task, stage, executing_class, error,
                              *((record.topic, record.partition, record.offset)
                                if isinstance(record, ConsumedRecord) else ()))
         counts = self.counts.setdefault(task, ErrorCounts())

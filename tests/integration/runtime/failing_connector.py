@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from sparkcat.api import ConfigDef, SourceConnector, SourceRecord, SourceTask, Type, partition_key
 
 
@@ -10,8 +12,11 @@ class FailingSourceConnector(SourceConnector):
 
     def config_def(self) -> ConfigDef:
         return (ConfigDef().define("topic", Type.STRING, documentation="output topic")
-                .define("fail.task", Type.INT, 1, documentation="task id that fails")
-                .define("fail.after", Type.INT, 20, documentation="position after which it fails"))
+                .define("fail.task", Type.INT, 1, documentation="task id that fails (-1: every task)")
+                .define("fail.after", Type.INT, 20, documentation="position after which it fails")
+                .define("fail.while.file", Type.STRING, "",
+                        documentation="if set, the task fails only while this file exists (a restart after "
+                                      "removing it succeeds)"))
 
     def start(self, config):
         self.config = config
@@ -29,6 +34,7 @@ class FailingSourceTask(SourceTask):
         self.topic = config["topic"]
         self.fail_task = int(config.get("fail.task", "1"))
         self.fail_after = int(config.get("fail.after", "20"))
+        self.fail_while = config.get("fail.while.file", "")
 
     def partitions(self):
         return [{"counter": self.id}]
@@ -40,7 +46,8 @@ class FailingSourceTask(SourceTask):
 
     def poll(self, partition, start, end):
         for n in range((start or {"n": 0})["n"] + 1, end["n"] + 1):
-            if self.id == self.fail_task and n > self.fail_after:
+            if self.fail_task in (self.id, -1) and n > self.fail_after and (not self.fail_while
+                                                                      or os.path.exists(self.fail_while)):
                 raise ValueError(f"counter {self.id} cannot go past {self.fail_after}")
             yield SourceRecord(partition, {"n": n}, self.topic, value=str(n))
 

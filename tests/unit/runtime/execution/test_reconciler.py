@@ -17,6 +17,7 @@ class FakeQuery:
     active: bool = True
     error: str | None = None
     stopping: bool = False
+    placement: str | None = "fake-host:driver"  # as on a local master: every task runs on the driver
 
     def is_active(self) -> bool:
         return self.active
@@ -31,10 +32,11 @@ class FakeRunner:
     stopped: list[QueryPlan] = field(default_factory=list)
     hard_stops: list[str] = field(default_factory=list)
     deleted_checkpoints: list[str] = field(default_factory=list)
+    placement: str | None = "fake-host:driver"  # None: a cluster, where each task's first batch names its executor
 
     def start(self, plan: QueryPlan, connector=None) -> FakeQuery:
         self.started.append(plan)
-        return FakeQuery(plan)
+        return FakeQuery(plan, placement=self.placement)
 
     def stop(self, query: FakeQuery, graceful: bool = True) -> None:
         query.stopping, query.active = True, False
@@ -125,6 +127,30 @@ def test_failed_task_is_excluded_and_others_keep_running_until_restart(tmp_path)
     assert status(stores, "inc") == ("RUNNING", ["RUNNING", "RUNNING"])
 
 
+def test_an_accepted_only_failed_restart_is_not_followed_by_the_old_failure(tmp_path):
+    """The herder's pass right after it accepted the request still has the config state from before the
+    request came back from the config log: the tasks it restarts stay RESTARTING, not FAILED again."""
+    stores, runner, reconciler = setup(tmp_path)
+    stores.config.put_connector_config("inc", INC)
+    settle(stores, reconciler)
+    query = reconciler.lifecycles["inc"].query
+    query.active, query.error = False, "Traceback...\nRuntimeError: " + "\n".join(
+        task_failure_message("inc", t, ValueError("bad record")) for t in (0, 1))
+    settle(stores, reconciler)
+    assert status(stores, "inc") == ("RUNNING", ["FAILED", "FAILED"])
+    before = stores.config.snapshot()
+    stores.config.request_restart("inc", include_tasks=True, only_failed=True)
+    reconciler.report_restarting("inc", include_tasks=True, only_failed=True, task_ids=[0, 1])
+    writes = []
+    stores.status.put = lambda s, put=stores.status.put: (writes.append((s.task, s.state.value)), put(s))[1]
+    reconciler.reconcile(before)  # the request is not in this state yet
+    reconciler.finish_pending(wait=True)
+    assert status(stores, "inc") == ("RUNNING", ["RESTARTING", "RESTARTING"]) and writes == []
+    settle(stores, reconciler)
+    assert status(stores, "inc") == ("RUNNING", ["RUNNING", "RUNNING"])
+    assert ("FAILED" not in [state for _t, state in writes]), writes
+
+
 def test_config_change_regenerates_task_configs_and_restarts_query(tmp_path):
     stores, runner, reconciler = setup(tmp_path)
     stores.config.put_connector_config("inc", INC)
@@ -165,16 +191,45 @@ def test_restart_requests_from_before_start_are_ignored(tmp_path):
     assert len(runner.started) == 1 and runner.stopped == []
 
 
-def test_batches_record_offsets_and_executor_of_each_task(tmp_path):
+def batch(batch_id: int, executors: tuple[str, str], position: int) -> BatchResult:
+    """A batch of ``inc`` in which task 0 ran on ``executors[0]`` and task 1 on ``executors[1]``."""
+    return BatchResult("inc", batch_id, {
+        0: TaskBatchResult(0, executors[0], 3, [({"increment": 1}, {"position": position})]),
+        1: TaskBatchResult(1, executors[1], 3, [({"increment": 100}, {"position": position})])}, 0.2)
+
+
+def workers(stores) -> list[tuple[str, str]]:
+    return [(t.state.value, t.worker_id) for t in stores.status.tasks("inc")]
+
+
+def test_on_a_cluster_a_task_is_running_from_its_first_batch_on_that_batchs_executor_for_the_whole_run(tmp_path):
+    stores, runner, reconciler = setup(tmp_path)
+    runner.placement = None  # a cluster: Spark names each task's executor only once a batch ran it
+    stores.config.put_connector_config("inc", INC)
+    settle(stores, reconciler)
+    # the query runs, no executor ran a task yet: UNASSIGNED, never RUNNING on the driver's REST address
+    assert workers(stores) == [("UNASSIGNED", "driver:8083"), ("UNASSIGNED", "driver:8083")]
+    plan = runner.started[-1]
+    reconciler.accounting.on_batch(plan, batch(0, ("host-a:1", "host-b:2"), 3))
+    assert stores.offsets.get("inc") == {'{"increment":1}': {"position": 3}, '{"increment":100}': {"position": 3}}
+    assert workers(stores) == [("RUNNING", "host-a:1"), ("RUNNING", "host-b:2")]
+    # Spark ran the next batch's tasks elsewhere, and a pass reported the tasks again: the run keeps its executors
+    reconciler.accounting.on_batch(plan, batch(1, ("host-b:2", "host-c:3"), 6))
+    settle(stores, reconciler)
+    assert workers(stores) == [("RUNNING", "host-a:1"), ("RUNNING", "host-b:2")]
+    # a restarted task begins a new run: on the executor that ran its last batch
+    reconciler.restart_task("inc", 1)
+    settle(stores, reconciler)
+    assert workers(stores) == [("RUNNING", "host-a:1"), ("RUNNING", "host-c:3")]
+
+
+def test_on_a_local_master_tasks_run_on_the_driver_from_the_start(tmp_path):
     stores, runner, reconciler = setup(tmp_path)
     stores.config.put_connector_config("inc", INC)
     settle(stores, reconciler)
-    plan = runner.started[-1]
-    reconciler.accounting.on_batch(plan, BatchResult("inc", 0, {
-        0: TaskBatchResult(0, "host-a:1", 3, [({"increment": 1}, {"position": 3})]),
-        1: TaskBatchResult(1, "host-b:2", 3, [({"increment": 100}, {"position": 3})])}, 0.2))
-    assert stores.offsets.get("inc") == {'{"increment":1}': {"position": 3}, '{"increment":100}': {"position": 3}}
-    assert [t.worker_id for t in stores.status.tasks("inc")] == ["host-a:1", "host-b:2"]
+    assert workers(stores) == [("RUNNING", "fake-host:driver"), ("RUNNING", "fake-host:driver")]
+    reconciler.accounting.on_batch(runner.started[-1], batch(0, ("vm:driver", "vm:driver"), 3))
+    assert workers(stores) == [("RUNNING", "fake-host:driver"), ("RUNNING", "fake-host:driver")]
 
 
 def test_failed_task_ids_are_found_in_spark_exception_text():

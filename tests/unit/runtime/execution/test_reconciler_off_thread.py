@@ -26,6 +26,7 @@ class SlowQuery:
     active: bool = True
     stopping: bool = False
     committed: threading.Event = field(default_factory=threading.Event)  # the batch in flight
+    placement: str | None = "fake-host:driver"  # as on a local master: every task runs on the driver
 
     def is_active(self) -> bool:
         return self.active

@@ -33,3 +33,28 @@ def test_a_task_failure_line_wins_and_a_plain_message_is_kept():
         "sparkcat task failed: put raised ValueError"
     assert _first_line("connector stopped by the user") == "connector stopped by the user"
     assert _first_line(None) == ""
+
+
+def test_a_running_task_keeps_its_worker_id_until_its_run_ends():
+    from sparkcat.model.status import State
+    from sparkcat.runtime.execution.status_reporter import StatusReporter
+    from sparkcat.storage.factory import memory_stores
+
+    store = memory_stores().status
+    reporter = StatusReporter(store, "host:8083", 1)
+
+    def seen() -> tuple[str, str]:
+        status = store.get_task("c", 0)
+        return status.state.value, status.worker_id
+
+    reporter.unplaced("c", 0)
+    assert seen() == ("UNASSIGNED", "host:8083")
+    reporter.task("c", 0, State.RUNNING, "exec-a:1")
+    reporter.unplaced("c", 0)  # a query start that raced with the task's first batch: it stays RUNNING
+    reporter.task("c", 0, State.RUNNING, "exec-b:2")
+    assert seen() == ("RUNNING", "exec-a:1")
+    reporter.task("c", 0, State.RESTARTING)
+    reporter.task("c", 0, State.RUNNING, "exec-b:2")
+    assert seen() == ("RUNNING", "exec-b:2")
+    StatusReporter(store, "other:8083", 2).task("c", 0, State.RUNNING, "exec-c:3")  # a new leader's run
+    assert seen() == ("RUNNING", "exec-c:3")
