@@ -30,6 +30,7 @@ from pyspark.sql import DataFrame, SparkSession
 from sparkcat.policy import paths
 from sparkcat.spark.driver.batch_reports import batch_result
 from sparkcat.spark.driver.shared_planning import GroupPlanner, Member
+from sparkcat.spark.executor.shared_source import SLOW_MARK
 from sparkcat.spark.query_plan import BatchResult, LeaseSource, QueryPlan, QueryStopping
 
 __all__ = ["own_query_reason", "job_description", "slow_task_s", "SharedGroup", "SharedQueries", "MemberQuery"]
@@ -185,6 +186,10 @@ class SharedGroup:
         return batch_result(m.name, batch_id, rows, started)
 
     def _report(self, m: Member, rows: list[Any], batch_id: int, started: float) -> None:
+        slow = [r.elapsed_ms for r in rows if r.failure and r.failure.startswith(SLOW_MARK)]
+        if slow:  # its batch is dropped: it starts again from its stored offsets, in a query of its own
+            self.owner.evict(self, m, max(slow) / 1000)
+            return
         failures = [r.failure for r in rows if r.failure]
         if failures:
             self.fail(m, failures[0])
@@ -199,7 +204,8 @@ class SharedGroup:
 
 def slow_task_s(trigger_ms: int) -> float:
     """How long a member's task may take in a batch before the member gets a query of its own: it held the
-    others back that long, and a connector that busy gains little from sharing Spark's per-batch cost.
+    others back that long, and a connector that busy gains little from sharing Spark's per-batch cost. A task
+    still running then is left behind by the batch (``executor.shared_source.run_bounded``).
 
     >>> slow_task_s(1000), slow_task_s(200), slow_task_s(10_000)
     (5.0, 5.0, 50.0)
@@ -300,8 +306,8 @@ class SharedQueries:
         with self._lock:
             self._evicted.add(member.name)
         group.remove(member)
-        log.warning("Connector %s: a task took %.1f s of a batch of shared query %s (more than %.1f s); it runs "
-                    "in a query of its own from now on", member.name, took_s, group.key, slow_task_s(group.trigger_ms))
+        log.warning("Connector %s: a task took %.1f s of a batch of shared query %s (the bound is %.1f s); it "
+                    "runs in a query of its own from now on", member.name, took_s, group.key, slow_task_s(group.trigger_ms))
 
     def shares(self, plan: QueryPlan) -> bool:
         """Whether ``plan``'s connector joins a shared query: it can (``own_query_reason``), and it was not slow

@@ -32,7 +32,7 @@ from sparkcat.config.names import SHARED_QUERY_PREFIX
 from sparkcat.spark.driver.batch_reports import sink_batch_id
 from sparkcat.spark.driver.kafka_input import METADATA_TIMEOUT_S, assign_tasks, connector_admin, subscribed
 from sparkcat.spark.driver.shared_planning import Member
-from sparkcat.spark.driver.shared_queries import SharedGroup, SharedQueries
+from sparkcat.spark.driver.shared_queries import SharedGroup, SharedQueries, slow_task_s
 from sparkcat.spark.executor.shared_sink import SinkPart, SinkWrite, put_members
 from sparkcat.spark.executor.shared_source import SHARED_RESULT_SCHEMA
 from sparkcat.spark.query_plan import QueryPlan, TopicPartitionKey, tp_key
@@ -231,7 +231,8 @@ class SinkGroup(SharedGroup):
         writes = {m.name: m.write for m in members}
         # Monotonic across the group's checkpoints and this driver's restarts; sinks here do not skip by id.
         sink_batch = sink_batch_id(self.started_ms, batch_id)
+        bound_s = slow_task_s(self.trigger_ms)
 
         def put(batches: Any) -> Any:
-            return put_members(writes, sink_batch, batches)
+            return put_members(writes, sink_batch, batches, bound_s)
         return df.mapInArrow(put, SHARED_RESULT_SCHEMA).collect()

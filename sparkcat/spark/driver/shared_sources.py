@@ -19,7 +19,7 @@ from sparkcat.spark.driver.batch_reports import batch_result
 from sparkcat.spark.driver.connector_planning import ConnectorStreamReader
 from sparkcat.spark.driver.leases import write_under_lease
 from sparkcat.spark.driver.shared_planning import Member
-from sparkcat.spark.driver.shared_queries import SharedGroup, SharedQueries
+from sparkcat.spark.driver.shared_queries import SharedGroup, SharedQueries, slow_task_s
 from sparkcat.spark.executor.kafka_serialisation import value_type_of
 from sparkcat.spark.executor.shared_source import SHARED_RESULT_SCHEMA, MemberWrite, produce_members
 from sparkcat.spark.executor.source_to_kafka import producer_config
@@ -68,13 +68,14 @@ class SourceGroup(SharedGroup):
 
     def _write_rows(self, df: DataFrame, batch_id: int, members: list[Member]) -> list[Any]:
         writes = {m.name: m.write for m in members}
+        bound_s = slow_task_s(self.trigger_ms)
 
         def run(lease: Any, replay: bool) -> list[Any]:
             for w in writes.values():
                 w.replay = w.replay or replay
 
             def produce(batches: Any) -> Any:
-                return produce_members(writes, batch_id, lease, batches)
+                return produce_members(writes, batch_id, lease, batches, bound_s)
             return df.mapInArrow(produce, SHARED_RESULT_SCHEMA).collect()
 
         return write_under_lease(self.owner.lease, run, False, self.key, batch_id)

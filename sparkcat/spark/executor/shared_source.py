@@ -13,9 +13,10 @@ the batch still commit, and only its own connector fails (the driver reads the r
 from __future__ import annotations
 
 import pickle
+import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +29,8 @@ from sparkcat.spark.executor.source_to_kafka import produce_partition
 from sparkcat.spark.executor.source_txn import EOS_RESULT_SCHEMA, produce_task_batch
 from sparkcat.spark.query_plan import QueryPlan
 
-__all__ = ["MemberWrite", "SHARED_RESULT_SCHEMA", "produce_members", "labelled", "failure_row"]
+__all__ = ["MemberWrite", "SHARED_RESULT_SCHEMA", "SLOW_MARK", "produce_members", "run_bounded", "labelled",
+           "failure_row"]
 
 #: One row per connector task and Spark partition: ``EOS_RESULT_SCHEMA`` (``skipped``/``transaction_ms`` null
 #: at least once), its connector, the task's trace when it failed, and how long the task took.
@@ -45,8 +47,42 @@ class MemberWrite:
     replay: bool = False          # exactly once: its first batch in this query, which may have committed before
 
 
+#: A ``failure`` that is not one: the task was still running at the bound (``run_bounded``), and its connector
+#: leaves the shared query for one of its own.
+SLOW_MARK = "sparkcat shared task too slow:"
+
+
+def run_bounded(work: Callable[[], list[Any]], connector: str, task: int, bound_s: float) -> Iterator[Any]:
+    """Executor: ``work``'s result rows, labelled, or its failure's, or a ``SLOW_MARK`` row when it is still
+    running after ``bound_s``: then it is left to finish in its thread and its results are dropped (its connector
+    starts again from its stored offsets, alone: at least once; an exactly-once task's transaction carries its
+    offsets, or is fenced by the new start), so one stuck task holds a shared batch back ``bound_s`` at most."""
+    began = time.monotonic()
+    done: list[Any] = []
+
+    def run() -> None:
+        try:
+            done.append(("ok", work()))
+        except Exception:  # the connector's task failed: reported, not raised (the other connectors commit)
+            done.append(("failed", traceback.format_exc()))
+
+    worker = threading.Thread(target=run, name=f"sparkcat-{connector}-{task}", daemon=True)
+    worker.start()
+    worker.join(bound_s)
+    elapsed = _ms_since(began)
+    if not done:
+        yield failure_row(connector, task, f"{SLOW_MARK} still running after {bound_s:.1f} s", elapsed)
+        return
+    kind, value = done[0]
+    if kind == "failed":
+        yield failure_row(connector, task, value, elapsed)
+        return
+    for result in value:
+        yield labelled(result, connector, elapsed)
+
+
 def produce_members(writes: dict[str, MemberWrite], batch_id: int, lease: LeaderLease | None,
-                    batches: Iterator[Any]) -> Iterator[Any]:
+                    batches: Iterator[Any], bound_s: float) -> Iterator[Any]:
     """Executor: each ``(task, payload)`` row's task read and produced; rows of connectors not in ``writes``
     (they left the query after the batch was planned) are skipped: they restart from their stored offsets."""
     for batch in batches:
@@ -55,23 +91,16 @@ def produce_members(writes: dict[str, MemberWrite], batch_id: int, lease: Leader
             for part in parts:
                 write = writes.get(part.connector)
                 if write is not None:
-                    yield from _produce_task(write, part, batch_id, lease)
+                    yield from run_bounded(lambda w=write, p=part: _produce_task(w, p, batch_id, lease),
+                                           part.connector, part.task, bound_s)
 
 
-def _produce_task(write: MemberWrite, part: TaskRanges, batch_id: int, lease: LeaderLease | None) -> Iterator[Any]:
+def _produce_task(write: MemberWrite, part: TaskRanges, batch_id: int, lease: LeaderLease | None) -> list[Any]:
     plan = write.plan
-    began = time.monotonic()
-    try:
-        rows = read_task_ranges(part)
-        if plan.exactly_once:
-            out = list(produce_task_batch(plan, write.conf, write.value_type, write.replay, batch_id, lease, rows))
-        else:
-            out = list(produce_partition(plan, write.conf, write.value_type, rows))
-    except Exception:  # the connector's task failed: reported, not raised (the other connectors commit)
-        yield failure_row(part.connector, part.task, traceback.format_exc(), _ms_since(began))
-        return
-    for result in out:
-        yield labelled(result, part.connector, _ms_since(began))
+    rows = read_task_ranges(part)
+    if plan.exactly_once:
+        return list(produce_task_batch(plan, write.conf, write.value_type, write.replay, batch_id, lease, rows))
+    return list(produce_partition(plan, write.conf, write.value_type, rows))
 
 
 def _ms_since(began: float) -> float:
