@@ -23,24 +23,14 @@ from bench.harness import Bench, log, wait_for
 from bench.measure import stats
 from bench.scenarios.connect import _proc_cpu, _processes
 from bench.scenarios.scale import SINK_CLASSES
-from bench.scenarios.sourcescale import CONNECT_JVM, IDLE_S, ROUNDS, STRING, _delete, _running
+from bench.scenarios.sourcescale import IDLE_S, ROUNDS, STRING, _delete, _running, beside_connect
 
 CONNECT_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 CONNECT_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 
 
 def run(bench: Bench) -> None:
-    from tests.connect_worker import ConnectWorker
-
-    levels = [int(x) for x in (bench.args.scale_levels or ("4" if bench.quick else "10,100,200,500")).split(",")]
-    worker = ConnectWorker(bench.broker.bootstrap, f"bench-ps-{bench.run_id}", log_dir=bench.work / "connect-ps",
-                           jvm_options=CONNECT_JVM).start()
-    try:
-        for level in levels:
-            for side in ("sparkcat", "connect"):
-                _level(bench, worker, side, level)
-    finally:
-        worker.stop()
+    beside_connect(bench, "ps", "10,100,200,500", _level)
 
 
 def _level(bench: Bench, worker: Any, side: str, n: int) -> None:

@@ -13,6 +13,7 @@ start), so neither side's load reaches the other's figures.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -29,15 +30,20 @@ IDLE_S = 10.0
 
 
 def run(bench: Bench) -> None:
+    beside_connect(bench, "ss", "10,100,200", _level)
+
+
+def beside_connect(bench: Bench, tag: str, levels: str, level: Callable[[Bench, Any, str, int], None]) -> None:
+    """Each level (``--scale-levels``, else ``levels``) on sparkcat and then on one Connect 4.1.1 worker, alone."""
     from tests.connect_worker import ConnectWorker
 
-    levels = [int(x) for x in (bench.args.scale_levels or ("4" if bench.quick else "10,100,200")).split(",")]
-    worker = ConnectWorker(bench.broker.bootstrap, f"bench-ss-{bench.run_id}", log_dir=bench.work / "connect-ss",
+    counts = [int(x) for x in (bench.args.scale_levels or ("4" if bench.quick else levels)).split(",")]
+    worker = ConnectWorker(bench.broker.bootstrap, f"bench-{tag}-{bench.run_id}", log_dir=bench.work / f"connect-{tag}",
                            jvm_options=CONNECT_JVM).start()
     try:
-        for level in levels:
+        for n in counts:
             for side in ("sparkcat", "connect"):
-                _level(bench, worker, side, level)
+                level(bench, worker, side, n)
     finally:
         worker.stop()
 

@@ -11,7 +11,6 @@ failing the Spark job (``shared_source``'s rows).
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +18,7 @@ from typing import Any
 from sparkcat.api.task_context import SinkTaskContext
 from sparkcat.spark.executor.batch_results import result_batch, Tally
 from sparkcat.spark.executor.kafka_ranges import read_ranges
-from sparkcat.spark.executor.shared_source import run_bounded
+from sparkcat.spark.executor.shared_source import member_tasks, run_bounded
 from sparkcat.spark.executor.sink_tasks import put_kafka_rows
 from sparkcat.spark.query_plan import QueryPlan, sink_position, tp_key
 
@@ -50,14 +49,9 @@ def put_members(writes: dict[str, SinkWrite], sink_batch: int, batches: Iterator
                 bound_s: float) -> Iterator[Any]:
     """Executor: each ``(task, payload)`` row's ranges read and put; rows of connectors not in ``writes`` (they
     left the query after the batch was planned) are skipped: they restart from their stored offsets."""
-    for batch in batches:
-        for payload in batch.column(batch.schema.get_field_index("payload")).to_pylist():
-            parts: list[SinkPart] = pickle.loads(payload)  # several connectors' tasks, put in turn
-            for part in parts:
-                write = writes.get(part.connector)
-                if write is not None:
-                    yield from run_bounded(lambda w=write, p=part: _put_task(w, p, sink_batch),
-                                           part.connector, part.task, bound_s)
+    for write, part in member_tasks(writes, batches):
+        yield from run_bounded(lambda w=write, p=part: _put_task(w, p, sink_batch), part.connector, part.task,
+                               bound_s)
 
 
 def _put_task(write: SinkWrite, part: SinkPart, sink_batch: int) -> list[Any]:

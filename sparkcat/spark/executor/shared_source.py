@@ -29,7 +29,7 @@ from sparkcat.spark.executor.source_to_kafka import produce_partition
 from sparkcat.spark.executor.source_txn import EOS_RESULT_SCHEMA, produce_task_batch
 from sparkcat.spark.query_plan import QueryPlan
 
-__all__ = ["MemberWrite", "SHARED_RESULT_SCHEMA", "SLOW_MARK", "produce_members", "run_bounded", "labelled",
+__all__ = ["MemberWrite", "SHARED_RESULT_SCHEMA", "SLOW_MARK", "produce_members", "member_tasks", "run_bounded", "labelled",
            "failure_row"]
 
 #: One row per connector task and Spark partition: ``EOS_RESULT_SCHEMA`` (``skipped``/``transaction_ms`` null
@@ -85,14 +85,20 @@ def produce_members(writes: dict[str, MemberWrite], batch_id: int, lease: Leader
                     batches: Iterator[Any], bound_s: float) -> Iterator[Any]:
     """Executor: each ``(task, payload)`` row's task read and produced; rows of connectors not in ``writes``
     (they left the query after the batch was planned) are skipped: they restart from their stored offsets."""
+    for write, part in member_tasks(writes, batches):
+        yield from run_bounded(lambda w=write, p=part: _produce_task(w, p, batch_id, lease),
+                               part.connector, part.task, bound_s)
+
+
+def member_tasks(writes: dict[str, Any], batches: Iterator[Any]) -> Iterator[tuple[Any, Any]]:
+    """Executor: ``(its connector's write, task)`` of each task in a shared batch's rows (each row several
+    connectors' tasks, run in turn), skipping connectors not in ``writes``."""
     for batch in batches:
         for payload in batch.column(batch.schema.get_field_index("payload")).to_pylist():
-            parts: list[TaskRanges] = pickle.loads(payload)  # several connectors' tasks, run in turn
-            for part in parts:
+            for part in pickle.loads(payload):
                 write = writes.get(part.connector)
                 if write is not None:
-                    yield from run_bounded(lambda w=write, p=part: _produce_task(w, p, batch_id, lease),
-                                           part.connector, part.task, bound_s)
+                    yield write, part
 
 
 def _produce_task(write: MemberWrite, part: TaskRanges, batch_id: int, lease: LeaderLease | None) -> list[Any]:
