@@ -14,7 +14,7 @@ fresh JVM, ``--master``, REST on), for the Kafka copy (``kafka``, at-least-once)
   ``GET /`` as the leader; its leader warm-up runs in the background meanwhile, ``--post-after-warm-up`` waits
   for it), timed from the POST;
 - ``warm``: the same connector under a new name (a new group, target and checkpoint), POSTed to the same driver
-  once the first is done;
+  once the first is done and the driver's warm-up logged its end;
 - ``promoted``: a standby (warmed up before it stands by, then kept for ``--standby-s``) takes over from a leader
   killed with SIGKILL (``tests.driver_process.kill_session``); the connector was created on the old leader
   STOPPED (``initial_state``), so no record moved before, and is resumed on the new leader as soon as it
@@ -203,6 +203,8 @@ def fresh_and_warm(run: Run, kind: str) -> dict[str, Any]:
     out["spark_session_s"] = None if session is None else round(session - process_start, 3)
     posted = run.post(port, f"{kind}-1", run.config(kind, f"{kind}-1"))
     out["fresh"] = timed(run, log, name, kind, f"{kind}-1", posted)
+    if run.args.warm_up != []:  # the warm driver's figure is a driver's whose warm-up is behind it
+        wait_until(lambda: warm_up_line(log, process_start), timeout_s=300, message="the leader's warm-up")
     out["warm_up"] = warm_up_line(log, process_start)
     posted = run.post(port, f"{kind}-2", run.config(kind, f"{kind}-2"))
     out["warm"] = timed(run, log, name, kind, f"{kind}-2", posted)
@@ -302,7 +304,7 @@ def main() -> None:
     p.add_argument("--kinds", default=",".join(KINDS), help="copy,delta (empty: neither)")
     p.add_argument("--cases", default="fresh,promoted,pyspark", help="fresh (and warm),promoted,pyspark")
     p.add_argument("--warm-up", default="default", help="the drivers' warm-up steps: default, none, or a list "
-                   "of stream,python_workers,kafka_reader,kafka_writer,delta")
+                   "of stream,python_workers,kafka_stream,kafka_writer,delta")
     p.add_argument("--post-after-warm-up", action="store_true", help="POST the fresh driver's first connector once "
                    "its warm-up logged its end (default: as soon as it is ready)")
     p.add_argument("--master", default="local[2]")

@@ -10,10 +10,10 @@ through them every ``KEEP_WARM_S`` while the driver stands by or runs no connect
 stay).
 
 ``warm_up`` runs named steps (``WARM_UP_STEPS``): the query above (``stream``), the Python workers alone
-(``python_workers``), and the native sinks' first use (``spark/driver/warm_writers.py``: Spark's Kafka reader
-and writer, Delta's writer). A standby runs ``STANDBY_STEPS`` before it stands by; a leader runs ``LEADER_STEPS`` in
+(``python_workers``), and the native sinks' first use (``spark/driver/warm_writers.py``: a Kafka stream into
+Spark's ``noop`` sink, Spark's Kafka writer, Delta's writer). A standby runs ``STANDBY_STEPS`` before it stands by; a leader runs ``LEADER_STEPS`` in
 a thread of its own (``BackgroundWarmUp``), so its REST API answers and connectors start meanwhile, once per
-SparkContext: batch jobs only, no streaming query and no checkpoint beside the connectors' own.
+SparkContext, with no query in the driver's session (the Kafka stream's is in a session of its own).
 """
 
 from __future__ import annotations
@@ -138,12 +138,12 @@ class KeepWarm:
 
 
 #: Every step a warm-up can run, in the order it runs them.
-WARM_UP_STEPS = ("stream", "python_workers", "kafka_reader", "kafka_writer", "delta")
+WARM_UP_STEPS = ("stream", "python_workers", "kafka_stream", "kafka_writer", "delta")
 #: A standby's (``stream`` ends with ``touch_workers``: ``python_workers`` would repeat it).
-STANDBY_STEPS = ("stream", "kafka_reader", "kafka_writer", "delta")
-#: A leader's: batch jobs only (a leader's streaming queries are its connectors'; the standby's ``stream``
-#: step adds a query and a checkpoint of its own, for the JVM classes of a source's micro-batch).
-LEADER_STEPS = ("python_workers", "kafka_reader", "kafka_writer", "delta")
+STANDBY_STEPS = ("stream", "kafka_stream", "kafka_writer", "delta")
+#: A leader's: no query in the driver's session (``kafka_stream`` runs in one of its own; the standby's
+#: ``stream`` adds one to the driver's, for the JVM classes of a source's micro-batch).
+LEADER_STEPS = ("python_workers", "kafka_stream", "kafka_writer", "delta")
 #: SparkContexts (application ids) whose leader warm-up ran: JVM classes and first-use set-up stay warm.
 _WARMED: set[str] = set()
 
@@ -193,8 +193,9 @@ def _run_step(spark: Any, places: WarmUpPlaces, step: str) -> bool:
         run_warm_up(spark, places.query_name, places.checkpoint_dir)
     elif step == "python_workers":
         touch_workers(spark)
-    elif step == "kafka_reader" and kafka and places.config_topic:
-        warm_writers.warm_kafka_reader(spark, kafka, places.config_topic)
+    elif step == "kafka_stream" and kafka and places.config_topic:
+        warm_writers.warm_kafka_stream(spark, kafka, places.config_topic, places.query_name,
+                                       f"{places.checkpoint_dir}-kafka")
     elif step == "kafka_writer" and kafka:
         warm_writers.warm_kafka_writer(spark, kafka)
     elif step == "delta":

@@ -2,12 +2,13 @@
 reading only sparkcat's own config topic and writing nowhere a user sees.
 
 A connector's first batch through these pays, once per JVM, for loading and JIT-compiling their classes and for
-their first-use set-up: Spark's Kafka source (its consumer and admin client, offset fetching), Spark's Kafka
+their first-use set-up: a streaming query's start, Spark's Kafka source (its consumer and admin client, offset fetching), Spark's Kafka
 writer (its producer pool), Delta's ``DeltaLog``, optimistic transaction, Parquet writer and statistics
 collection. Each function here runs one tiny batch job through one of them:
 
-- ``warm_kafka_reader``: reads the config topic (sparkcat's own, small, read by the driver anyway) once with
-  ``spark.read.format("kafka")`` and counts it.
+- ``warm_kafka_stream``: streams the config topic (sparkcat's own, small, read by the driver anyway) once with
+  ``readStream.format("kafka")`` into Spark's ``noop`` sink: the streaming engine's start, checkpoint and
+  micro-batch classes too.
 - ``warm_kafka_writer``: writes an empty partition with ``write.format("kafka")``: the task acquires a producer
   (classes, producer pool), sends no record, so no topic is created or written.
 - ``warm_delta``: appends one row to a Delta table in a scratch directory of the driver's checkpoint root,
@@ -19,10 +20,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sparkcat.errors import ConnectorError
 from sparkcat.spark.driver import hadoop_fs
 from sparkcat.spark.driver.pools import CONNECTORS_POOL, in_pool
 
-__all__ = ["warm_kafka_reader", "warm_kafka_writer", "warm_delta", "NO_TOPIC"]
+__all__ = ["warm_kafka_stream", "warm_kafka_writer", "warm_delta", "NO_TOPIC"]
 
 #: The topic option of the empty Kafka write; no record is sent, so it is never created (``_`` keeps it apart from
 #: topics a user names: Kafka refuses no such name, but sparkcat's reserved names start so).
@@ -30,12 +32,26 @@ NO_TOPIC = "_sparkcat-warm-up-writes-nothing"
 _DELTA_CLASS = "io.delta.tables.DeltaTable"
 
 
-def warm_kafka_reader(spark: Any, bootstrap_servers: str, config_topic: str) -> int:
-    """Read partition 0 of the config topic with Spark's Kafka source; the records it holds."""
-    with in_pool(spark, CONNECTORS_POOL):
-        return (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap_servers)
-                .option("assign", json.dumps({config_topic: [0]})).option("startingOffsets", "earliest")
-                .option("endingOffsets", "latest").load().count())
+def warm_kafka_stream(spark: Any, bootstrap_servers: str, config_topic: str, query_name: str, checkpoint_dir: str,
+                      timeout_s: float = 120.0) -> None:
+    """Stream partition 0 of the config topic into Spark's ``noop`` sink once (``availableNow``), in a session
+    of its own (its query is in no other session's ``streams.active``), then delete its checkpoint."""
+    session = spark.newSession()
+    hadoop_fs.delete(spark, checkpoint_dir)
+    try:
+        with in_pool(spark, CONNECTORS_POOL):  # the query's thread takes the starting thread's pool
+            query = (session.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap_servers)
+                     .option("assign", json.dumps({config_topic: [0]})).option("startingOffsets", "earliest").load()
+                     .selectExpr("value").writeStream.format("noop").queryName(query_name)
+                     .option("checkpointLocation", checkpoint_dir).trigger(availableNow=True).start())
+        try:
+            query.awaitTermination(timeout_s)
+        finally:
+            query.stop()
+        if query.exception() is not None:
+            raise ConnectorError(f"the warm-up's Kafka stream failed: {query.exception()}")
+    finally:
+        hadoop_fs.delete(spark, checkpoint_dir)
 
 
 def warm_kafka_writer(spark: Any, bootstrap_servers: str) -> None:
