@@ -199,7 +199,8 @@ def _run_step(spark: Any, places: WarmUpPlaces, step: str) -> bool:
     elif step == "kafka_writer" and kafka:
         warm_writers.warm_kafka_writer(spark, kafka)
     elif step == "delta":
-        return warm_writers.warm_delta(spark, places.scratch_dir)
+        source = (kafka, places.config_topic) if kafka and places.config_topic else None
+        return warm_writers.warm_delta(spark, places.scratch_dir, source, places.query_name)
     else:
         return False
     return True

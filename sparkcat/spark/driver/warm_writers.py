@@ -12,7 +12,8 @@ collection. Each function here runs one tiny batch job through one of them:
 - ``warm_kafka_writer``: writes an empty partition with ``write.format("kafka")``: the task acquires a producer
   (classes, producer pool), sends no record, so no topic is created or written.
 - ``warm_delta``: appends one row to a Delta table in a scratch directory of the driver's checkpoint root,
-  reads it back, and deletes the directory (only when Delta is on the class path).
+  reads it back, streams the config topic once into a second table there with Delta's streaming sink (with
+  Kafka stores), and deletes the directory (only when Delta is on the class path).
 """
 
 from __future__ import annotations
@@ -36,20 +37,28 @@ def warm_kafka_stream(spark: Any, bootstrap_servers: str, config_topic: str, que
                       timeout_s: float = 120.0) -> None:
     """Stream partition 0 of the config topic into Spark's ``noop`` sink once (``availableNow``), in a session
     of its own (its query is in no other session's ``streams.active``), then delete its checkpoint."""
+    _stream_once(spark, (bootstrap_servers, config_topic), "noop", None, query_name, checkpoint_dir, timeout_s)
+
+
+def _stream_once(spark: Any, source: tuple[str, str], fmt: str, path: str | None, query_name: str,
+                 checkpoint_dir: str, timeout_s: float) -> None:
+    """Partition 0 of ``source`` (bootstrap servers, topic) written once to ``fmt`` (at ``path``) by a streaming
+    query in a session of its own; its checkpoint deleted after."""
     session = spark.newSession()
     hadoop_fs.delete(spark, checkpoint_dir)
     try:
         with in_pool(spark, CONNECTORS_POOL):  # the query's thread takes the starting thread's pool
-            query = (session.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap_servers)
-                     .option("assign", json.dumps({config_topic: [0]})).option("startingOffsets", "earliest").load()
-                     .selectExpr("value").writeStream.format("noop").queryName(query_name)
-                     .option("checkpointLocation", checkpoint_dir).trigger(availableNow=True).start())
+            writer = (session.readStream.format("kafka").option("kafka.bootstrap.servers", source[0])
+                      .option("assign", json.dumps({source[1]: [0]})).option("startingOffsets", "earliest").load()
+                      .selectExpr("value", "offset").writeStream.format(fmt).queryName(query_name)
+                      .option("checkpointLocation", checkpoint_dir).trigger(availableNow=True))
+            query = writer.start(path) if path else writer.start()
         try:
             query.awaitTermination(timeout_s)
         finally:
             query.stop()
         if query.exception() is not None:
-            raise ConnectorError(f"the warm-up's Kafka stream failed: {query.exception()}")
+            raise ConnectorError(f"the warm-up's stream into {fmt} failed: {query.exception()}")
     finally:
         hadoop_fs.delete(spark, checkpoint_dir)
 
@@ -71,17 +80,34 @@ def delta_available(spark: Any) -> bool:
         return False
 
 
-def warm_delta(spark: Any, scratch_dir: str) -> bool:
-    """Append one row to a Delta table at ``scratch_dir``, read it back, delete the directory; False without Delta."""
+def warm_delta(spark: Any, scratch_dir: str, source: tuple[str, str] | None = None, query_name: str = "",
+               timeout_s: float = 120.0) -> bool:
+    """Append one row to a Delta table at ``scratch_dir`` and read it back, ask Delta's Python API whether it is
+    a table (as the delta sink does at its start), and with a ``source`` (bootstrap servers, topic) stream it
+    once into a second table with Delta's streaming sink; delete the directory. False without Delta."""
     if not delta_available(spark):
         return False
     hadoop_fs.delete(spark, scratch_dir)
     try:
         with in_pool(spark, CONNECTORS_POOL):
+            table = f"{scratch_dir}/batch"
             row = spark.range(0, 1, 1, 1).selectExpr("CAST(CAST(id AS STRING) AS BINARY) AS value",
                                                      "CAST(id AS BIGINT) AS offset")
-            row.write.format("delta").mode("append").save(scratch_dir)
-            spark.read.format("delta").load(scratch_dir).count()
+            row.write.format("delta").mode("append").save(table)
+            spark.read.format("delta").load(table).count()
+            _python_api(spark, table)
+        if source is not None:
+            _stream_once(spark, source, "delta", f"{scratch_dir}/stream", query_name, f"{scratch_dir}/checkpoint",
+                         timeout_s)
     finally:
         hadoop_fs.delete(spark, scratch_dir)
     return True
+
+
+def _python_api(spark: Any, table: str) -> None:
+    """Delta's Python package (``delta.tables``), imported and used once, when installed."""
+    try:
+        from delta.tables import DeltaTable
+    except ImportError:
+        return
+    DeltaTable.isDeltaTable(spark, table)
