@@ -13,6 +13,7 @@ import os
 import signal
 import socket
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 from sparkcat.errors import ConfigError, StorageError
@@ -42,9 +43,14 @@ class Driver:
     """One sparkcat driver: the herder and everything that feeds it."""
 
     def __init__(self, spark, worker: WorkerConfig, *, rest: bool = True, watch_pipelines: bool = True,
-                 stores: Stores | None = None):
-        """``stores``: the cluster's stores (default: opened from ``worker`` at start; the bench passes its own)."""
+                 stores: Stores | None = None, warm_up: Iterable[str] | None = None):
+        """``stores``: the cluster's stores (default: opened from ``worker`` at start; the bench passes its own).
+        ``warm_up``: the warm-up's steps (``spark/driver/warm_up.py``; default: ``STANDBY_STEPS`` on a standby,
+        ``LEADER_STEPS`` on a leader; the bench picks some to measure what each buys)."""
+        from sparkcat.spark.driver.warm_up import check_steps
         self.spark = spark
+        self._warm_up_steps = None if warm_up is None else check_steps(warm_up)
+        self._leader_warm_up = None  # BackgroundWarmUp: a leader's warm-up thread
         self._given_stores = stores
         self.worker = worker
         self.rest_enabled = rest
@@ -91,11 +97,13 @@ class Driver:
             log.warning("The config log was not read within the start-up timeout; continuing")
         if not self.herder.wait_role(self.worker.session_timeout_ms / 1000 + 30):
             log.warning("The group chose no leader within the start-up timeout; continuing as a standby")
-        if not self.herder.is_leader:
+        if self.spark is not None:
             self._warm_up()
-        from sparkcat.spark.driver.warm_up import KeepWarm
-        self._keep_warm = KeepWarm(self.spark, lambda: not self.herder.is_leader)
-        self._keep_warm.start()
+            from sparkcat.spark.driver.warm_up import KeepWarm
+            reconciler = self.reconciler
+            # Python workers idle for a minute end: kept while standing by, or leading no connector yet
+            self._keep_warm = KeepWarm(self.spark, lambda: not self.herder.is_leader or not reconciler.lifecycles)
+            self._keep_warm.start()
         if self.watch_pipelines:
             variables = {"state.dir": str(Path(self.worker.state_dir).resolve())}
             self._watcher = PipelineWatcher(self.herder, self.worker.pipelines_dir, variables=variables)
@@ -109,23 +117,37 @@ class Driver:
         return JavaPlugins(self.spark, self.worker.plugin_path, self.worker.plugin_discovery)
 
     def _warm_up(self) -> None:
-        """A standby readies what its promotion would otherwise wait for (``spark/warm_up.py``), writing nothing:
-        a tiny query of the connectors' kind (Python workers with sparkcat imported, JVM classes) and the
-        status store's producer (a promoted driver's first status write, 0.7 s measured, is on the way
-        to its first query start)."""
-        from sparkcat.config.names import WARM_UP_QUERY, dir_name
-        from sparkcat.policy import paths
-        from sparkcat.spark.driver.warm_up import run_warm_up
+        """Ready what a first connector would otherwise wait for (``spark/driver/warm_up.py``), writing nowhere
+        a user sees. A standby runs it before it stands by, and starts the status store's producer (a promoted
+        driver's first status write, 0.7 s measured, is on the way to its first query start); a leader runs
+        its part in the background, so ``/health`` and the first POST do not wait for it."""
+        from sparkcat.spark.driver.warm_up import (LEADER_STEPS, STANDBY_STEPS, BackgroundWarmUp, describe,
+                                                   warm_up)
 
-        checkpoint = paths.child_path(self.worker.checkpoint_root, f"_{WARM_UP_QUERY}-{dir_name(self.driver_id)}")
+        places, chosen = self._warm_up_places(), self._warm_up_steps
+        if self.herder.is_leader:
+            self._leader_warm_up = BackgroundWarmUp(self.spark, places, LEADER_STEPS if chosen is None else chosen)
+            self._leader_warm_up.start()
+            return
         try:
-            took = run_warm_up(self.spark, WARM_UP_QUERY, str(checkpoint))
+            took = warm_up(self.spark, places, STANDBY_STEPS if chosen is None else chosen)
             start_writer = getattr(self.stores.status.backend, "start_writer", None)
             if start_writer is not None:
                 start_writer()
-            log.info("Standby warmed up in %.2f s (a query of the connectors' kind, the status producer)", took)
+            log.info("Standby warmed up in %s and the status producer", describe(took))
         except Exception as e:  # noqa: BLE001 - only slower failover; the standby works without it
             log.warning("Warming up the standby failed: %s", e)
+
+    def _warm_up_places(self):
+        """The warm-up's query checkpoint and scratch Delta table: reserved names under the checkpoint root."""
+        from sparkcat.config.names import WARM_UP_QUERY, dir_name
+        from sparkcat.policy import paths
+        from sparkcat.spark.driver.warm_up import WarmUpPlaces
+
+        own = f"_{WARM_UP_QUERY}-{dir_name(self.driver_id)}"
+        return WarmUpPlaces(WARM_UP_QUERY, str(paths.child_path(self.worker.checkpoint_root, own)),
+                            str(paths.child_path(self.worker.checkpoint_root, f"{own}-delta")),
+                            self.worker.bootstrap_servers or "", self.worker.config_topic or "")
 
     @property
     def url(self) -> str:
@@ -177,6 +199,8 @@ class Driver:
             self._watcher.stop()
         if self._keep_warm is not None:
             self._keep_warm.stop()
+        if self._leader_warm_up is not None:
+            self._leader_warm_up.stop()
         if self.herder:
             self.herder.stop()
         drop_admins()  # the queries' metadata clients: left open they would reconnect to Kafka for ever
