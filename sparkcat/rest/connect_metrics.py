@@ -25,13 +25,16 @@ A metric sparkcat cannot compute honestly is not exposed; ``LEFT_OUT`` lists the
 
 from __future__ import annotations
 
+import functools
 import math
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client.core import GaugeMetricFamily, Metric
+
+from sparkcat import plugins
 
 #: Connect's metrics window for rates, averages and maxima (see the module docstring).
 WINDOW_S = 30.0
@@ -58,6 +61,40 @@ def prometheus_name(group: str, attribute: str) -> str:
     else:
         base = f"{group.removesuffix('-metrics')}_{attribute}"
     return "kafka_connect_" + base.replace("-", "_")
+
+
+@dataclass(frozen=True)
+class ConnectorIdentity:
+    """A connector's ``connector-class`` and ``connector-version`` as Connect reports them (its class's name and
+    ``version()``), with the class named as ``GET /connector-plugins`` names it."""
+
+    class_name: str
+    version: str | None = None
+
+
+def connector_identity(config_class: str, policy: Any = None) -> ConnectorIdentity:
+    """The identity of the connector whose ``connector.class`` is ``config_class`` (an alias, Java name or path).
+
+    A Java connector from plugin.path keeps the configured name and no version (its version lives in the
+    driver's JVM); a Python connector is named as ``GET /connector-plugins`` lists it, with its ``version()``.
+    """
+    name = (config_class or "").strip()
+    if policy is not None and policy.java_connector(name) is not None:
+        return ConnectorIdentity(name)
+    packages = tuple(policy.plugin_packages) if policy is not None else tuple(plugins.DEFAULT_PACKAGES)
+    return _python_identity(name, packages)
+
+
+@functools.lru_cache(maxsize=256)
+def _python_identity(name: str, packages: Sequence[str]) -> ConnectorIdentity:
+    path = plugins.class_path_of(name)
+    listed = {f"{cls.__module__}:{cls.__qualname__}": shown for shown, cls in plugins.builtin_plugins()}
+    try:
+        cls = plugins.connector_class(name, packages)
+        version = str(cls().version())
+    except Exception:  # a class that no longer loads: its class name still shows, no version
+        return ConnectorIdentity(listed.get(path, name))
+    return ConnectorIdentity(listed.get(f"{cls.__module__}:{cls.__qualname__}", listed.get(path, name)), version)
 
 
 @dataclass(frozen=True)
@@ -164,7 +201,10 @@ STATE_METRICS = (
      "1 for the task's state in its status (lower case, as Connect's MBean attribute)"),
     ("connector-metrics", "status", "status", "1 for the connector's state in its status (lower case)"),
     ("connector-metrics", "connector-type", "connector_type", "1, labelled source or sink"),
-    ("connector-metrics", "connector-class", "connector_class", "1, labelled with the config's connector.class"),
+    ("connector-metrics", "connector-class", "connector_class",
+     "1, labelled with the connector's class as GET /connector-plugins names it"),
+    ("connector-metrics", "connector-version", "connector_version",
+     "1, labelled with the connector's version() (not for Java connectors from plugin.path)"),
     ("connect-worker-metrics", "connector-count", "(none)", "connectors whose queries this driver runs"),
     ("connect-worker-metrics", "task-count", "(none)", "tasks of those connectors"),
     ("connect-worker-metrics", "connector-total-task-count", "(connector only)",
@@ -174,8 +214,8 @@ STATE_METRICS = (
 
 #: (group, attribute or attributes, why sparkcat leaves them out).
 LEFT_OUT = (
-    ("connector-metrics", "connector-version", "not exposed yet: the plugin's version is not kept with the "
-     "connector"),
+    ("connector-metrics", "connector-version of a Java connector from plugin.path",
+     "its version() is not asked of the driver's JVM at each scrape"),
     ("connector-task-metrics", "running-ratio, pause-ratio", "time spent per state is not kept"),
     ("connector-task-metrics", "offset-commit-avg/max-time-ms, offset-commit-success/failure-percentage",
      "offsets commit with the micro-batch; a failed commit fails the query, not counted apart"),
@@ -199,7 +239,7 @@ LEFT_OUT = (
 
 
 def collect(progress: Iterable[tuple[str, Any]], statuses: Iterable[dict[str, Any]],
-            classes: dict[str, str], now: float | None = None) -> Iterator[Metric]:
+            classes: dict[str, ConnectorIdentity], now: float | None = None) -> Iterator[Metric]:
     """Connect's metric families for ``progress`` (name, Progress), ``statuses`` and connector ``classes``."""
     now = time.time() if now is None else now
     progress, statuses = dict(progress), list(statuses)
@@ -231,7 +271,7 @@ def _task_metrics(views: list[TaskView]) -> Iterator[Metric]:
         yield family
 
 
-def _status_metrics(statuses: list[dict[str, Any]], classes: dict[str, str]) -> Iterator[Metric]:
+def _status_metrics(statuses: list[dict[str, Any]], classes: dict[str, ConnectorIdentity]) -> Iterator[Metric]:
     task_status = GaugeMetricFamily(prometheus_name("connector-task-metrics", "status"),
                                     "Kafka Connect connector-task-metrics status: 1 for the task's state.",
                                     labels=["connector", "task", "status"])
@@ -239,14 +279,18 @@ def _status_metrics(statuses: list[dict[str, Any]], classes: dict[str, str]) -> 
                                         f"Kafka Connect connector-metrics {attr}: 1, labelled with its value.",
                                         labels=["connector", label])
                 for attr, label in (("status", "status"), ("connector-type", "connector_type"),
-                                    ("connector-class", "connector_class"))}
+                                    ("connector-class", "connector_class"),
+                                    ("connector-version", "connector_version"))}
     for s in statuses:
         name = s["name"]
         families["status"].add_metric([name, s["connector"]["state"].lower()], 1)
         if s.get("type"):
             families["connector-type"].add_metric([name, s["type"]], 1)
-        if classes.get(name):
-            families["connector-class"].add_metric([name, classes[name]], 1)
+        identity = classes.get(name)
+        if identity is not None and identity.class_name:
+            families["connector-class"].add_metric([name, identity.class_name], 1)
+        if identity is not None and identity.version:
+            families["connector-version"].add_metric([name, identity.version], 1)
         for t in s["tasks"]:
             task_status.add_metric([name, str(t["id"]), t["state"].lower()], 1)
     yield task_status

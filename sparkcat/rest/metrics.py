@@ -66,9 +66,9 @@ _TASK_ERROR_METRICS = (
 )
 
 #: (name, progress) pairs (progress has ``records``, ``batches``, ``last_batch_s``),
-#: ``GET /connectors/NAME/status`` bodies and, optionally, each connector's ``connector.class``.
+#: ``GET /connectors/NAME/status`` bodies and, optionally, each connector's class and version.
 Snapshot = (tuple[Iterable[tuple[str, Any]], Iterable[dict[str, Any]]]
-            | tuple[Iterable[tuple[str, Any]], Iterable[dict[str, Any]], dict[str, str]])
+            | tuple[Iterable[tuple[str, Any]], Iterable[dict[str, Any]], dict[str, connect_metrics.ConnectorIdentity]])
 
 
 class ConnectorCollector:
@@ -144,7 +144,7 @@ def exposition(metrics: CollectorRegistry) -> str:
 
 
 def render(progress: Iterable[tuple[str, Any]], statuses: Iterable[dict[str, Any]],
-           classes: dict[str, str] | None = None, now: float | None = None) -> str:
+           classes: dict[str, connect_metrics.ConnectorIdentity] | None = None, now: float | None = None) -> str:
     """The exposition text for ``progress`` (name, progress), connector ``statuses`` and ``classes`` at ``now``."""
     return exposition(registry(lambda: (progress, statuses, classes or {}),
                                time.time if now is None else (lambda: now)))

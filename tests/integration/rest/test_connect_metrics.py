@@ -10,6 +10,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from sparkcat import __version__
 from sparkcat.bootstrap import Driver
 from sparkcat.config.worker import WorkerConfig
 from tests.broker import free_port
@@ -85,6 +86,8 @@ def test_a_source_and_a_sink_show_connect_s_metrics_matching_the_records_sent(sp
                       frozenset({connector, ("connector_type", kind)}))] == 1
         assert found[("kafka_connect_connector_metrics_connector_class",
                       frozenset({connector, ("connector_class", cls)}))] == 1
+        assert found[("kafka_connect_connector_metrics_connector_version",
+                      frozenset({connector, ("connector_version", __version__)}))] == 1
         assert found[("kafka_connect_worker_connector_running_task_count", frozenset({connector}))] == 1
     assert found[("kafka_connect_worker_connector_count", frozenset())] == 2
     assert found[("kafka_connect_worker_task_count", frozenset())] == 2

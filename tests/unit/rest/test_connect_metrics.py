@@ -6,6 +6,7 @@ import math
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from sparkcat import __version__
 from sparkcat.model.error_metrics import ErrorCounts
 from sparkcat.rest import connect_metrics, metrics
 from sparkcat.runtime.execution.progress import Progress
@@ -73,13 +74,16 @@ def test_a_source_task_has_the_source_group_and_a_task_without_batches_counts_ze
 
 def test_states_types_classes_and_worker_counts_carry_connect_s_labels():
     statuses = [status("s", "sink", "RUNNING", "FAILED", state="RUNNING"), status("other", "source", "PAUSED", state="PAUSED")]
-    found = samples({"s": progress(batch(NOW - 1, t0=1))}, statuses, {"s": "FileStreamSink"})
+    identity = connect_metrics.connector_identity("FileStreamSink")
+    found = samples({"s": progress(batch(NOW - 1, t0=1))}, statuses, {"s": identity})
     assert value(found, "kafka_connect_connector_status", connector="s", task="1", status="failed") == 1
     assert value(found, "kafka_connect_connector_metrics_status", connector="s", status="running") == 1
     assert value(found, "kafka_connect_connector_metrics_status", connector="other", status="paused") == 1
     assert value(found, "kafka_connect_connector_metrics_connector_type", connector="s", connector_type="sink") == 1
     assert value(found, "kafka_connect_connector_metrics_connector_class", connector="s",
-                 connector_class="FileStreamSink") == 1
+                 connector_class="org.apache.kafka.connect.file.FileStreamSinkConnector") == 1
+    assert value(found, "kafka_connect_connector_metrics_connector_version", connector="s",
+                 connector_version=__version__) == 1
     # the worker group covers the connectors this driver runs ("other" has a status but no query here)
     assert value(found, "kafka_connect_worker_connector_count") == 1
     assert value(found, "kafka_connect_worker_task_count") == 2
@@ -104,3 +108,12 @@ def test_every_exposed_metric_is_connect_s_and_in_the_table_of_docs_running():
     assert connect_metrics.reference_table() in doc
     for m in connect_metrics.TASK_METRICS:
         assert f"`{m.name}`" in doc and m.name.startswith("kafka_connect_")
+
+
+def test_a_connector_class_is_named_as_connector_plugins_names_it_with_its_version():
+    assert connect_metrics.connector_identity("file-source") == connect_metrics.ConnectorIdentity(
+        "org.apache.kafka.connect.file.FileStreamSourceConnector", __version__)
+    assert connect_metrics.connector_identity("increment").class_name == \
+        "sparkcat.connectors.increment:IncrementSourceConnector"
+    assert connect_metrics.connector_identity("no.such.Connector") == connect_metrics.ConnectorIdentity(
+        "no.such.Connector")
