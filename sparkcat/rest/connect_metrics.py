@@ -198,8 +198,9 @@ TASK_METRICS = (
 #: (group, attribute, labels beyond connector and task, how) of the metrics computed from statuses and configs.
 STATE_METRICS = (
     ("connector-task-metrics", "status", "task, status",
-     "1 for the task's state in its status (lower case, as Connect's MBean attribute)"),
-    ("connector-metrics", "status", "status", "1 for the connector's state in its status (lower case)"),
+     "1 for the task's state in its status (lower case, as Connect's MBean attribute), on the driver that runs it"),
+    ("connector-metrics", "status", "status",
+     "1 for the connector's state in its status (lower case), on the driver that runs it"),
     ("connector-metrics", "connector-type", "connector_type", "1, labelled source or sink"),
     ("connector-metrics", "connector-class", "connector_class",
      "1, labelled with the connector's class as GET /connector-plugins names it"),
@@ -242,7 +243,10 @@ def collect(progress: Iterable[tuple[str, Any]], statuses: Iterable[dict[str, An
             classes: dict[str, ConnectorIdentity], now: float | None = None) -> Iterator[Metric]:
     """Connect's metric families for ``progress`` (name, Progress), ``statuses`` and connector ``classes``."""
     now = time.time() if now is None else now
-    progress, statuses = dict(progress), list(statuses)
+    progress = dict(progress)
+    # as a Connect worker has the MBeans of the connectors it runs only: a standby driver shows none, and
+    # a dashboard summing over every driver it scrapes counts each connector once
+    statuses = [s for s in statuses if s["name"] in progress]
     yield from _task_metrics(_task_views(progress, statuses, now))
     yield from _status_metrics(statuses, classes)
     yield from _worker_metrics(progress, statuses)
@@ -299,24 +303,23 @@ def _status_metrics(statuses: list[dict[str, Any]], classes: dict[str, Connector
 
 def _worker_metrics(progress: dict[str, Any], statuses: list[dict[str, Any]]) -> Iterator[Metric]:
     """connect-worker-metrics: the connectors this driver runs, and each one's tasks by state."""
-    mine = [s for s in statuses if s["name"] in progress]
     count = GaugeMetricFamily(prometheus_name("connect-worker-metrics", "connector-count"),
                               "Kafka Connect connect-worker-metrics connector-count: connectors this driver runs.")
     count.add_metric([], len(progress))
     tasks = GaugeMetricFamily(prometheus_name("connect-worker-metrics", "task-count"),
                               "Kafka Connect connect-worker-metrics task-count: tasks of the connectors it runs.")
-    tasks.add_metric([], sum(len(s["tasks"]) for s in mine))
+    tasks.add_metric([], sum(len(s["tasks"]) for s in statuses))
     yield from (count, tasks)
     total = GaugeMetricFamily(prometheus_name("connect-worker-metrics", "connector-total-task-count"),
                               "Kafka Connect connect-worker-metrics connector-total-task-count.", labels=["connector"])
-    for s in mine:
+    for s in statuses:
         total.add_metric([s["name"]], len(s["tasks"]))
     yield total
     for state in _TASK_STATES:
         attr = f"connector-{state}-task-count"
         family = GaugeMetricFamily(prometheus_name("connect-worker-metrics", attr),
                                    f"Kafka Connect connect-worker-metrics {attr}.", labels=["connector"])
-        for s in mine:
+        for s in statuses:
             family.add_metric([s["name"]], sum(1 for t in s["tasks"] if t["state"].lower() == state))
         yield family
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import re
+import zipfile
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -78,7 +80,6 @@ def test_states_types_classes_and_worker_counts_carry_connect_s_labels():
     found = samples({"s": progress(batch(NOW - 1, t0=1))}, statuses, {"s": identity})
     assert value(found, "kafka_connect_connector_status", connector="s", task="1", status="failed") == 1
     assert value(found, "kafka_connect_connector_metrics_status", connector="s", status="running") == 1
-    assert value(found, "kafka_connect_connector_metrics_status", connector="other", status="paused") == 1
     assert value(found, "kafka_connect_connector_metrics_connector_type", connector="s", connector_type="sink") == 1
     assert value(found, "kafka_connect_connector_metrics_connector_class", connector="s",
                  connector_class="org.apache.kafka.connect.file.FileStreamSinkConnector") == 1
@@ -89,7 +90,9 @@ def test_states_types_classes_and_worker_counts_carry_connect_s_labels():
     assert value(found, "kafka_connect_worker_task_count") == 2
     assert value(found, "kafka_connect_worker_connector_failed_task_count", connector="s") == 1
     assert value(found, "kafka_connect_worker_connector_running_task_count", connector="s") == 1
-    assert ("kafka_connect_worker_connector_total_task_count", frozenset({("connector", "other")})) not in found
+    # as a Connect worker shows only the connectors it runs: "other" (a status, no query here) has no series
+    assert not [name for name, labels in found if ("connector", "other") in labels and name.startswith("kafka_connect")]
+    assert value(found, "sparkcat_connector_state", connector="other", state="PAUSED", worker_id="h:1") == 1
 
 
 def test_task_error_metrics_appear_under_connect_s_names_and_timestamp_unit():
@@ -117,3 +120,20 @@ def test_a_connector_class_is_named_as_connector_plugins_names_it_with_its_versi
         "sparkcat.connectors.increment:IncrementSourceConnector"
     assert connect_metrics.connector_identity("no.such.Connector") == connect_metrics.ConnectorIdentity(
         "no.such.Connector")
+
+
+def connect_registry_names() -> set[str]:
+    """The metric and group names in Connect 4.1's ``ConnectMetricsRegistry`` (connect-runtime in .jars/connect)."""
+    jars = sorted((REPO / ".jars" / "connect").glob("connect-runtime-4.1.*.jar"))
+    assert jars, "no connect-runtime 4.1 jar in .jars/connect: run tests/run.sh (scripts/jars.sh resolves it)"
+    with zipfile.ZipFile(jars[-1]) as jar:
+        code = jar.read("org/apache/kafka/connect/runtime/ConnectMetricsRegistry.class")
+    return {m.decode() for m in re.findall(rb"[a-z]+(?:-[a-z]+)*", code)}
+
+
+def test_every_exposed_metric_is_named_as_in_connect_4_1_s_registry():
+    names = connect_registry_names()
+    exposed = [(m.group, m.attribute) for m in connect_metrics.TASK_METRICS] + \
+        [(group, attr) for group, attr, *_ in connect_metrics.STATE_METRICS]
+    for group, attr in exposed:
+        assert group in names and attr in names, (group, attr)
