@@ -26,8 +26,9 @@ class TaskProgress:
 
     batches: int = 0
     records: int = 0
-    # the task's last batches as (committed at, records): its rates, batch sizes over Connect's metrics window
-    history: deque = field(default_factory=lambda: deque(maxlen=300), repr=False)
+    # the task's batches of the last minute as (committed at, records): its rates, batch sizes over Connect's
+    # metrics window (30 s); older ones are dropped as batches come, at most 2000 (a batch each 30 ms) are kept
+    history: deque = field(default_factory=lambda: deque(maxlen=2000), repr=False)
 
 
 @dataclass
@@ -75,6 +76,8 @@ class Progress:
             totals.batches += 1
             totals.records += task.records
             totals.history.append((self.last_batch_at, task.records))
+            while totals.history[0][0] < self.last_batch_at - 60:
+                totals.history.popleft()
             counts = self.task_errors.setdefault(task.task, ErrorCounts())
             if task.errors is not None:
                 counts.add(task.errors)

@@ -65,6 +65,15 @@ def test_a_sink_task_s_totals_rates_and_batch_sizes_are_over_connect_s_30_second
     assert not any(name.startswith("kafka_connect_source_task_") for name, _ in found)
 
 
+def test_a_fast_task_s_rate_counts_every_batch_of_the_window_and_old_batches_are_dropped():
+    # a batch each 50 ms for 25 s: 500 batches of 2 records, all inside the 30 s window
+    fast = progress(batch(NOW - 120, t0=1000), *(batch(NOW - 25 + i * 0.05, t0=2) for i in range(500)))
+    found = samples({"f": fast}, [status("f", "sink", "RUNNING")])
+    assert value(found, "kafka_connect_sink_task_sink_record_read_rate", connector="f", task="0") == 1000 / 30
+    assert value(found, "kafka_connect_sink_task_sink_record_read_total", connector="f", task="0") == 2000
+    assert len(fast.tasks[0].history) == 500  # the batch of two minutes ago is gone, its records counted
+
+
 def test_a_source_task_has_the_source_group_and_a_task_without_batches_counts_zero():
     source = progress(batch(NOW - 1, t0=7))
     found = samples({"src": source}, [status("src", "source", "RUNNING", "UNASSIGNED")])
