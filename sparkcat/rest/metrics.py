@@ -9,15 +9,21 @@ task-error-metrics group) under Connect's names with ``-`` as ``_``, e.g.
 ``sparkcat_task_total_record_errors{connector,task}``. They are cumulative sums, exposed
 untyped (as the Prometheus JMX exporter shows Connect's) so that they keep those names
 rather than gaining a ``_total`` suffix.
+
+Connect's own metric groups, under the names the Prometheus JMX exporter gives them, come from
+``rest.connect_metrics``.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric, UnknownMetricFamily
+
+from sparkcat.rest import connect_metrics
 
 #: The text format generate_latest writes (0.0.4), as this endpoint has always declared it.
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -59,20 +65,22 @@ _TASK_ERROR_METRICS = (
      "dlq_produce_failures"),
 )
 
-#: (name, progress) pairs (progress has ``records``, ``batches``, ``last_batch_s``) and
-#: ``GET /connectors/NAME/status`` bodies.
-Snapshot = tuple[Iterable[tuple[str, Any]], Iterable[dict[str, Any]]]
+#: (name, progress) pairs (progress has ``records``, ``batches``, ``last_batch_s``),
+#: ``GET /connectors/NAME/status`` bodies and, optionally, each connector's class and version.
+Snapshot = (tuple[Iterable[tuple[str, Any]], Iterable[dict[str, Any]]]
+            | tuple[Iterable[tuple[str, Any]], Iterable[dict[str, Any]], dict[str, connect_metrics.ConnectorIdentity]])
 
 
 class ConnectorCollector:
     """A prometheus_client collector over what ``read`` returns at each scrape."""
 
-    def __init__(self, read: Callable[[], Snapshot]):
-        self.read = read
+    def __init__(self, read: Callable[[], Snapshot], clock: Callable[[], float] = time.time):
+        self.read, self.clock = read, clock  # clock: the wall time Connect's rate windows end at
 
     def collect(self) -> Iterator[Metric]:
-        progress, statuses = self.read()
-        progress, statuses = list(progress), list(statuses)
+        snapshot = self.read()
+        progress, statuses = list(snapshot[0]), list(snapshot[1])
+        classes = snapshot[2] if len(snapshot) > 2 else {}
         for name, family, help_text, attr in _CONNECTOR_METRICS:
             metric = family(name, help_text, labels=["connector"])
             for connector, p in progress:
@@ -104,6 +112,7 @@ class ConnectorCollector:
                 task_failed.add_metric([s["name"], str(t["id"])], 1 if t["state"] == "FAILED" else 0)
         yield from (connector_state, task_state, task_failed, restarts)
         yield from _task_errors(progress)
+        yield from connect_metrics.collect(progress, statuses, classes, self.clock())
 
 
 def _task_errors(progress: list[tuple[str, Any]]) -> Iterator[Metric]:
@@ -123,10 +132,10 @@ def _task_errors(progress: list[tuple[str, Any]]) -> Iterator[Metric]:
     yield last
 
 
-def registry(read: Callable[[], Snapshot]) -> CollectorRegistry:
+def registry(read: Callable[[], Snapshot], clock: Callable[[], float] = time.time) -> CollectorRegistry:
     """A registry holding only the connector collector (not the process-wide default one)."""
     out = CollectorRegistry(auto_describe=False)
-    out.register(ConnectorCollector(read))
+    out.register(ConnectorCollector(read, clock))
     return out
 
 
@@ -134,6 +143,8 @@ def exposition(metrics: CollectorRegistry) -> str:
     return generate_latest(metrics).decode()
 
 
-def render(progress: Iterable[tuple[str, Any]], statuses: Iterable[dict[str, Any]]) -> str:
-    """The exposition text for ``progress`` (name, progress) and connector ``statuses``."""
-    return exposition(registry(lambda: (progress, statuses)))
+def render(progress: Iterable[tuple[str, Any]], statuses: Iterable[dict[str, Any]],
+           classes: dict[str, connect_metrics.ConnectorIdentity] | None = None, now: float | None = None) -> str:
+    """The exposition text for ``progress`` (name, progress), connector ``statuses`` and ``classes`` at ``now``."""
+    return exposition(registry(lambda: (progress, statuses, classes or {}),
+                               time.time if now is None else (lambda: now)))

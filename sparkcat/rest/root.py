@@ -8,7 +8,7 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from sparkcat.errors import NotFoundError
-from sparkcat.rest import metrics
+from sparkcat.rest import connect_metrics, metrics
 from sparkcat.rest.context import RestContext
 
 HEALTHY = {"status": "healthy", "message": "Worker has completed startup and is ready to handle requests."}
@@ -64,11 +64,11 @@ def _unhealthy(reason: str) -> JSONResponse:
 
 
 def _metrics_snapshot(ctx: RestContext) -> metrics.Snapshot:
-    """Progress of the connectors this driver runs and, once the herder is ready, their statuses."""
+    """Progress of the connectors this driver runs and, once the herder is ready, their statuses and classes."""
     herder = ctx.driver.herder
     if herder is None:
-        return [], []
-    statuses = []
+        return [], [], {}
+    statuses, classes = [], {}
     if ctx.ready:
         state = herder.snapshot()
         for name in state.connectors():
@@ -76,4 +76,6 @@ def _metrics_snapshot(ctx: RestContext) -> metrics.Snapshot:
                 statuses.append(herder.connector_status(name, state))
             except NotFoundError:
                 continue
-    return herder.connector_progress(), statuses
+            classes[name] = connect_metrics.connector_identity(
+                (state.connector_config(name) or {}).get("connector.class", ""), ctx.policy)
+    return herder.connector_progress(), statuses, classes

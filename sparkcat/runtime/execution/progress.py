@@ -21,6 +21,17 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
+class TaskProgress:
+    """What one task's committed batches held: Connect's per-task metrics (``rest.connect_metrics``) read it."""
+
+    batches: int = 0
+    records: int = 0
+    # the task's batches of the last minute as (committed at, records): its rates, batch sizes over Connect's
+    # metrics window (30 s); older ones are dropped as batches come, at most 2000 (a batch each 30 ms) are kept
+    history: deque = field(default_factory=lambda: deque(maxlen=2000), repr=False)
+
+
+@dataclass
 class Progress:
     """What this driver's queries of one connector committed since it started (``GET /metrics``).
 
@@ -43,6 +54,8 @@ class Progress:
     transaction_ms: float = 0.0
     # Connect's error handling metrics of each task that committed a batch (zeros until a record fails)
     task_errors: dict[int, ErrorCounts] = field(default_factory=dict)
+    # each task's batches and records (the tasks that took part in a committed batch)
+    tasks: dict[int, TaskProgress] = field(default_factory=dict)
 
     @property
     def transaction_s(self) -> float:
@@ -59,6 +72,12 @@ class Progress:
             self.transaction_batches += 1
             self.transaction_ms += result.transaction_ms
         for task in result.tasks.values():
+            totals = self.tasks.setdefault(task.task, TaskProgress())
+            totals.batches += 1
+            totals.records += task.records
+            totals.history.append((self.last_batch_at, task.records))
+            while totals.history[0][0] < self.last_batch_at - 60:
+                totals.history.popleft()
             counts = self.task_errors.setdefault(task.task, ErrorCounts())
             if task.errors is not None:
                 counts.add(task.errors)
@@ -86,7 +105,9 @@ class Progress:
         recent = sum(1 for at in list(self._recent) if at > now - 60)
         return replace(self, _recent=deque(), history=deque(), batches_last_minute=recent,
                        offsets_behind_latest=offsets_behind(query),
-                       task_errors={t: replace(c) for t, c in list(self.task_errors.items())})
+                       task_errors={t: replace(c) for t, c in list(self.task_errors.items())},
+                       tasks={t: replace(p, history=deque(list(p.history)))
+                              for t, p in list(self.tasks.items())})
 
 
 def offsets_behind(query: Any) -> float | None:

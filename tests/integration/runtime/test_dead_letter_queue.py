@@ -230,3 +230,7 @@ def test_every_reported_record_shows_in_its_tasks_error_metrics(run):
     text = metrics.render(run.driver.herder.connector_progress(), [])
     assert 'sparkcat_task_deadletterqueue_produce_requests{connector="sink-all",task="0"} 1.0' in text
     assert 'sparkcat_task_total_records_skipped{connector="source-all",task="0"} 1.0' in text
+    # the same counters under Connect's task-error-metrics names, as the JMX exporter shows Connect's
+    assert 'kafka_connect_task_error_deadletterqueue_produce_requests{connector="sink-all",task="0"} 1.0' in text
+    assert 'kafka_connect_task_error_total_records_skipped{connector="source-all",task="0"} 1.0' in text
+    assert 'kafka_connect_task_error_total_errors_logged{connector="sink-all",task="0"} 1.0' in text
