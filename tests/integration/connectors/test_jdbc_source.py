@@ -177,8 +177,13 @@ def test_tables_into_topics_through_the_driver_keep_offsets_across_tasks_max(spa
             db.execute(f"INSERT INTO {t} (name) SELECT '{t}-' || g FROM generate_series(51, 60) g")
         wait_until(lambda: all(len(read_json_values(broker.bootstrap, prefix + t)) >= 60 for t in ("t1", "t2")),
                    timeout_s=120, message="the new rows after tasks.max changed")
-        time.sleep(1)
-        offsets = {json.dumps(p, sort_keys=True): o for p, o in driver.herder.connector_offsets("pg")}
+
+        def stored() -> dict:
+            return {json.dumps(p, sort_keys=True): o for p, o in driver.herder.connector_offsets("pg")}
+        # the batch that wrote each table's last row committed: nothing more can arrive until the offsets change
+        wait_until(lambda: sorted(o.get("incrementing") for o in stored().values()) == [60, 60],
+                   message=lambda: f"both tables' offsets at 60: {stored()}")
+        offsets = stored()
         # Offsets written in Connect JDBC's format (as `PATCH /connectors/pg/offsets` takes them) are honoured.
         driver.herder.set_target_state("pg", TargetState.STOPPED)
         wait_until(lambda: status_of(driver, "pg")["connector"]["state"] == "STOPPED", timeout_s=60,
@@ -188,7 +193,8 @@ def test_tables_into_topics_through_the_driver_keep_offsets_across_tasks_max(spa
         driver.herder.set_target_state("pg", TargetState.STARTED)
         wait_until(lambda: len(read_json_values(broker.bootstrap, prefix + "t1")) >= 65, timeout_s=120,
                    message="t1 again from id 56")
-        time.sleep(1)
+        wait_until(lambda: stored().get(json.dumps(t1, sort_keys=True)) == {"incrementing": 60},
+                   message=lambda: f"t1's offset back at 60: {stored()}")
     finally:
         driver.stop()
     assert [v["id"] for v in read_json_values(broker.bootstrap, prefix + "t1")][60:] == [56, 57, 58, 59, 60]
@@ -224,7 +230,9 @@ def test_table_to_table_without_kafka_through_a_sink_connector(spark, broker, po
             wait_until(lambda: copied() >= 300, timeout_s=120, message="the table copied")
             db.execute("INSERT INTO src (name, amount) VALUES ('late', 1.25)")
             wait_until(lambda: copied() >= 301, timeout_s=60, message="the new row copied")
-            time.sleep(1)
+            # its batch committed: nothing more can arrive (a duplicate would come from a replay, before this)
+            wait_until(lambda: [o for _, o in driver.herder.connector_offsets("pg-copy")] == [{"incrementing": 301}],
+                       message=lambda: f"pg-copy's offset at 301: {driver.herder.connector_offsets('pg-copy')}")
         finally:
             driver.stop()
         assert out.execute("SELECT count(*), count(DISTINCT id), sum(amount) FROM copy_src").fetchone() == (
