@@ -147,6 +147,11 @@ class SinkTask(Task):
     wants_raw_bytes: ClassVar[bool] = False
     """True: keys and values arrive as the bytes in Kafka, whatever converters the config names."""
 
+    skips_by_position: ClassVar[bool] = False
+    """True: a task that skips replayed batches (``begin_batch``) also skips, when its context says
+    ``shared_query``, every record at a Kafka position it already made durable, so its connector may share a
+    query with others (which never replay a batch with its id) and keep its guarantee."""
+
     def initialize(self, context: SinkTaskContext) -> None:
         """Receive what the task may know of its worker, before ``start`` (Connect's ``SinkTask.initialize``).
 

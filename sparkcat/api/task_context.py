@@ -23,3 +23,6 @@ class SinkTaskContext:
     task_id: int
     bootstrap_servers: str = ""
     kafka_config: dict[str, str] = field(default_factory=dict)
+    # The task runs in a query shared with other connectors (docs/running.md): a batch is never replayed with
+    # its id, so a task that skips what it already made durable does so by its records' Kafka positions.
+    shared_query: bool = False

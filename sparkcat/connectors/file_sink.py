@@ -43,6 +43,14 @@ crash between writing lines and recording ``committed`` leaves that attempt's
 lines in place and the replay writes them again (at-least-once for that window;
 committed batches are still never repeated). Without ``begin_batch`` (a runtime
 that does not call it) the task appends like Connect: at-least-once.
+
+In a query shared with other sinks (``SinkTaskContext.shared_query``; docs/running.md) a
+batch is never replayed with its id: a connector that stopped or crashed comes back from
+its stored positions, in a batch of a new id. So there the sidecar also records, at each
+``committed``, the next Kafka offset of every partition the task wrote
+(``"positions": {"topic:partition": next}``), and ``put`` skips every record below it;
+a ``started`` batch of any id is cut back. Lines appear exactly once with one task there
+too (``skips_by_position``).
 """
 
 from __future__ import annotations
@@ -126,6 +134,7 @@ class FileStreamSinkTask(Versioned, SinkTask):
     """Appends lines; a sidecar of the latest micro-batch makes replays write each batch once."""
 
     plugin_version = __version__
+    skips_by_position = True  # in a shared query: by the Kafka positions in its sidecar (module doc)
 
     def __init__(self) -> None:
         self._filename = ""
@@ -133,6 +142,8 @@ class FileStreamSinkTask(Versioned, SinkTask):
         self._sole_writer = True
         self._out: IO[bytes] | None = None
         self._state: dict[str, Any] | None = None
+        self._positions: dict[str, int] = {}  # next offset per "topic:partition" made durable (shared queries)
+        self._seen: dict[str, int] = {}       # the same for this batch's records, until its commit
         self._skipping = False
         self._batch: int | None = None
         self._start_length: int | None = None
@@ -150,9 +161,17 @@ class FileStreamSinkTask(Versioned, SinkTask):
         except OSError as e:
             raise ConnectorError(f"Couldn't find or create file '{self._filename}' for FileStreamSinkTask: {e}") from e
         self._state = self._read_state()
+        self._positions = dict((self._state or {}).get("positions") or {})
+        self._seen = {}
         self._skipping = False
         self._batch = None
         self._start_length = None
+
+    @property
+    def _by_position(self) -> bool:
+        """In a shared query (the runtime's context says so) a replay comes with a new id: skip by position."""
+        context = getattr(self, "context", None)
+        return bool(context is not None and context.shared_query)
 
     # ---- sidecar
 
@@ -196,25 +215,34 @@ class FileStreamSinkTask(Versioned, SinkTask):
             raise ConnectorError("FileStreamSinkTask is not started")
         state = self._state or {}
         last = state.get("batch")
-        if isinstance(last, int) and (batch_id < last or (batch_id == last and state.get("state") == COMMITTED)):
+        if not self._by_position and isinstance(last, int) and (
+                batch_id < last or (batch_id == last and state.get("state") == COMMITTED)):
             log.info("Batch %d already committed to %s by task %s; skipping it", batch_id, self._filename,
                      self._task_id)
             self._skipping, self._batch = True, batch_id
             return False
         length = self._file_length()
-        if last == batch_id and state.get("state") == STARTED:
-            start_length = int(state["start_length"])
-            if self._sole_writer and length > start_length:
-                log.warning("Replaying batch %d: cutting %s back from %d to %d bytes", batch_id, self._filename,
-                            length, start_length)
-                os.truncate(self._filename, start_length)
-                length = self._file_length()
-            elif length > start_length:
-                log.warning("Replaying batch %d of %s shared with other tasks: lines of the failed attempt stay",
-                            batch_id, self._filename)
-        self._write_state({"batch": batch_id, "state": STARTED, "task": self._task_id, "start_length": length})
+        # A replay of a batch that died mid-way: the same id, or in a shared query any id (module doc).
+        if state.get("state") == STARTED and (last == batch_id or self._by_position):
+            length = self._cut_back(state, last, length)
+        self._write_state({"batch": batch_id, "state": STARTED, "task": self._task_id, "start_length": length,
+                           "positions": self._positions})
         self._skipping, self._batch, self._start_length = False, batch_id, length
+        self._seen = {}
         return True
+
+    def _cut_back(self, state: dict[str, Any], last: Any, length: int) -> int:
+        """The file without the lines of batch ``last``, which started and never committed (sole writer only)."""
+        start_length = int(state["start_length"])
+        if self._sole_writer and length > start_length:
+            log.warning("Batch %s did not commit: cutting %s back from %d to %d bytes", last, self._filename,
+                        length, start_length)
+            os.truncate(self._filename, start_length)
+            return self._file_length()
+        if length > start_length:
+            log.warning("Batch %s of %s, shared with other tasks, did not commit: its lines stay", last,
+                        self._filename)
+        return length
 
     def put(self, records: Iterable[SinkRecord]) -> None:
         """Append each record's value as one line (nothing while skipping a committed batch)."""
@@ -223,7 +251,13 @@ class FileStreamSinkTask(Versioned, SinkTask):
         if self._out is None:
             raise ConnectorError("FileStreamSinkTask is not started")
         write = self._out.write
+        by_position = self._by_position
         for record in records:
+            if by_position:
+                key = f"{record.topic}:{record.kafka_partition}"
+                if record.kafka_offset < self._positions.get(key, -1):
+                    continue  # made durable before: its batch's positions were not stored when the driver stopped
+                self._seen[key] = max(self._seen.get(key, -1), record.kafka_offset + 1)
             write(record_text(record.value).encode("utf-8") + b"\n")
 
     def flush(self, batch_id: int) -> None:
@@ -236,14 +270,16 @@ class FileStreamSinkTask(Versioned, SinkTask):
         self._out.flush()
         os.fsync(self._out.fileno())
         start_length = self._start_length if self._batch == batch_id else None
+        self._positions.update(self._seen)
         self._write_state({
             "batch": batch_id,
             "state": COMMITTED,
             "task": self._task_id,
             "start_length": start_length,
             "end_length": os.fstat(self._out.fileno()).st_size,
+            "positions": self._positions,
         })
-        self._skipping, self._batch, self._start_length = False, None, None
+        self._skipping, self._batch, self._start_length, self._seen = False, None, None, {}
 
     def stop(self) -> None:
         if self._out is not None:

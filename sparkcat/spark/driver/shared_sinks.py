@@ -12,8 +12,9 @@ the executors read and put them (``executor.shared_sink``). Positions go to the 
 starts there again too.
 
 Sinks that need Spark's own replay of a batch keep a query of their own (``own_query_reason``): a task that
-skips replayed batches by id (``begin_batch``, e.g. the file and JDBC sinks' exactly once), since a shared
-query never replays a member's batch.
+skips replayed batches by id (``begin_batch``, e.g. the JDBC sink's exactly once), since a shared query never
+replays a member's batch, unless it also skips by Kafka position (``SinkTask.skips_by_position``: the file
+sink), which its tasks learn from ``SinkTaskContext.shared_query``.
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ def own_query_reason(plan: QueryPlan) -> str | None:
             return "Spark writes it (native_write)"
         if connector.writes_batches():
             return "writes whole batches (batch_writer)"
-    if isinstance(task, type) and issubclass(task, SinkTask) and task.begin_batch is not SinkTask.begin_batch:
+    if isinstance(task, type) and issubclass(task, SinkTask) and task.begin_batch is not SinkTask.begin_batch \
+            and not task.skips_by_position:
         return "its tasks skip replayed batches by id (begin_batch), which needs Spark's replay"
     return None
 
@@ -78,7 +80,8 @@ def new_member(spark: SparkSession, plan: QueryPlan, running: Any, store: Any) -
     start = sink_starting_offsets(plan, store)
     consumer = consumer_settings(plan.bootstrap_servers, plan.kafka_config, _resolved_overrides(plan),
                                  {"isolation.level": "read_committed"})
-    write = SinkWrite(plan, consumer, task_contexts(plan), wants_raw_bytes(plan.task_class), producer_config(plan))
+    write = SinkWrite(plan, consumer, task_contexts(plan, shared_query=True), wants_raw_bytes(plan.task_class),
+                      producer_config(plan))
     return Member(plan, running, KafkaRanges(plan, start), write)
 
 

@@ -200,10 +200,10 @@ def _kafka_records(config: dict[str, str], raw: bool, errors: RecordErrors) -> R
     return records_of
 
 
-def task_contexts(plan: QueryPlan) -> Callable[[int], SinkTaskContext]:
+def task_contexts(plan: QueryPlan, shared_query: bool = False) -> Callable[[int], SinkTaskContext]:
     """The ``SinkTaskContext`` of each task id (built on the executor that starts the task)."""
     servers, kafka = plan.bootstrap_servers, dict(plan.kafka_config)
-    return lambda task_id: SinkTaskContext(plan.connector, task_id, servers, kafka)
+    return lambda task_id: SinkTaskContext(plan.connector, task_id, servers, kafka, shared_query)
 
 
 def wants_raw_bytes(task_class: str) -> bool:

@@ -154,3 +154,59 @@ def test_without_begin_batch_it_appends_like_connect(tmp_path: Path) -> None:
     task.flush(0)
     task.stop()
     assert path.read_text().splitlines() == ["existing", "x"]
+
+
+# ---- in a query shared with other sinks: replays come with new ids, records are skipped by Kafka position
+
+
+def _shared_task(path: Path) -> FileStreamSinkTask:
+    from sparkcat.api.task_context import SinkTaskContext
+    task = FileStreamSinkTask()
+    task.initialize(SinkTaskContext("files", 0, shared_query=True))
+    task.start({"file": str(path), "task.id": "0", "task.count": "1"})
+    return task
+
+
+def _kafka(first: int, *values: str, partition: int = 0) -> list[SinkRecord]:
+    return [SinkRecord("t", partition, first + i, value=v) for i, v in enumerate(values)]
+
+
+def test_in_a_shared_query_records_made_durable_before_are_skipped_whatever_the_batch_id(tmp_path: Path) -> None:
+    path = tmp_path / "out.txt"
+    task = _shared_task(path)
+    assert task.begin_batch(9_000)
+    task.put(_kafka(0, "a", "b") + _kafka(0, "x", partition=1))
+    task.flush(9_000)
+    task.stop()
+    # the driver died before storing the positions: the same records come again, in a batch of a lower id
+    again = _shared_task(path)
+    assert again.begin_batch(5)
+    again.put(_kafka(0, "a", "b", "c") + _kafka(0, "x", "y", partition=1))
+    again.flush(5)
+    assert path.read_text().splitlines() == ["a", "b", "x", "c", "y"]
+    assert json.loads(Path(sidecar_path(str(path), "0")).read_text())["positions"] == {"t:0": 3, "t:1": 2}
+
+
+def test_in_a_shared_query_a_batch_that_died_is_cut_back_whatever_the_next_id(tmp_path: Path) -> None:
+    path = tmp_path / "out.txt"
+    task = _shared_task(path)
+    assert task.begin_batch(1)
+    task.put(_kafka(0, "a"))
+    task.flush(1)
+    assert task.begin_batch(2)
+    task.put(_kafka(1, "b", "c"))
+    assert task._out is not None
+    task._out.close()  # "b" and "c" reached the file; the commit never happened
+    task._out = None
+    again = _shared_task(path)
+    assert again.begin_batch(7)
+    again.put(_kafka(1, "b", "c", "d"))
+    again.flush(7)
+    assert path.read_text().splitlines() == ["a", "b", "c", "d"]
+
+
+def test_a_query_of_its_own_keeps_skipping_by_batch_id(tmp_path: Path) -> None:
+    path = tmp_path / "out.txt"
+    task = _task(path)
+    assert _run_batch(task, 3, "a")
+    assert not task.begin_batch(2)  # a replayed id below the committed one: its records are skipped

@@ -62,8 +62,11 @@ def test_record_sinks_share_and_sinks_needing_their_own_query_keep_one():
     assert own_query_reason(plan()) is None
     assert "native_write" in own_query_reason(plan(connector_class=f"{LINES}:NativeLineSink"))
     assert "batch_writer" in own_query_reason(plan(connector_class=f"{LINES}:BatchLineSink"))
-    assert "begin_batch" in own_query_reason(plan(connector_class="sparkcat.connectors.file_sink:FileStreamSinkConnector",
-                                                  task_class="sparkcat.connectors.file_sink:FileStreamSinkTask"))
+    assert "begin_batch" in own_query_reason(plan(connector_class="sparkcat.connectors.jdbc_sink:JdbcSinkConnector",
+                                                  task_class="sparkcat.connectors.jdbc_sink:JdbcSinkTask"))
+    # the file sink skips replays by id, but also by Kafka position in a shared query: it shares
+    assert own_query_reason(plan(connector_class="sparkcat.connectors.file_sink:FileStreamSinkConnector",
+                                 task_class="sparkcat.connectors.file_sink:FileStreamSinkTask")) is None
     assert own_query_reason(plan(connector_config={"topics": "a", "transforms": "x"})) == "has transforms"
     assert own_query_reason(plan(java_host={"jars": []})) == "a Java connector"
     assert group_key(plan(trigger_interval_ms=500)) != group_key(plan())
