@@ -92,8 +92,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="batch.max.records (per task) of the copy connector")
     p.add_argument("--scale-levels", default="", help="comma-separated connector counts (default 10,50,100)")
     p.add_argument("--scale-sink", default="file-sink", choices=("file-sink", "append"),
-                   help="the scale scenario's sinks: the built-in file sink (a query each) or an appending one "
-                        "that shares a query (bench/plugins/append_sink.py)")
+                   help="the scale and pipelinescale scenarios' sinks: the built-in file sink (exactly once) or an "
+                        "appending one (at least once, as Connect's; bench/plugins/append_sink.py)")
     p.add_argument("--scale-timeout", type=float, default=420.0, help="seconds per level before calling it broken")
     p.add_argument("--driver-memory", default="1g", help="spark.driver.memory (conf/spark-defaults.conf: 1g)")
     p.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",

@@ -1,8 +1,8 @@
 """A sink that appends each record's value as a line, at least once: Kafka Connect's FileStreamSink's guarantee.
 
-sparkcat's own ``file-sink`` is exactly once with one task (it skips replayed batches by id, ``begin_batch``)
-and so keeps a query of its own; this one, like Connect's, only appends, so it shares a query with other sinks
-(``spark/driver/shared_sinks.py``). The ``scale`` benchmark runs it beside the ``file-sink`` to show both.
+sparkcat's own ``file-sink`` is exactly once with one task (a sidecar per task, fsynced with each batch); this
+one, like Connect's, only appends and flushes. Both share a query with other sinks
+(``spark/driver/shared_sinks.py``); the benchmarks run this one to price sparkcat at Connect's guarantee.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 real Kafka Connect 4.1.1 worker, same broker (issue 41's benchmark).
 
 Source ``j`` tails a file of its own into topic ``j``; sink ``j`` reads topic ``j`` into an output file of its
-own. sparkcat runs ``file-source`` (one shared query) and the sink ``--scale-sink`` names: ``append`` (at least
-once, Connect's FileStreamSink's guarantee; one shared query) or ``file-sink`` (exactly once, a query each);
+own. sparkcat runs ``file-source`` (one shared query) and the sink ``--scale-sink`` names (one shared query):
+``file-sink`` (exactly once) or ``append`` (at least once, Connect's FileStreamSink's guarantee);
 Connect runs ``FileStreamSourceConnector`` and ``FileStreamSinkConnector``. Per level and side, each side alone
 (sparkcat's connectors are deleted before Connect's start): time from the first create request to all N
 RUNNING, the runtime's CPU and RSS idle, then three rounds of one line appended to every source file at once,

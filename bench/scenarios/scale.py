@@ -77,8 +77,8 @@ def _source_configs(names: list[str], prefix: str) -> dict[str, dict[str, str]]:
         "value.converter.schemas.enable": "false"} for j, name in enumerate(names)}
 
 
-#: ``--scale-sink``: the built-in file sink (exactly once, a query of its own each) or an appending one that
-#: shares a query with the others (at least once, as Connect's FileStreamSink).
+#: ``--scale-sink``: the built-in file sink (exactly once) or an appending one (at least once, as Connect's
+#: FileStreamSink); both share a query with the other sinks.
 SINK_CLASSES = {"file-sink": "file-sink", "append": "bench.plugins.append_sink:AppendLineSink"}
 
 
