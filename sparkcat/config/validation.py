@@ -17,14 +17,15 @@ from sparkcat.policy.config_providers import has_placeholder
 from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.config import exactly_once
 from sparkcat.config.avro import avro_converter_errors
+from sparkcat.config.converter_keys import converter_setting_errors
 from sparkcat.config.infos import validate_response
 from sparkcat.config.connector import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
 from sparkcat.config.error_handling import error_handling_errors
 from sparkcat.config.names import name_problem
 from sparkcat.config.sink_guarantees import sink_exactly_once_errors
 
-#: Keys under these prefixes configure converters and the producer, whose own settings are
-#: checked where they are used (the converter, librdkafka).
+#: Keys under these prefixes configure converters and the producer: a converter's settings are checked against
+#: the keys it takes (``converter_keys``), the producer's where they are used (librdkafka).
 ALLOWED_PREFIXES = ("key.converter.", "value.converter.", "producer.override.", "admin.override.", "transforms.",
                     "predicates.")
 #: A sink connector's consumer settings go to Spark's Kafka source (``kafka.``-prefixed options).
@@ -155,7 +156,7 @@ def _converter_errors(config: Mapping[str, object], packages: Sequence[str]) -> 
             out.append(ConfigValue(key, name, errors=[
                 f"{name} is neither a built-in converter nor in the worker's plugin.packages "
                 f"({', '.join(packages)}); it was not loaded"]))
-    return out + avro_converter_errors(config)
+    return out + avro_converter_errors(config) + converter_setting_errors(config, packages)
 
 
 def _whole_batch_writer(cls: type[Connector]) -> str | None:
