@@ -75,3 +75,12 @@ def test_a_bad_worker_converter_setting_stops_the_worker_naming_it(tmp_path):
     with pytest.raises(ConfigError) as e:
         load_worker_config(path)
     assert "value.converter.schemas.enable" in e.value.errors and STRING in e.value.message
+
+
+def test_a_plugin_converter_declaring_its_settings_has_them_checked():
+    policy = InputPolicy.of(WorkerConfig(plugin_packages=["sparkcat.connectors", "tests.unit.config"]))
+    upper = {"value.converter": "tests.unit.config.declaring_converter:UpperConverter"}
+    assert _errors({**upper, "value.converter.strip": "true"}, policy) == {}
+    errors = _errors({**upper, "value.converter.strp": "true", "value.converter.strip": "maybe"}, policy)
+    assert set(errors) == {"value.converter.strp", "value.converter.strip"}
+    assert "tests.unit.config.declaring_converter:UpperConverter does not take it" in errors["value.converter.strp"][0]
