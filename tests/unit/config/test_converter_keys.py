@@ -84,3 +84,10 @@ def test_a_plugin_converter_declaring_its_settings_has_them_checked():
     errors = _errors({**upper, "value.converter.strp": "true", "value.converter.strip": "maybe"}, policy)
     assert set(errors) == {"value.converter.strp", "value.converter.strip"}
     assert "tests.unit.config.declaring_converter:UpperConverter does not take it" in errors["value.converter.strp"][0]
+
+
+def test_schemas_enable_given_to_avro_converter_is_refused_not_ignored():
+    errors = _errors({"value.converter": "io.confluent.connect.avro.AvroConverter",
+                      "value.converter.schema.registry.url": "http://registry:8081",
+                      "value.converter.schemas.enable": "false"})
+    assert "not implemented by sparkcat" in errors["value.converter.schemas.enable"][0]
