@@ -41,6 +41,8 @@ UNSUPPORTED_PREFIXES = {
                           "connector has no consumer",
     "topic.creation.": "Topic creation settings are not supported by sparkcat yet (topics are created with the "
                        "broker's defaults)",
+    "connector.plugin.version": "Plugin versions (KIP-891) are not supported by sparkcat yet: each connector has one "
+                                "version, the one installed",
 }
 
 

@@ -25,7 +25,8 @@ from typing import Any
 from sparkcat.errors import ConfigError
 from sparkcat.transforms.catalog import PREDICATES, TRANSFORMS
 from sparkcat.transforms.registry import (
-    PREDICATE_KEYS, TRANSFORM_KEYS, Factory, PluginKeys, bool_value, invalid, list_value, missing, settings_of,
+    PLUGIN_VERSION, PLUGIN_VERSION_REFUSAL, PREDICATE_KEYS, TRANSFORM_KEYS, Factory, PluginKeys, bool_value, invalid,
+    list_value, missing, settings_of,
 )
 
 __all__ = ["Stage", "PredicateSpec", "Chain", "parse_chain", "chain_errors"]
@@ -74,6 +75,9 @@ def undeclared_key_errors(keys: PluginKeys, settings: Mapping[str, Any], prefix:
     for key in settings:
         full = prefix + key
         if key in keys.definition.keys:
+            continue
+        if key == PLUGIN_VERSION:
+            out[full] = [PLUGIN_VERSION_REFUSAL.format(key=repr(full))]
             continue
         if key in keys.unsupported:
             out[full] = [f"{full!r} is defined by Kafka Connect's {keys.class_name} but not supported by sparkcat "
