@@ -68,12 +68,30 @@ def _connector_sections() -> list[str]:
     return out
 
 
-def _transforms() -> list[str]:
-    from sparkcat.transforms.catalog import PREDICATES, TRANSFORMS
+def _names(names) -> str:
+    return ", ".join(f"`{n}`" for n in names) or "none"
 
-    out = ["| transformation | |", "|---|---|"]
-    out += [f"| `{name}` | SMT |" for name in sorted(n for n in TRANSFORMS if n.startswith("org."))]
-    out += [f"| `{name}` | predicate |" for name in sorted(n for n in PREDICATES if n.startswith("org."))]
+
+def _transforms() -> list[str]:
+    from sparkcat.transforms.catalog import PREDICATE_KEYS, TRANSFORM_KEYS  # every SMT module registered
+
+    out = ["| transformation | | keys | refused (not supported yet) |", "|---|---|---|---|"]
+    for kind, declared in (("SMT", TRANSFORM_KEYS), ("predicate", PREDICATE_KEYS)):
+        for name in sorted(n for n in declared if n.startswith("org.")):
+            keys = declared[name]
+            out.append(f"| `{name}` | {kind} | {_names(keys.definition.names())} | "
+                       f"{_names(keys.unsupported) if keys.unsupported else ''} |")
+    return out
+
+
+def _converters() -> list[str]:
+    from sparkcat.converters.declared import CONVERTER_KEYS
+
+    out = ["| converter | settings (after `key.converter.` / `value.converter.`) | refused |", "|---|---|---|"]
+    for name in sorted(CONVERTER_KEYS):
+        keys = CONVERTER_KEYS[name]
+        out.append(f"| `{name}` | {_names(keys.definition.names())} | {_names(keys.refused)} |")
+    out.append("| `io.confluent.connect.avro.AvroConverter` | see [docs/pipelines.md](pipelines.md) | |")
     return out
 
 
@@ -89,7 +107,11 @@ def render() -> str:
              "## Keys of every sink connector", "", *_keys_table(SINK_CONNECTOR_CONFIG), "",
              "## Built-in connectors", "", *_connector_sections(),
              "## Transformations and predicates", "",
-             "Each also answers to its short name (the part after the last dot).", "", *_transforms(), ""]
+             "Each also answers to its short name (the part after the last dot). Any other key under a "
+             "transformation's or predicate's alias is refused.", "", *_transforms(), "",
+             "## Converters", "",
+             "A setting its converter does not take is refused, for a connector's own converter and for one "
+             "inherited from the worker.", "", *_converters(), ""]
     return "\n".join(lines)
 
 

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pyspark.sql.types import DataType
 
+    from sparkcat.api.config import ConfigDef
+
 __all__ = ["Converter"]
 
 
@@ -33,6 +35,15 @@ class Converter(ABC):
     >>> c.to_bytes("abc", None), c.from_bytes(b"ABC")
     (b'ABC', 'abc')
     """
+
+    @classmethod
+    def config_def(cls) -> ConfigDef | None:
+        """The settings this converter takes (prefix removed), as Connect's ``Converter.config()``.
+
+        Validation refuses any other setting of a connector naming the converter, and any value its type does
+        not parse, naming the prefixed key. None (the default): not declared, so settings pass unchecked.
+        """
+        return None
 
     def configure(self, settings: dict[str, str], is_key: bool) -> None:
         """Receive the ``key.converter.*`` / ``value.converter.*`` settings (prefix removed)."""

@@ -88,6 +88,10 @@ def _common_connector_config() -> ConfigDef:
                 "Name or alias of the class for this connector.", COMMON_GROUP, 2, Width.LONG, "Connector class")
         .define("tasks.max", Type.INT, 1, Range.at_least(1), Importance.HIGH,
                 "Maximum number of tasks to use for this connector.", COMMON_GROUP, 3, Width.SHORT, "Tasks max")
+        .define("tasks.max.enforce", Type.BOOLEAN, True, None, Importance.LOW,
+                "(Deprecated) Whether to enforce that the tasks.max property is respected by the connector. By "
+                "default, a connector that generates more task configs than tasks.max fails; if false, all of "
+                "them run (KIP-1004).", COMMON_GROUP, 4, Width.SHORT, "Enforce tasks max")
         .define("key.converter", Type.CLASS, None, None, Importance.LOW,
                 _CONVERTER_DOC.format(part="keys"), COMMON_GROUP, 5, Width.SHORT, "Key converter class")
         .define("value.converter", Type.CLASS, None, None, Importance.LOW,
@@ -241,9 +245,10 @@ class ConnectorSettings:
     dlq_topic: str = ""              # errors.deadletterqueue.topic.name: "" no dead letter queue
     dlq_replication_factor: int = 3
     dlq_context_headers: bool = False
+    tasks_max_enforce: bool = True   # tasks.max.enforce (KIP-1004): more task configs than tasks.max fail
 
 
-_SETTINGS_KEYS = ("tasks.max", "batch.max.records", "trigger.interval.ms", "errors.retry.timeout",
+_SETTINGS_KEYS = ("tasks.max", "tasks.max.enforce", "batch.max.records", "trigger.interval.ms", "errors.retry.timeout",
                   "errors.retry.delay.max.ms", "errors.tolerance", "errors.log.enable", "errors.log.include.messages",
                   "exactly.once.support", "transaction.boundary", "transaction.boundary.interval.ms",
                   *DEAD_LETTER_QUEUE_KEYS)
@@ -277,4 +282,4 @@ def connector_settings(config: Mapping[str, Any]) -> ConnectorSettings:
         str(v["transaction.boundary"]).strip().lower(), None if interval is None else int(interval),
         str(v["errors.deadletterqueue.topic.name"] or "").strip(),
         int(v["errors.deadletterqueue.topic.replication.factor"]),
-        bool(v["errors.deadletterqueue.context.headers.enable"]))
+        bool(v["errors.deadletterqueue.context.headers.enable"]), bool(v["tasks.max.enforce"]))

@@ -17,17 +17,20 @@ from sparkcat.policy.config_providers import has_placeholder
 from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.config import exactly_once
 from sparkcat.config.avro import avro_converter_errors
+from sparkcat.config.consumer_overrides import consumer_override_errors
+from sparkcat.config.converter_keys import converter_setting_errors
 from sparkcat.config.infos import validate_response
 from sparkcat.config.connector import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
 from sparkcat.config.error_handling import error_handling_errors
 from sparkcat.config.names import name_problem
 from sparkcat.config.sink_guarantees import sink_exactly_once_errors
 
-#: Keys under these prefixes configure converters and the producer, whose own settings are
-#: checked where they are used (the converter, librdkafka).
+#: Keys under these prefixes configure converters and the producer: a converter's settings are checked against
+#: the keys it takes (``converter_keys``), the producer's where they are used (librdkafka).
 ALLOWED_PREFIXES = ("key.converter.", "value.converter.", "producer.override.", "admin.override.", "transforms.",
                     "predicates.")
-#: A sink connector's consumer settings go to Spark's Kafka source (``kafka.``-prefixed options).
+#: A sink connector's consumer settings go to Spark's Kafka source (``kafka.``-prefixed options); those it cannot
+#: take are refused (``consumer_overrides``).
 SINK_ALLOWED_PREFIXES = ("consumer.override.",)
 SINK_PREFIX = "sink."
 
@@ -38,6 +41,8 @@ UNSUPPORTED_PREFIXES = {
                           "connector has no consumer",
     "topic.creation.": "Topic creation settings are not supported by sparkcat yet (topics are created with the "
                        "broker's defaults)",
+    "connector.plugin.version": "Plugin versions (KIP-891) are not supported by sparkcat yet: each connector has one "
+                                "version, the one installed",
 }
 
 
@@ -155,7 +160,7 @@ def _converter_errors(config: Mapping[str, object], packages: Sequence[str]) -> 
             out.append(ConfigValue(key, name, errors=[
                 f"{name} is neither a built-in converter nor in the worker's plugin.packages "
                 f"({', '.join(packages)}); it was not loaded"]))
-    return out + avro_converter_errors(config)
+    return out + avro_converter_errors(config) + converter_setting_errors(config, packages)
 
 
 def _whole_batch_writer(cls: type[Connector]) -> str | None:
@@ -284,7 +289,7 @@ def validate_connector_config(config: Mapping[str, object], policy: InputPolicy 
     extra += _converter_errors(config, policy.plugin_packages) + _path_errors(cls, config, policy)
     extra += _transform_errors(config, sink, _whole_batch_writer(cls) if sink else None)
     if sink and not _nested:
-        extra += _sink_topic_errors(config)
+        extra += _sink_topic_errors(config) + consumer_override_errors(config)
     extra += error_handling_errors(cls, config, sink, _nested)
     extra += sink_exactly_once_errors(cls, config) if sink else []
     if not _nested and "name" in raw and name_problem(raw["name"]) is not None:

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from sparkcat import plugins
 from sparkcat.config.avro import avro_converter_errors
+from sparkcat.config.converter_keys import converter_setting_errors
 from sparkcat.errors import ConfigError
 from sparkcat.policy.worker_converters import SIDES, side_of
 
@@ -61,7 +62,7 @@ def checked_worker_converters(converters: Mapping[str, str], packages: Sequence[
     for key in out:
         if key.startswith("header.converter."):
             errors[key] = ["SimpleHeaderConverter has no settings sparkcat implements"]
-    for value in avro_converter_errors(out):
+    for value in avro_converter_errors(out) + converter_setting_errors(out, packages):
         errors.setdefault(value.name, []).extend(value.errors)
     if errors:
         details = "; ".join(f"{k}: {' '.join(m)}" for k, m in errors.items())

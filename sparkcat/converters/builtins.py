@@ -27,6 +27,7 @@ from pyspark.sql import types as T
 
 from sparkcat.api.converter import Converter
 from sparkcat.api.records import record_text
+from sparkcat.errors import ConfigError
 
 __all__ = ["JsonConverter", "StringConverter", "ByteArrayConverter", "SimpleHeaderConverter",
            "HEADER_CONVERTERS", "SIMPLE_HEADER_CONVERTER", "connect_schema",
@@ -50,11 +51,15 @@ _PRIMITIVES: dict[type, str] = {
 }
 
 
-def _truthy(value: Any, default: bool) -> bool:
-    """A Connect boolean setting ("true"/"false", any case)."""
+def _boolean(key: str, value: Any, default: bool) -> bool:
+    """A Connect boolean setting ("true"/"false", any case); anything else is an error, never false."""
     if value is None:
         return default
-    return str(value).strip().lower() == "true"
+    text = str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise ConfigError(f"Invalid value {value} for configuration {key}: Expected value to be either "
+                          "true or false")
+    return text == "true"
 
 
 _compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
@@ -191,7 +196,7 @@ class JsonConverter(Converter):
         self._walk = True
 
     def configure(self, settings: dict[str, str], is_key: bool) -> None:
-        self.schemas_enable = _truthy(settings.get("schemas.enable"), True)
+        self.schemas_enable = _boolean("schemas.enable", settings.get("schemas.enable"), True)
         self.numeric_decimal = str(settings.get("decimal.format", "BASE64")).strip().upper() == "NUMERIC"
 
     def _prepare(self, spark_type: T.DataType | None) -> None:

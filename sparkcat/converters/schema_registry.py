@@ -49,7 +49,7 @@ class RegistrySettings:
 def settings_problems(config: dict[str, Any], is_key: bool) -> dict[str, list[str]]:
     """What is wrong with one AvroConverter's settings, per setting (prefix removed); empty when fine."""
     out: dict[str, list[str]] = {}
-    for key in sorted(k for k in config if k not in _KNOWN and k != "schemas.enable"):
+    for key in sorted(k for k in config if k not in _KNOWN):
         out[key] = [f"AvroConverter setting {key!r} is not implemented by sparkcat; remove it (implemented: "
                     f"{', '.join(sorted(_KNOWN))})"]
     if not str(config.get("schema.registry.url") or "").split(",")[0].strip():

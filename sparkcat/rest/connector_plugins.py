@@ -10,6 +10,7 @@ from sparkcat.errors import BadRequestError
 from sparkcat.rest import views
 from sparkcat.rest.bodies import ConfigMap, config_strings, java_boolean
 from sparkcat.rest.context import RestContext
+from sparkcat.rest.plugin_catalog import other_plugin_infos
 from sparkcat.config.validation import validate_connector_config
 
 
@@ -18,10 +19,10 @@ def router(ctx: RestContext) -> APIRouter:
 
     @api.get("", summary="Installed connector plugins")
     def list_plugins(connectorsOnly: Optional[str] = None) -> Any:  # noqa: N803 (Connect's name)
-        # sparkcat has no transformation, predicate or converter plugins to add when false (Java SMTs and
-        # converters on plugin.path cannot be used by sparkcat's connectors, so they are not listed either).
-        java_boolean(connectorsOnly, True)
-        return views.plugin_infos(ctx.policy)
+        # connectorsOnly=false adds the transformations, predicates and converters sparkcat runs (Java SMTs and
+        # converters on plugin.path cannot be used by sparkcat's connectors, so they are not listed).
+        connectors = views.plugin_infos(ctx.policy)
+        return connectors if java_boolean(connectorsOnly, True) else connectors + other_plugin_infos()
 
     @api.get("/{plugin}/config", summary="Config key definitions of a plugin",
              responses={404: {"description": "Unknown plugin"}})

@@ -14,6 +14,7 @@ from sparkcat.errors import NotFoundError, SparkcatError
 from sparkcat.model.config_state import ClusterConfigState
 from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.config.infos import key_infos
+from sparkcat.rest.plugin_catalog import other_plugin_definition
 from sparkcat.config.validation import framework_definition, mask_connector_config, secret_keys
 from sparkcat.runtime.control.status_view import connector_type
 
@@ -71,10 +72,14 @@ def plugin_config(plugin: str, policy: InputPolicy | None = None) -> list[dict[s
     """``GET /connector-plugins/PLUGIN/config``: the plugin's keys, then the framework's (Connect's order).
 
     Only plugins in the worker's ``plugin.packages`` are looked at (404 otherwise, nothing imported); a Java
-    connector on plugin.path is described by Connect's own classes.
+    connector on plugin.path is described by Connect's own classes; a transformation, predicate or
+    converter by the keys it declares (``plugin_catalog``).
     """
     if policy is not None and policy.java_connector(plugin) is not None:
         return policy.java_plugins.plugin_config(plugin)
+    other = other_plugin_definition(plugin)
+    if other is not None:
+        return key_infos(other)
     try:
         cls = plugins.connector_class(plugin, (policy or InputPolicy.default()).plugin_packages)
     except SparkcatError:

@@ -24,7 +24,10 @@ from typing import Any
 
 from sparkcat.errors import ConfigError
 from sparkcat.transforms.catalog import PREDICATES, TRANSFORMS
-from sparkcat.transforms.registry import Factory, bool_value, invalid, list_value, missing, settings_of
+from sparkcat.transforms.registry import (
+    PLUGIN_VERSION, PLUGIN_VERSION_REFUSAL, PREDICATE_KEYS, TRANSFORM_KEYS, Factory, PluginKeys, bool_value, invalid,
+    list_value, missing, settings_of,
+)
 
 __all__ = ["Stage", "PredicateSpec", "Chain", "parse_chain", "chain_errors"]
 
@@ -65,9 +68,33 @@ def _aliases(config: Mapping[str, Any], key: str, errors: dict[str, list[str]]) 
     return list(dict.fromkeys(aliases))
 
 
-def _build(registry: Mapping[str, Factory], config: Mapping[str, Any],
+def undeclared_key_errors(keys: PluginKeys, settings: Mapping[str, Any], prefix: str) -> dict[str, list[str]]:
+    """The keys under ``prefix`` (alias's keys, ``type`` and the like removed) the plugin does not take, each
+    with why: a key Connect's class defines and sparkcat does not implement, or one neither defines (a typo)."""
+    out: dict[str, list[str]] = {}
+    for key in settings:
+        full = prefix + key
+        if key in keys.definition.keys:
+            continue
+        if key == PLUGIN_VERSION:
+            out[full] = [PLUGIN_VERSION_REFUSAL.format(key=repr(full))]
+            continue
+        if key in keys.unsupported:
+            out[full] = [f"{full!r} is defined by Kafka Connect's {keys.class_name} but not supported by sparkcat "
+                         f"yet ({keys.unsupported[key]}); remove it"]
+            continue
+        taken = ", ".join(keys.definition.names()) or "none"
+        out[full] = [f"Unknown configuration key {full!r}: {keys.class_name} does not define it (its keys: "
+                     f"{taken}); check for a typo"]
+    return out
+
+
+def _build(registry: Mapping[str, Factory], declared: Mapping[str, PluginKeys], config: Mapping[str, Any],
            prefix: str, errors: dict[str, list[str]]) -> Any | None:
-    """The plugin ``prefix + "type"`` names, built from its settings; problems go to ``errors``."""
+    """The plugin ``prefix + "type"`` names, built from its settings; problems go to ``errors``.
+
+    A key under ``prefix`` the plugin does not declare is an error, never ignored.
+    """
     type_key = prefix + "type"
     name = str(config.get(type_key) or "").strip()
     if not name:
@@ -77,6 +104,9 @@ def _build(registry: Mapping[str, Factory], config: Mapping[str, Any],
     if factory is None:
         errors.setdefault(type_key, []).append(invalid(type_key, name, f"Class {name} could not be found."))
         return None
+    settings = {k: v for k, v in settings_of(config, prefix).items() if k != "type"}
+    for key, messages in undeclared_key_errors(declared[name], settings, prefix).items():
+        errors.setdefault(key, []).extend(messages)
     try:
         return factory(settings_of(config, prefix), prefix)
     except ConfigError as e:
@@ -88,7 +118,7 @@ def _build(registry: Mapping[str, Factory], config: Mapping[str, Any],
 def _predicates(config: Mapping[str, Any], errors: dict[str, list[str]]) -> dict[str, PredicateSpec]:
     out = {}
     for alias in _aliases(config, "predicates", errors):
-        built = _build(PREDICATES, config, f"predicates.{alias}.", errors)
+        built = _build(PREDICATES, PREDICATE_KEYS, config, f"predicates.{alias}.", errors)
         if built is not None:
             out[alias] = PredicateSpec(alias, built)
     return out
@@ -103,8 +133,7 @@ def _stage(config: Mapping[str, Any], alias: str, predicates: dict[str, Predicat
             f"Config '{negate_key}' was provided but there is no config '{pred_key}' defining a predicate to be "
             "negated.")
     settings = {k: v for k, v in settings_of(config, prefix).items() if k not in ("predicate", "negate")}
-    transform = _build(TRANSFORMS, {**{prefix + k: v for k, v in settings.items()}}, prefix,
-                       errors)
+    transform = _build(TRANSFORMS, TRANSFORM_KEYS, {prefix + k: v for k, v in settings.items()}, prefix, errors)
     predicate = None
     pred_alias = str(config.get(pred_key) or "").strip()
     if pred_alias:

@@ -13,8 +13,9 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from sparkcat.api.config import NO_DEFAULT, ConfigDef, Type
 from sparkcat.errors import ConfigError
-from sparkcat.transforms.registry import invalid, list_value
+from sparkcat.transforms.registry import REPLACE_NULL_WITH_DEFAULT, invalid, list_value
 from sparkcat.transforms.fields import field_of, register_value_smt, require, when_value
 from sparkcat.transforms.frame import DataError, Records
 
@@ -153,5 +154,15 @@ def _timestamp_converter(settings: dict[str, str], prefix: str) -> TimestampConv
     return TimestampConverter((settings.get("field") or "").strip(), target, pattern, precision)
 
 
-register_value_smt("Cast", _cast)
-register_value_smt("TimestampConverter", _timestamp_converter)
+register_value_smt("Cast", _cast, ConfigDef().define(
+    "spec", Type.LIST, NO_DEFAULT, documentation="field:type pairs, or one type to cast the whole value to."),
+    REPLACE_NULL_WITH_DEFAULT)
+register_value_smt("TimestampConverter", _timestamp_converter, ConfigDef()
+                   .define("field", Type.STRING, "", documentation="The field with the timestamp; empty: the "
+                                                                   "whole value.")
+                   .define("target.type", Type.STRING, NO_DEFAULT, documentation="string, unix, Date or Timestamp.")
+                   .define("format", Type.STRING, "", documentation="A SimpleDateFormat-compatible pattern, for "
+                                                                    "string input or output.")
+                   .define("unix.precision", Type.STRING, "milliseconds",
+                           documentation="seconds, milliseconds, microseconds or nanoseconds of unix timestamps."),
+                   REPLACE_NULL_WITH_DEFAULT)

@@ -9,16 +9,20 @@ are in ``keys``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from sparkcat.api.config import NO_DEFAULT, ConfigDef, Type
 from sparkcat.errors import ConfigError
-from sparkcat.transforms.registry import VALUE_SMTS, invalid, list_value, missing, register_transform
+from sparkcat.transforms.registry import (
+    REPLACE_NULL_WITH_DEFAULT, VALUE_SMTS, invalid, list_value, missing, register_transform,
+)
 from sparkcat.transforms.frame import DataError, Records
 
 __all__ = ["PKG", "struct_fields", "field_of", "require", "register_value_smt", "when_value"]
@@ -59,9 +63,10 @@ def require(settings: dict[str, str], prefix: str, key: str) -> str:
     return value.strip()
 
 
-def register_value_smt(name: str, factory: Callable[[dict[str, str], str], Any]) -> None:
-    """Register ``name$Value``; ``keys`` registers ``name$Key`` from the same factory."""
-    register_transform([PKG + name + "$Value", name + "$Value"], factory)
+def register_value_smt(name: str, factory: Callable[[dict[str, str], str], Any], definition: ConfigDef,
+                       unsupported: Mapping[str, str] = MappingProxyType({})) -> None:
+    """Register ``name$Value`` taking ``definition``'s keys; ``keys`` registers ``name$Key`` from the same."""
+    register_transform([PKG + name + "$Value", name + "$Value"], factory, definition, unsupported)
     VALUE_SMTS[name] = factory
 
 
@@ -141,8 +146,8 @@ def _renames(settings: dict[str, str], prefix: str) -> dict[str, str]:
 
 
 def _replace_field(settings: dict[str, str], prefix: str) -> ReplaceField:
-    include = list_value(settings.get("include") or settings.get("whitelist"))
-    exclude = list_value(settings.get("exclude") or settings.get("blacklist"))
+    include = list_value(settings.get("include"))  # whitelist/blacklist: removed by Kafka Connect 4.0
+    exclude = list_value(settings.get("exclude"))
     return ReplaceField(include, exclude, _renames(settings, prefix))
 
 
@@ -280,9 +285,45 @@ def _flatten(settings: dict[str, str], prefix: str) -> Flatten:
     return Flatten(settings.get("delimiter", "."))
 
 
-for _name, _factory in (("InsertField", _insert_field), ("ReplaceField", _replace_field),
-                        ("MaskField", _mask_field), ("ExtractField", _extract_field),
-                        ("HoistField", _hoist_field), ("Flatten", _flatten)):
-    register_value_smt(_name, _factory)
+def _string(definition: ConfigDef, name: str, default: object, doc: str) -> ConfigDef:
+    return definition.define(name, Type.STRING, default, documentation=doc)
 
-register_transform([PKG + "ValueToKey", "ValueToKey"], _value_to_key)
+
+_FIELD_DOC = "Field name for {kind}; suffix with ! to make it required, ? to keep it optional (the default)."
+_INSERT_KEYS = ConfigDef()
+for _kind, _what in (("topic", "the Kafka topic"), ("partition", "the Kafka partition"),
+                     ("offset", "the Kafka offset (sink connectors only)"), ("timestamp", "the record timestamp"),
+                     ("static", "a static data field")):
+    _string(_INSERT_KEYS, _kind + ".field", None, _FIELD_DOC.format(kind=_what))
+_string(_INSERT_KEYS, "static.value", None, "Static field value, if a static field name is configured.")
+
+#: Each field SMT's keys, as Connect 4.1's ConfigDef of the class has them.
+_DECLARED = {
+    "InsertField": (_insert_field, _INSERT_KEYS),
+    "ReplaceField": (_replace_field, ConfigDef()
+                     .define("exclude", Type.LIST, "", documentation="Fields to exclude (takes precedence).")
+                     .define("include", Type.LIST, "", documentation="Fields to include; all when empty.")
+                     .define("renames", Type.LIST, "", documentation="Field rename mappings, old:new.")),
+    "MaskField": (_mask_field, ConfigDef()
+                  .define("fields", Type.LIST, NO_DEFAULT, documentation="Names of fields to mask.")
+                  .define("replacement", Type.STRING, None,
+                          documentation="Custom value replacement applied to all fields' values.")),
+    "ExtractField": (_extract_field, _string(ConfigDef(), "field", NO_DEFAULT, "Field name to extract.")
+                     .define("field.syntax.version", Type.STRING, "V1",
+                             documentation="V1: fields at the root only (V2, nested paths, is not supported "
+                                           "by sparkcat yet).")),
+    "HoistField": (_hoist_field, _string(ConfigDef(), "field", NO_DEFAULT,
+                                         "Field name for the single field placed in the struct.")),
+    "Flatten": (_flatten, _string(ConfigDef(), "delimiter", ".",
+                                  "Delimiter inserted between field names of the input record.")),
+}
+_NULL_DEFAULTS = ("InsertField", "ReplaceField", "MaskField", "ExtractField")  # those with KIP-1040's key
+
+for _name, (_factory, _definition) in _DECLARED.items():
+    register_value_smt(_name, _factory, _definition,
+                       REPLACE_NULL_WITH_DEFAULT if _name in _NULL_DEFAULTS else MappingProxyType({}))
+
+register_transform([PKG + "ValueToKey", "ValueToKey"], _value_to_key,
+                   ConfigDef().define("fields", Type.LIST, NO_DEFAULT,
+                                      documentation="Field names on the record value to extract as the record key."),
+                   REPLACE_NULL_WITH_DEFAULT)

@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from sparkcat.transforms import conversions, fields, routing  # noqa: F401
 from sparkcat.transforms.fields import PKG
 from sparkcat.transforms.frame import DataError, Records
-from sparkcat.transforms.registry import VALUE_SMTS, Factory, register_transform
+from sparkcat.transforms.registry import TRANSFORM_KEYS, VALUE_SMTS, Factory, register_transform
 
 __all__ = ["OnKey", "key_as_json"]
 
@@ -71,4 +71,6 @@ def _key_factory(name: str, factory: Factory) -> Factory:
 
 
 for _name, _factory in list(VALUE_SMTS.items()):
-    register_transform([PKG + _name + "$Key", _name + "$Key"], _key_factory(_name, _factory))
+    _keys = TRANSFORM_KEYS[PKG + _name + "$Value"]  # the same keys as the $Value variant
+    register_transform([PKG + _name + "$Key", _name + "$Key"], _key_factory(_name, _factory), _keys.definition,
+                       _keys.unsupported)

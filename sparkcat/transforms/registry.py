@@ -8,12 +8,16 @@ Dependencies flow one way: ``registry`` <- each SMT module (``fields``, ``conver
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
+from sparkcat.api.config import ConfigDef
 from sparkcat.errors import ConfigError
 
 __all__ = ["missing", "invalid", "settings_of", "list_value", "register_transform", "register_predicate",
-           "TRANSFORMS", "PREDICATES", "VALUE_SMTS", "bool_value", "Factory"]
+           "TRANSFORMS", "PREDICATES", "VALUE_SMTS", "TRANSFORM_KEYS", "PREDICATE_KEYS", "PluginKeys",
+           "REPLACE_NULL_WITH_DEFAULT", "PLUGIN_VERSION", "PLUGIN_VERSION_REFUSAL", "bool_value", "Factory"]
 
 Factory = Callable[[dict[str, str], str], Any]
 
@@ -25,14 +29,52 @@ PREDICATES: dict[str, Factory] = {}
 VALUE_SMTS: dict[str, Factory] = {}
 
 
-def register_transform(names: list[str], factory: Factory) -> None:
+@dataclass(frozen=True)
+class PluginKeys:
+    """The keys one transformation or predicate takes under its alias, as its module declares them.
+
+    ``definition`` holds the keys sparkcat implements, with Connect 4.1's types, defaults and docs (what
+    ``GET /connector-plugins/CLASS/config`` shows); ``unsupported`` the keys Connect's class defines that
+    sparkcat does not implement, each with why. Any other key under the alias is refused by validation:
+    declared, never inferred from what a factory happens to read.
+    """
+
+    class_name: str
+    definition: ConfigDef
+    unsupported: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+
+#: Connect's ``replace.null.with.default`` (KIP-1040), which sparkcat's records cannot honour.
+REPLACE_NULL_WITH_DEFAULT = MappingProxyType({
+    "replace.null.with.default": "Connect replaces a null field with its schema's default value; sparkcat's "
+                                 "records carry no field defaults"})
+
+#: KIP-891's key under every plugin's prefix (Connect 4.1): which of several installed versions to run.
+PLUGIN_VERSION = "plugin.version"
+PLUGIN_VERSION_REFUSAL = ("{key} (KIP-891) is not supported by sparkcat yet: each plugin has one version, the one "
+                          "installed; remove it")
+
+#: Every name of a transformation (Java class name and aliases) -> the keys it takes.
+TRANSFORM_KEYS: dict[str, PluginKeys] = {}
+#: The same for predicates.
+PREDICATE_KEYS: dict[str, PluginKeys] = {}
+
+
+def register_transform(names: list[str], factory: Factory, definition: ConfigDef,
+                       unsupported: Mapping[str, str] = MappingProxyType({})) -> None:
+    """``factory`` under every name (the first is Connect's class name), taking the keys ``definition`` holds."""
+    keys = PluginKeys(names[0], definition.freeze(), unsupported)
     for name in names:
         TRANSFORMS[name] = factory
+        TRANSFORM_KEYS[name] = keys
 
 
-def register_predicate(names: list[str], factory: Factory) -> None:
+def register_predicate(names: list[str], factory: Factory, definition: ConfigDef) -> None:
+    """As ``register_transform``, for a predicate."""
+    keys = PluginKeys(names[0], definition.freeze())
     for name in names:
         PREDICATES[name] = factory
+        PREDICATE_KEYS[name] = keys
 
 
 def missing(key: str) -> str:

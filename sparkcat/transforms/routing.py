@@ -15,8 +15,11 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from sparkcat.api.config import NO_DEFAULT, ConfigDef, Type
 from sparkcat.errors import ConfigError
-from sparkcat.transforms.registry import invalid, list_value, missing, register_predicate, register_transform
+from sparkcat.transforms.registry import (
+    REPLACE_NULL_WITH_DEFAULT, invalid, list_value, missing, register_predicate, register_transform,
+)
 from sparkcat.transforms.conversions import utc_text
 from sparkcat.transforms.fields import PKG, register_value_smt, struct_fields
 from sparkcat.transforms.frame import DataError, Records
@@ -243,13 +246,33 @@ def _has_header_key(settings: dict[str, str], prefix: str) -> HasHeaderKey:
     return HasHeaderKey(name)
 
 
-register_transform([PKG + "RegexRouter", "RegexRouter"], _regex_router)
-register_transform([PKG + "TimestampRouter", "TimestampRouter"], _timestamp_router)
-register_transform([PKG + "InsertHeader", "InsertHeader"], _insert_header)
-register_transform([PKG + "DropHeaders", "DropHeaders"], _drop_headers)
-register_value_smt("HeaderFrom", _header_from)
-register_transform([PKG + "Filter", "Filter"], lambda settings, prefix: Filter())
-register_predicate([PREDICATES_PKG + "TopicNameMatches", "TopicNameMatches"], _topic_name_matches)
-register_predicate([PREDICATES_PKG + "HasHeaderKey", "HasHeaderKey"], _has_header_key)
+def _keys(*keys: tuple[str, Type, object, str]) -> ConfigDef:
+    """A ConfigDef of (name, type, default, documentation) keys."""
+    definition = ConfigDef()
+    for name, kind, default, doc in keys:
+        definition.define(name, kind, default, documentation=doc)
+    return definition
+
+
+register_transform([PKG + "RegexRouter", "RegexRouter"], _regex_router, _keys(
+    ("regex", Type.STRING, NO_DEFAULT, "Regular expression to use for matching."),
+    ("replacement", Type.STRING, NO_DEFAULT, "Replacement string.")))
+register_transform([PKG + "TimestampRouter", "TimestampRouter"], _timestamp_router, _keys(
+    ("topic.format", Type.STRING, "${topic}-${timestamp}", "Format string with ${topic} and ${timestamp}."),
+    ("timestamp.format", Type.STRING, "yyyyMMdd", "Format string for the timestamp (SimpleDateFormat).")))
+register_transform([PKG + "InsertHeader", "InsertHeader"], _insert_header, _keys(
+    ("header", Type.STRING, NO_DEFAULT, "The name of the header."),
+    ("value.literal", Type.STRING, NO_DEFAULT, "The literal value of the header.")))
+register_transform([PKG + "DropHeaders", "DropHeaders"], _drop_headers, _keys(
+    ("headers", Type.LIST, NO_DEFAULT, "The names of the headers to remove.")))
+register_value_smt("HeaderFrom", _header_from, _keys(
+    ("fields", Type.LIST, NO_DEFAULT, "Field names in the record whose values are to be copied or moved."),
+    ("headers", Type.LIST, NO_DEFAULT, "Header names, in the same order as the field names."),
+    ("operation", Type.STRING, NO_DEFAULT, "move or copy.")), REPLACE_NULL_WITH_DEFAULT)
+register_transform([PKG + "Filter", "Filter"], lambda settings, prefix: Filter(), _keys())
+register_predicate([PREDICATES_PKG + "TopicNameMatches", "TopicNameMatches"], _topic_name_matches, _keys(
+    ("pattern", Type.STRING, NO_DEFAULT, "A Java regular expression for matching against the record's topic.")))
+register_predicate([PREDICATES_PKG + "HasHeaderKey", "HasHeaderKey"], _has_header_key, _keys(
+    ("name", Type.STRING, NO_DEFAULT, "The header name.")))
 register_predicate([PREDICATES_PKG + "RecordIsTombstone", "RecordIsTombstone"],
-                   lambda settings, prefix: RecordIsTombstone())
+                   lambda settings, prefix: RecordIsTombstone(), _keys())

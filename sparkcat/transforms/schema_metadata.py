@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from pyspark.sql import Column
 from pyspark.sql import types as T
 
+from sparkcat.api.config import ConfigDef, Type
 from sparkcat.errors import ConfigError
 from sparkcat.transforms.fields import PKG
 from sparkcat.transforms.frame import SCHEMA_NAME, SCHEMA_VERSION, DataError, Records
-from sparkcat.transforms.registry import invalid, register_transform
+from sparkcat.transforms.registry import REPLACE_NULL_WITH_DEFAULT, invalid, register_transform
 
 __all__ = ["SetSchemaMetadata", "SET_SCHEMA_METADATA"]
 
@@ -77,5 +78,9 @@ def _refuse_key(settings: dict[str, str], prefix: str) -> SetSchemaMetadata:
     raise ConfigError(message, {prefix + "type": [message]})
 
 
-register_transform([SET_SCHEMA_METADATA + "$Value", "SetSchemaMetadata$Value"], _set_schema_metadata)
-register_transform([SET_SCHEMA_METADATA + "$Key", "SetSchemaMetadata$Key"], _refuse_key)
+_KEYS = (ConfigDef().define("schema.name", Type.STRING, None, documentation="Schema name to set.")
+         .define("schema.version", Type.INT, None, documentation="Schema version to set."))
+register_transform([SET_SCHEMA_METADATA + "$Value", "SetSchemaMetadata$Value"], _set_schema_metadata, _KEYS,
+                   REPLACE_NULL_WITH_DEFAULT)
+register_transform([SET_SCHEMA_METADATA + "$Key", "SetSchemaMetadata$Key"], _refuse_key, _KEYS,
+                   REPLACE_NULL_WITH_DEFAULT)

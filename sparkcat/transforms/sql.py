@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import Column
 
+from sparkcat.api.config import NO_DEFAULT, ConfigDef, Type
 from sparkcat.errors import ConfigError
 from sparkcat.transforms.registry import missing, register_transform
 from sparkcat.transforms.frame import DataError, Records
@@ -122,4 +123,5 @@ def _sql(settings: dict[str, str], prefix: str) -> Sql:
     return Sql(query)
 
 
-register_transform([SQL_TRANSFORM, "sql", "Sql"], _sql)
+register_transform([SQL_TRANSFORM, "sql", "Sql"], _sql, ConfigDef().define(
+    "query", Type.STRING, NO_DEFAULT, documentation="A Spark SQL SELECT ... FROM records over the batch."))

@@ -14,13 +14,24 @@ from sparkcat import plugins
 from sparkcat.api.connector import Connector, ConnectorContext
 from sparkcat.config.connector import ConnectorSettings
 from sparkcat.config.validation import embedded_sink_config, java_connector_refusal, validate_connector_config
-from sparkcat.errors import ConfigError
+from sparkcat.errors import ConfigError, ConnectorError
 from sparkcat.policy.config_providers import reverse_transform
 from sparkcat.runtime.execution.plan_builder import EmbeddedSink, class_path
 from sparkcat.runtime.execution.reconfiguration import with_task_class
 from sparkcat.runtime.execution.services import ExecutionServices
 
 log = logging.getLogger(__name__)
+
+
+class TooManyTasksError(ConnectorError):
+    """The connector generated more task configs than ``tasks.max`` (Connect's ``TooManyTasksException``)."""
+
+    def __init__(self, name: str, generated: int, tasks_max: int):
+        super().__init__(
+            f"The connector {name} has generated {generated} tasks, which is greater than {tasks_max}, the maximum "
+            "number of tasks it is configured to create. This behaviour should be considered a bug and is "
+            "disallowed. If necessary, it can be permitted by reconfiguring the connector with 'tasks.max.enforce' "
+            "set to false; however, this option will be removed in a future release of Kafka Connect.")
 
 
 @dataclass
@@ -42,7 +53,7 @@ def start_connector(name: str, config: dict[str, str], settings: ConnectorSettin
     instance.initialize(context)
     instance.start(dict(resolved))
     try:
-        configs = task_configs(instance, config, resolved, settings.tasks_max)
+        configs = task_configs(name, instance, config, resolved, settings)
         sink = embedded_sink(name, config, len(configs), services)
         if plugins.connector_type(type(instance)) == "source" and sink is None and not services.worker.uses_kafka:
             raise RuntimeError(f"connector {name} writes to Kafka but no bootstrap.servers is configured; "
@@ -60,10 +71,19 @@ def _new_instance(name: str, services: ExecutionServices) -> Connector:
     return plugins.connector_class(name, services.policy.plugin_packages)()
 
 
-def task_configs(instance: Connector, config: dict[str, str], resolved: dict[str, str],
-                 tasks_max: int) -> list[dict[str, str]]:
-    """The connector's task configs now, completed as Connect's Worker does, secrets back as placeholders."""
-    generated = [with_task_class(c, instance, config) for c in instance.task_configs(tasks_max)][:tasks_max]
+def task_configs(name: str, instance: Connector, config: dict[str, str], resolved: dict[str, str],
+                 settings: ConnectorSettings) -> list[dict[str, str]]:
+    """The connector's task configs now, completed as Connect's Worker does, secrets back as placeholders.
+
+    More of them than ``tasks.max`` fail the connector (TooManyTasksError), as Connect 3.8+ does (KIP-1004);
+    with ``tasks.max.enforce=false`` they all run, with a warning.
+    """
+    generated = [with_task_class(c, instance, config) for c in instance.task_configs(settings.tasks_max)]
+    if len(generated) > settings.tasks_max:
+        if settings.tasks_max_enforce:
+            raise TooManyTasksError(name, len(generated), settings.tasks_max)
+        log.warning("Connector %s generated %d task configs, more than tasks.max=%d; all of them run because "
+                    "tasks.max.enforce=false (deprecated)", name, len(generated), settings.tasks_max)
     return reverse_transform(generated, config, resolved)
 
 

@@ -32,7 +32,7 @@ from sparkcat.model.config_state import ClusterConfigState, RestartRequest, Targ
 from sparkcat.model.status import State
 from sparkcat.runtime.execution import fencing, plan_builder
 from sparkcat.runtime.execution.batch_accounting import ConnectorBatches
-from sparkcat.runtime.execution.connector_instance import start_connector, task_configs
+from sparkcat.runtime.execution.connector_instance import TooManyTasksError, start_connector, task_configs
 from sparkcat.runtime.execution.failures import Failure, FailureKind
 from sparkcat.runtime.execution.plan_builder import EmbeddedSink
 from sparkcat.runtime.execution.query_runner import RunningQuery
@@ -124,8 +124,7 @@ class ConnectorLifecycle:
         if self.instance_state == InstanceState.NONE:
             self._start_instance()
         elif self.instance_state == InstanceState.STARTED and self.services.reconfigurations.take(self.name):
-            self.desired_task_configs = task_configs(self.instance, self.config, self._resolved(self.config, ""),
-                                                     self.settings.tasks_max)
+            self._reconfigure()
         self._take_raised()
         if self.instance_state == InstanceState.FAILED:
             self.stop_query(AfterStop.FAILED)
@@ -183,6 +182,14 @@ class ConnectorLifecycle:
         self._report(State.RUNNING)
         log.info("Connector %s started on the driver with %d task config(s)", self.name,
                  len(self.desired_task_configs))
+
+    def _reconfigure(self) -> None:
+        """The task configs the connector asks for now; more of them than tasks.max fail it (KIP-1004)."""
+        try:
+            self.desired_task_configs = task_configs(self.name, self.instance, self.config,
+                                                     self._resolved(self.config, ""), self.settings)
+        except TooManyTasksError as e:
+            self._raise_error(e)
 
     def _raise_error(self, error: BaseException) -> None:
         """``ConnectorContext.raise_error``, from any thread: one assignment, taken by the next pass, which stops

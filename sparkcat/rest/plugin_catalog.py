@@ -1,0 +1,68 @@
+"""The plugins besides connectors that ``GET /connector-plugins?connectorsOnly=false`` lists, and their keys.
+
+Connect lists its transformations, predicates, converters and header converters there too (``PluginInfo``
+with type ``transformation``, ``predicate``, ``converter``, ``header_converter``), and
+``GET /connector-plugins/CLASS/config`` gives any of them its ConfigDef (KIP-769). Here: the SMTs and
+predicates sparkcat runs (each transformation's keys as its module declares them, ``transforms/registry.py``),
+its built-in converters (``converters/declared.py``) and SimpleHeaderConverter. Java SMTs and converters on
+plugin.path are not listed: sparkcat's connectors cannot use them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sparkcat import __version__
+from sparkcat.api.config import ConfigDef, Type
+
+__all__ = ["other_plugin_infos", "other_plugin_definition"]
+
+
+def _avro_keys() -> ConfigDef:
+    """AvroConverter's settings sparkcat implements (``converters/schema_registry.py``)."""
+    return (ConfigDef()
+            .define("schema.registry.url", Type.LIST, documentation="The Schema Registry's URL.")
+            .define("key.subject.name.strategy", Type.STRING, "io.confluent.kafka.serializers.subject."
+                    "TopicNameStrategy", documentation="Subject name strategy of keys.")
+            .define("value.subject.name.strategy", Type.STRING, "io.confluent.kafka.serializers.subject."
+                    "TopicNameStrategy", documentation="Subject name strategy of values.")
+            .define("auto.register.schemas", Type.BOOLEAN, True, documentation="Register new schemas.")
+            .define("use.latest.version", Type.BOOLEAN, False, documentation="Use the subject's latest schema.")
+            .define("basic.auth.credentials.source", Type.STRING, "URL", documentation="URL or USER_INFO.")
+            .define("basic.auth.user.info", Type.PASSWORD, None, documentation="user:password."))
+
+
+def _definitions() -> dict[str, tuple[str, ConfigDef]]:
+    """Every listed plugin's class name and alias -> (its PluginInfo type, its keys)."""
+    from sparkcat.converters import AVRO_CONVERTER, HEADER_CONVERTERS
+    from sparkcat.converters.declared import CONVERTER_KEYS
+    from sparkcat.transforms.catalog import PREDICATE_KEYS, TRANSFORM_KEYS  # every SMT module registered
+
+    out: dict[str, tuple[str, ConfigDef]] = {}
+    for kind, declared in (("transformation", TRANSFORM_KEYS), ("predicate", PREDICATE_KEYS)):
+        out.update({name: (kind, keys.definition) for name, keys in declared.items()})
+    out.update({name: ("converter", keys.definition) for name, keys in CONVERTER_KEYS.items()})
+    out[AVRO_CONVERTER] = ("converter", _avro_keys())
+    out.update({name: ("header_converter", ConfigDef()) for name in HEADER_CONVERTERS})
+    return out
+
+
+def other_plugin_infos() -> list[dict[str, Any]]:
+    """Connect's ``PluginInfo`` of each transformation, predicate, converter and header converter, by class name."""
+    from sparkcat.transforms.catalog import PREDICATE_KEYS, TRANSFORM_KEYS
+
+    canonical = {keys.class_name for keys in (*TRANSFORM_KEYS.values(), *PREDICATE_KEYS.values())}
+    infos = []
+    for name, (kind, _) in sorted(_definitions().items()):
+        if kind in ("transformation", "predicate") and name not in canonical:
+            continue  # an alias
+        if "." not in name:
+            continue  # a header converter's short name
+        infos.append({"class": name, "type": kind, "version": __version__})
+    return infos
+
+
+def other_plugin_definition(plugin: str) -> ConfigDef | None:
+    """The keys of the transformation, predicate or converter ``plugin`` names (class name or alias), else None."""
+    found = _definitions().get(plugin)
+    return None if found is None else found[1]

@@ -1,0 +1,40 @@
+"""GET /connector-plugins?connectorsOnly=false lists transformations, predicates and converters, with their keys."""
+
+from __future__ import annotations
+
+from sparkcat import __version__
+
+T = "org.apache.kafka.connect.transforms."
+
+
+def test_connectors_only_false_lists_every_kind_of_plugin_as_connect_does(client):
+    only = client.get("/connector-plugins").json()
+    assert {p["type"] for p in only} == {"source", "sink"}
+    everything = client.get("/connector-plugins", params={"connectorsOnly": "false"}).json()
+    by_class = {p["class"]: p for p in everything}
+    assert everything[:len(only)] == only
+    assert by_class[T + "RegexRouter"] == {"class": T + "RegexRouter", "type": "transformation",
+                                           "version": __version__}
+    assert by_class[T + "Cast$Key"]["type"] == "transformation"
+    assert by_class[T + "predicates.TopicNameMatches"]["type"] == "predicate"
+    assert by_class["org.apache.kafka.connect.json.JsonConverter"]["type"] == "converter"
+    assert by_class["io.confluent.connect.avro.AvroConverter"]["type"] == "converter"
+    assert by_class["org.apache.kafka.connect.storage.SimpleHeaderConverter"]["type"] == "header_converter"
+    assert "RegexRouter" not in by_class and "sql" not in by_class  # aliases are not plugins of their own
+    assert all(set(p) == {"class", "type", "version"} for p in everything)
+
+
+def test_a_transformations_config_is_the_keys_it_declares(client):
+    keys = client.get(f"/connector-plugins/{T}TimestampConverter$Value/config").json()
+    assert [k["name"] for k in keys] == ["field", "target.type", "format", "unix.precision"]
+    target = keys[1]
+    assert target["required"] is True and target["type"] == "STRING"
+    assert keys[3]["default_value"] == "milliseconds"
+    assert [k["name"] for k in client.get("/connector-plugins/TopicNameMatches/config").json()] == ["pattern"]
+    assert client.get(f"/connector-plugins/{T}Filter/config").json() == []
+
+
+def test_a_converters_config_is_the_settings_it_takes(client):
+    keys = client.get("/connector-plugins/org.apache.kafka.connect.json.JsonConverter/config").json()
+    assert [k["name"] for k in keys] == ["schemas.enable", "schemas.cache.size", "decimal.format"]
+    assert keys[0]["type"] == "BOOLEAN" and keys[0]["default_value"] == "true"

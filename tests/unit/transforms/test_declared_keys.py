@@ -1,0 +1,88 @@
+"""Every key under a transformation's or predicate's alias is one it declares, or an error naming the key."""
+
+from __future__ import annotations
+
+import pytest
+
+from sparkcat.config.validation import validate_connector_config
+from sparkcat.errors import ConfigError
+from sparkcat.transforms import chain_errors, parse_chain
+from sparkcat.transforms.catalog import PREDICATES, TRANSFORMS
+from sparkcat.transforms.registry import PREDICATE_KEYS, TRANSFORM_KEYS
+
+T = "org.apache.kafka.connect.transforms."
+INCREMENT = {"name": "inc", "connector.class": "increment", "increments": "1", "topic.prefix": "seq_"}
+ROUTER = {"transforms": "r", "transforms.r.type": T + "RegexRouter", "transforms.r.regex": "(.*)",
+          "transforms.r.replacement": "copy-$1"}
+
+
+def test_a_typo_under_a_transform_alias_is_refused_naming_the_key_and_the_class():
+    errors = chain_errors({**ROUTER, "transforms.r.replacment": "x"})
+    assert list(errors) == ["transforms.r.replacment"]
+    message = errors["transforms.r.replacment"][0]
+    assert "'transforms.r.replacment'" in message and T + "RegexRouter" in message
+    assert "regex, replacement" in message  # what it takes instead
+
+
+def test_a_typo_under_a_predicate_alias_is_refused():
+    errors = chain_errors({**ROUTER, "transforms.r.predicate": "p", "predicates": "p",
+                           "predicates.p.type": "TopicNameMatches", "predicates.p.pattern": "a.*",
+                           "predicates.p.patern": "b.*"})
+    assert list(errors) == ["predicates.p.patern"]
+    assert T + "predicates.TopicNameMatches" in errors["predicates.p.patern"][0]
+
+
+def test_a_key_of_a_transform_without_keys_is_refused():
+    errors = chain_errors({"transforms": "f", "transforms.f.type": "Filter", "transforms.f.fields": "a"})
+    assert "its keys: none" in errors["transforms.f.fields"][0]
+
+
+@pytest.mark.parametrize("smt", ["Cast$Value", "Cast$Key", "MaskField$Value", "InsertField$Key", "ReplaceField$Value",
+                                 "ExtractField$Value", "TimestampConverter$Value", "HeaderFrom$Value", "ValueToKey",
+                                 "SetSchemaMetadata$Value"])
+def test_replace_null_with_default_is_refused_as_not_supported_yet(smt):
+    key = "transforms.t.replace.null.with.default"
+    errors = chain_errors({"transforms": "t", "transforms.t.type": T + smt, key: "false"})
+    assert key in errors
+    assert "not supported by sparkcat yet" in errors[key][0] and T + smt in errors[key][0]
+
+
+def test_replace_fields_removed_whitelist_is_refused_not_used():
+    errors = chain_errors({"transforms": "t", "transforms.t.type": "ReplaceField$Value", "transforms.t.whitelist": "a"})
+    assert "Unknown configuration key 'transforms.t.whitelist'" in errors["transforms.t.whitelist"][0]
+    assert "exclude, include, renames" in errors["transforms.t.whitelist"][0]
+
+
+def test_every_declared_key_is_accepted():
+    """Connect's optional keys, read by the factories only in some cases, are not refused."""
+    config = {"transforms": "t,s,x", "transforms.t.type": "TimestampConverter$Value", "transforms.t.field": "ts",
+              "transforms.t.target.type": "string", "transforms.t.format": "yyyy", "transforms.t.unix.precision":
+              "seconds", "transforms.s.type": "InsertField$Value", "transforms.s.topic.field": "t",
+              "transforms.s.partition.field": "p", "transforms.s.offset.field": "o", "transforms.s.timestamp.field":
+              "ts", "transforms.s.static.field": "s", "transforms.s.static.value": "v",
+              "transforms.x.type": "ExtractField$Key", "transforms.x.field": "id",
+              "transforms.x.field.syntax.version": "V1"}
+    assert chain_errors(config) == {}
+    assert len(parse_chain(config).stages) == 3
+
+
+def test_every_registered_plugin_declares_its_keys():
+    assert set(TRANSFORM_KEYS) == set(TRANSFORMS) and set(PREDICATE_KEYS) == set(PREDICATES)
+    assert TRANSFORM_KEYS["Cast$Key"].class_name == T + "Cast$Key"
+    assert TRANSFORM_KEYS["sql"].definition.names() == ["query"]
+
+
+def test_validate_and_parse_refuse_the_key():
+    result = validate_connector_config({**INCREMENT, **ROUTER, "transforms.r.regexx": "a"})
+    assert list(result.errors) == ["transforms.r.regexx"]
+    with pytest.raises(ConfigError, match="transforms.r.regexx"):
+        parse_chain({**ROUTER, "transforms.r.regexx": "a"})
+
+
+def test_kip_891_plugin_versions_are_refused_as_not_supported_yet():
+    errors = chain_errors({**ROUTER, "transforms.r.plugin.version": "4.1.0"})
+    assert "KIP-891" in errors["transforms.r.plugin.version"][0]
+    result = validate_connector_config({**INCREMENT, "connector.plugin.version": "4.1.0",
+                                        "value.converter.plugin.version": "4.1.0"})
+    assert set(result.errors) == {"connector.plugin.version", "value.converter.plugin.version"}
+    assert all("KIP-891" in messages[0] for messages in result.errors.values())
