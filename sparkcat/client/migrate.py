@@ -16,8 +16,10 @@ is the target's last word.
 Converters: a connector that names no ``key.converter`` (``value.converter``, ``header.converter``) runs
 with its worker's. Connect's REST API does not show a worker's config, so ``worker_converters`` (the source
 worker's converter keys, from its properties file: ``--worker-config``) are written into each moved
-config on every side it names none for, as ``policy/worker_converters.py`` inherits them; without them,
-each such connector is moved with a warning naming it: it runs with the target worker's converters.
+config on every side it names none for, as ``policy/worker_converters.py`` inherits them, but for a setting
+the worker's converter does not take (Connect ignores it, sparkcat would refuse it: left out with a warning);
+without them, each such connector is moved with a warning naming it: it runs with the target worker's
+converters.
 """
 
 from __future__ import annotations
@@ -89,13 +91,28 @@ def with_source_converters(name: str, config: Mapping[str, str], worker_converte
                            say: Callable[[str], None]) -> dict[str, str]:
     """``config`` with the source worker's converters on each side it names none for; a warning when unknown."""
     if worker_converters is not None:
-        return inherit(config, {k: v for k, v in worker_converters.items() if is_converter_key(k)})
+        carried = {k: v for k, v in worker_converters.items() if is_converter_key(k)}
+        for key in sorted(ignored_worker_settings(carried)):
+            say(f"{name}: warning: the source worker's {key} is not a setting of its "
+                f"{carried.get(key.rsplit('.converter.', 1)[0] + '.converter') or 'JsonConverter'}; Kafka Connect "
+                f"ignores it, so it is left out (sparkcat refuses a key it would ignore)")
+            del carried[key]
+        return inherit(config, carried)
     unnamed = [side for side in SIDES[:2] if not str(config.get(side) or "").strip()]
     if unnamed:
         say(f"{name}: warning: it names no {' or '.join(unnamed)}, so in the source it ran with its worker's, "
             f"which Connect's REST API does not show; in the target it runs with the target worker's. Give the "
             f"Connect worker's properties (--connect-worker-config FILE) to carry them over")
     return dict(config)
+
+
+def ignored_worker_settings(worker: Mapping[str, str]) -> list[str]:
+    """The worker's ``key.converter.*``/``value.converter.*`` settings its converter does not take, which Connect
+    passes to the converter and the converter never reads (e.g. StringConverter's ``schemas.enable``)."""
+    from sparkcat.config.converter_keys import converter_setting_errors
+    from sparkcat.plugins import DEFAULT_PACKAGES
+    return [e.name for e in converter_setting_errors(worker, DEFAULT_PACKAGES)
+            if any(m.startswith("Unknown configuration key") for m in e.errors)]
 
 
 def _refusal(target: RestClient, name: str, config: dict[str, str]) -> MoveResult | None:

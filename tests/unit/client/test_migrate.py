@@ -105,6 +105,16 @@ def test_a_connectors_own_converter_keeps_only_its_own_settings_when_moved():
     assert target.created == {**own, "key.converter": STRING}  # no registry URL: its own StringConverter
 
 
+def test_a_worker_setting_its_converter_never_reads_is_left_out_with_a_warning_not_carried_to_a_refusal():
+    worker = {**CONNECT_WORKER, "key.converter.schemas.enable": "false"}  # Connect's StringConverter ignores it
+    source, target, lines = MovingSource({"connector.class": "file-source", "topic": "t"}), CreatingTarget({}), []
+    assert move(source, target, "lines", worker, lines.append).ok
+    assert lines == ["lines: warning: the source worker's key.converter.schemas.enable is not a setting of its "
+                     f"{STRING}; Kafka Connect ignores it, so it is left out (sparkcat refuses a key it would "
+                     "ignore)"]
+    assert "key.converter.schemas.enable" not in target.created and target.created["key.converter"] == STRING
+
+
 def test_without_the_source_workers_config_a_connector_naming_none_moves_with_a_warning_naming_it():
     source, target, lines = MovingSource({"connector.class": "file-source", "key.converter": STRING}), \
         CreatingTarget({}), []
