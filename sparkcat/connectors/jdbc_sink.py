@@ -176,6 +176,8 @@ def _struct(value: Any) -> dict[str, Any] | None:
 class JdbcSinkTask(Versioned, SinkTask):
     """Writes one micro-batch per transaction: ``begin_batch`` opens it, ``put`` writes, ``flush`` commits."""
 
+    skips_by_position = True  # fed from Kafka, it skips what the positions table holds, whatever the batch id
+
     plugin_version = __version__
 
     def __init__(self) -> None:

@@ -12,9 +12,9 @@ the executors read and put them (``executor.shared_sink``). Positions go to the 
 starts there again too.
 
 Sinks that need Spark's own replay of a batch keep a query of their own (``own_query_reason``): a task that
-skips replayed batches by id (``begin_batch``, e.g. the JDBC sink's exactly once), since a shared query never
-replays a member's batch, unless it also skips by Kafka position (``SinkTask.skips_by_position``: the file
-sink), which its tasks learn from ``SinkTaskContext.shared_query``.
+skips replayed batches by id (``begin_batch``), since a shared query never replays a member's batch, unless it
+also skips by Kafka position (``SinkTask.skips_by_position``: the file and JDBC sinks), which its tasks learn
+from ``SinkTaskContext.shared_query``.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sparkcat.spark.driver.shared_queries import own_query_reason
 from sparkcat.spark.driver.shared_sinks import KafkaRanges, Snapshot, group_key
+from sparkcat.api.connector import SinkTask
 from sparkcat.spark.query_plan import QueryPlan
 
 LINES = "tests.plugins.line_sinks"
@@ -62,11 +63,22 @@ def test_record_sinks_share_and_sinks_needing_their_own_query_keep_one():
     assert own_query_reason(plan()) is None
     assert "native_write" in own_query_reason(plan(connector_class=f"{LINES}:NativeLineSink"))
     assert "batch_writer" in own_query_reason(plan(connector_class=f"{LINES}:BatchLineSink"))
-    assert "begin_batch" in own_query_reason(plan(connector_class="sparkcat.connectors.jdbc_sink:JdbcSinkConnector",
-                                                  task_class="sparkcat.connectors.jdbc_sink:JdbcSinkTask"))
-    # the file sink skips replays by id, but also by Kafka position in a shared query: it shares
-    assert own_query_reason(plan(connector_class="sparkcat.connectors.file_sink:FileStreamSinkConnector",
-                                 task_class="sparkcat.connectors.file_sink:FileStreamSinkTask")) is None
+    assert "begin_batch" in own_query_reason(plan(task_class=f"{__name__}:_ById"))
+    # the file and JDBC sinks skip replays by id, but also by Kafka position in a shared query: they share
+    for sink in ("file_sink:FileStreamSinkConnector", "jdbc_sink:JdbcSinkConnector"):
+        task = sink.replace("Connector", "Task")
+        assert own_query_reason(plan(connector_class=f"sparkcat.connectors.{sink}",
+                                     task_class=f"sparkcat.connectors.{task}")) is None
     assert own_query_reason(plan(connector_config={"topics": "a", "transforms": "x"})) == "has transforms"
     assert own_query_reason(plan(java_host={"jars": []})) == "a Java connector"
     assert group_key(plan(trigger_interval_ms=500)) != group_key(plan())
+
+
+class _ById(SinkTask):
+    """A sink task that skips replayed batches by id only: it needs Spark's replay, so a query of its own."""
+
+    def put(self, records):
+        pass
+
+    def begin_batch(self, batch_id):
+        return True
