@@ -117,6 +117,8 @@ def _quiet_logging() -> None:
     for noisy in ("py4j", "sparkcat", "sparkcat.driver"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     logging.getLogger("py4j.clientserver").setLevel(logging.CRITICAL)
+    # one line per shared batch: how long it wrote and how long its members' positions took to store
+    logging.getLogger("sparkcat.spark.driver.shared_queries").setLevel(logging.INFO)
 
 
 def main(argv: list[str] | None = None) -> int:
