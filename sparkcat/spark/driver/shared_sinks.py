@@ -105,6 +105,16 @@ class Snapshot:
     admin: Any
     partitions: dict[str, list[int]]                   # topic -> partitions, of every topic in the cluster
     latest: dict[TopicPartitionKey, int] = field(default_factory=dict)
+    _subscribed: dict[str, list[TopicPartitionKey]] = field(default_factory=dict)
+
+    def subscribed_by(self, plan: QueryPlan) -> list[TopicPartitionKey]:
+        """The partitions ``plan``'s connector subscribes to, matched once per round (the listing, its ranges and
+        its lag all ask)."""
+        found = self._subscribed.get(plan.connector)
+        if found is None:
+            found = self._subscribed[plan.connector] = sorted(
+                (t, p) for t, ps in self.partitions.items() if subscribed(plan.connector_config, t) for p in ps)
+        return found
 
     def earliest(self, tps: list[TopicPartitionKey]) -> dict[TopicPartitionKey, int]:
         """Where each of ``tps`` begins now (asked only for partitions new to a member, or reset)."""
@@ -127,9 +137,8 @@ def take_snapshot(admin: Any, plans: list[QueryPlan]) -> Snapshot:
     from confluent_kafka.admin import OffsetSpec
     metadata = admin.list_topics(timeout=METADATA_TIMEOUT_S)
     partitions = {name: sorted(t.partitions) for name, t in metadata.topics.items() if t.error is None}
-    wanted = {(t, p) for t, ps in partitions.items() for p in ps
-              if any(subscribed(plan.connector_config, t) for plan in plans)}
     snapshot = Snapshot(admin, partitions)
+    wanted = {tp for plan in plans for tp in snapshot.subscribed_by(plan)}
     snapshot.latest = _list_offsets(admin, {tp: OffsetSpec.latest() for tp in sorted(wanted)})
     return snapshot
 
@@ -146,8 +155,7 @@ class KafkaRanges:
 
     def _subscribed(self) -> list[TopicPartitionKey]:
         assert self.snapshot is not None
-        return sorted((t, p) for t, ps in self.snapshot.partitions.items() for p in ps
-                      if subscribed(self.plan.connector_config, t))
+        return self.snapshot.subscribed_by(self.plan)
 
     def latestOffset(self, start: dict[str, int], limit: Any = None) -> dict[str, int]:  # noqa: N802
         """Each subscribed partition's position moved towards its end, at most ``batch.max.records``; a partition
