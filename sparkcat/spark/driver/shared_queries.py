@@ -23,6 +23,7 @@ import logging
 import threading
 import time
 import uuid
+from abc import ABC, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -51,7 +52,7 @@ def own_query_reason(plan: QueryPlan) -> str | None:
     return kind.own_query_reason(plan)
 
 
-class SharedGroup:
+class SharedGroup(ABC):
     """One shared query and its members (``lock`` guards the member list; planner calls hold it).
 
     A kind of group (``SourceGroup``, ``SinkGroup``) says how a batch is written (``_write_rows``) and read back
@@ -187,9 +188,9 @@ class SharedGroup:
         log.info("Shared query %s: batch %d wrote %d connector(s) in %.2f s and stored their positions in %.2f s",
                  self.key, batch_id, len(members), written - started, time.monotonic() - written)
 
+    @abstractmethod
     def _write_rows(self, df: DataFrame, batch_id: int, members: list[Member]) -> list[Any]:
         """The executors' result rows of the batch, each naming its ``connector`` (and its ``failure``)."""
-        raise NotImplementedError
 
     def _result(self, m: Member, rows: list[Any], batch_id: int, started: float) -> BatchResult:
         return batch_result(m.name, batch_id, rows, started)
