@@ -43,6 +43,9 @@ SLOW_TASK_MIN_S = 5.0
 SLOW_TASK_TRIGGERS = 5
 #: Members' batch reports written at once (each stores offsets and status records in Kafka).
 REPORTERS = 16
+#: How long a group's answer to "is its query running" is trusted: the reconciler asks it of every member at every
+#: tick, and each answer from Spark is a py4j round trip (at 200 idle members, the driver's largest idle cost).
+ALIVE_CACHE_S = 1.0
 
 
 def own_query_reason(plan: QueryPlan) -> str | None:
@@ -67,6 +70,7 @@ class SharedGroup(ABC):
         self.planner = GroupPlanner(self)
         self.planner_id = f"{key}-{uuid.uuid4().hex}"
         self.query: Any = None
+        self._alive_cache = (False, float("-inf"))  # (Spark's last answer, when): ``alive``
         self._reporters = ThreadPoolExecutor(REPORTERS, thread_name_prefix=f"{key}-report")
         # Two partitions per core: a batch's tasks run in turn within each (a slow one delays those after it).
         self.slots = max(1, 2 * int(self.spark.sparkContext.defaultParallelism))
@@ -79,8 +83,16 @@ class SharedGroup(ABC):
         with self.lock:
             return list(self._members.values())
 
-    def alive(self) -> bool:
-        return self.query is not None and self.query.isActive
+    def alive(self, fresh: bool = False) -> bool:
+        """Whether the group's query runs: Spark's answer of at most ``ALIVE_CACHE_S`` ago, unless ``fresh``."""
+        if self.query is None:
+            return False
+        active, at = self._alive_cache
+        now = time.monotonic()
+        if fresh or now - at > ALIVE_CACHE_S:
+            active = bool(self.query.isActive)
+            self._alive_cache = (active, now)
+        return active
 
     def add(self, member: Member) -> None:
         with self.lock:
@@ -151,6 +163,7 @@ class SharedGroup(ABC):
                 self.query.stop()
             except Exception as e:  # it failed meanwhile: stopped either way
                 log.debug("stopping shared query %s: %s", self.key, e)
+            self._alive_cache = (False, time.monotonic())
         self._reporters.shutdown(wait=False)
         log.info("Shared query %s stopped (no connector left in it)", self.key)
 
@@ -302,7 +315,7 @@ class SharedQueries:
         key = kind.group_key(plan)
         with self._lock:
             group = self._groups.get(key)
-            if group is None or not group.alive():
+            if group is None or not group.alive(fresh=True):
                 root = self.checkpoint_root or plan.checkpoint_dir.rstrip("/").rsplit("/", 1)[0]
                 group = kind.new_group(self, key, paths.child_path(root, "_" + key), plan.trigger_interval_ms)
                 group.start()

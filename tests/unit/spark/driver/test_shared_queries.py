@@ -1,0 +1,60 @@
+"""A shared group's "is its query running": asked of Spark once per ``ALIVE_CACHE_S``, not once per member."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from sparkcat.spark.driver import shared_queries
+from sparkcat.spark.driver.shared_queries import SharedGroup
+
+
+class CountingQuery:
+    """A StreamingQuery's ``isActive`` that counts how often Spark would be asked."""
+
+    def __init__(self) -> None:
+        self.active, self.asked = True, 0
+
+    @property
+    def isActive(self) -> bool:  # noqa: N802 - StreamingQuery's name
+        self.asked += 1
+        return self.active
+
+
+class Group(SharedGroup):
+    def _write_rows(self, df: Any, batch_id: int, members: list[Any]) -> list[Any]:
+        return []
+
+
+def group(query: CountingQuery) -> Group:
+    spark = SimpleNamespace(sparkContext=SimpleNamespace(defaultParallelism=2))
+    g = Group(SimpleNamespace(spark=spark), "g", "/tmp/unused", 1000)
+    g.query = query
+    return g
+
+
+def test_every_member_asking_at_one_tick_costs_one_question_to_spark():
+    q = CountingQuery()
+    g = group(q)
+    assert all(g.alive() for _ in range(200))
+    assert q.asked == 1
+
+
+def test_a_query_that_ended_is_seen_within_the_cache_time(monkeypatch):
+    now = [100.0]
+    monkeypatch.setattr(shared_queries.time, "monotonic", lambda: now[0])
+    q = CountingQuery()
+    g = group(q)
+    assert g.alive()
+    q.active = False
+    assert g.alive()  # still the answer of a moment ago
+    now[0] += shared_queries.ALIVE_CACHE_S + 0.01
+    assert not g.alive()
+
+
+def test_joining_asks_spark_afresh():
+    q = CountingQuery()
+    g = group(q)
+    assert g.alive()
+    q.active = False
+    assert not g.alive(fresh=True)
