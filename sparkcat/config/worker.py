@@ -206,8 +206,16 @@ class WorkerConfig:
 
     @property
     def checkpoint_root(self) -> str:
-        """The directory of every query checkpoint: ``checkpoint.dir`` (any Hadoop URI), else state.dir/checkpoints."""
-        return local_root(self.checkpoint_dir or str(Path(self.state_dir) / "checkpoints"))
+        """The directory of every query checkpoint: ``checkpoint.dir`` (any Hadoop URI), else state.dir/checkpoints.
+
+        Resolved once per value: every connector's plan names it at every reconciler tick, and resolving a local
+        path walks the file system (at 200 connectors, a quarter of the idle driver's Python time)."""
+        raw = self.checkpoint_dir or str(Path(self.state_dir) / "checkpoints")
+        cached = self.__dict__.get("_checkpoint_root_cache")
+        if cached is None or cached[0] != raw:
+            cached = (raw, local_root(raw))
+            self.__dict__["_checkpoint_root_cache"] = cached
+        return cached[1]
 
     @property
     def uses_kafka(self) -> bool:
