@@ -138,6 +138,12 @@ class Driver:
         except Exception as e:  # noqa: BLE001 - only slower failover; the standby works without it
             log.warning("Warming up the standby failed: %s", e)
 
+    def wait_warmed_up(self, timeout_s: float) -> bool:
+        """Wait until a leader's background warm-up has ended (true at once on a standby, which warms up before it
+        stands by); False if it still ran after ``timeout_s``. Benchmarks wait so that what they time is not it."""
+        warm = self._leader_warm_up
+        return warm is None or warm.done.wait(timeout_s)
+
     def _warm_up_places(self):
         """The warm-up's query checkpoint and scratch Delta table: reserved names under the checkpoint root."""
         from sparkcat.config.names import WARM_UP_QUERY, dir_name
