@@ -51,7 +51,8 @@ from sparkcat.spark.query_plan import TopicPartitionKey, tp_key
 
 __all__ = ["SparkKafkaError", "Assignment", "reader_options",
            "starting_offsets_option", "assign_tasks", "subscribed_partitions", "partition_route_keys",
-           "murmur3_int", "route", "worker_admin", "drop_admins", "INTERNAL_TOPICS"]
+           "murmur3_int", "route", "worker_admin", "drop_admins", "INTERNAL_TOPICS",
+           "subscribed_topics"]
 
 #: Kafka's own internal topics, which a pattern subscription never matches.
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
@@ -78,6 +79,16 @@ def _subscription(config: Mapping[str, str]) -> tuple[list[str], str | None]:
     if bool(topics) == bool(regex):
         raise SparkKafkaError("a sink connector needs exactly one of topics or topics.regex")
     return topics, regex
+
+
+def subscribed_topics(config: Mapping[str, str], existing: Mapping[str, Any]) -> list[str]:
+    """The topics of ``existing`` (a cluster's, by name) a sink connector's config subscribes: the config read
+    once and its regex compiled once for all of them (a shared sink query asks it of every member each trigger)."""
+    topics, regex = _subscription(config)
+    if regex is None:
+        return [t for t in dict.fromkeys(topics) if t in existing]
+    pattern = re.compile(regex)
+    return [t for t in existing if t not in INTERNAL_TOPICS and pattern.fullmatch(t) is not None]
 
 
 def subscribed(config: Mapping[str, str], topic: str) -> bool:

@@ -31,7 +31,7 @@ from pyspark.sql import DataFrame, SparkSession
 from sparkcat.api.connector import SinkConnector, SinkTask
 from sparkcat.config.names import SHARED_QUERY_PREFIX
 from sparkcat.spark.driver.batch_reports import sink_batch_id
-from sparkcat.spark.driver.kafka_input import METADATA_TIMEOUT_S, assign_tasks, connector_admin, subscribed
+from sparkcat.spark.driver.kafka_input import METADATA_TIMEOUT_S, assign_tasks, connector_admin, subscribed_topics
 from sparkcat.spark.driver.shared_planning import Member
 from sparkcat.spark.driver.shared_queries import SharedGroup, SharedQueries, slow_task_s
 from sparkcat.spark.executor.shared_sink import SinkPart, SinkWrite, put_members
@@ -113,7 +113,7 @@ class Snapshot:
         found = self._subscribed.get(plan.connector)
         if found is None:
             found = self._subscribed[plan.connector] = sorted(
-                (t, p) for t, ps in self.partitions.items() if subscribed(plan.connector_config, t) for p in ps)
+                (t, p) for t in subscribed_topics(plan.connector_config, self.partitions) for p in self.partitions[t])
         return found
 
     def earliest(self, tps: list[TopicPartitionKey]) -> dict[TopicPartitionKey, int]:

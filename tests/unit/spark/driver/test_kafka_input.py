@@ -114,3 +114,12 @@ def test_a_connectors_admin_override_reaches_its_admin_client(monkeypatch):
     other = SimpleNamespace(**{**vars(plan), "connector_config": {}})
     assert connector_admin(plan) is not connector_admin(other)  # two settings, two clients
     assert connector_admin(other) is worker_admin("127.0.0.1:9", worker)
+
+
+def test_subscribed_topics_are_the_listed_ones_that_exist_or_the_regex_full_matches_without_internal_ones():
+    from sparkcat.spark.driver.kafka_input import subscribed_topics
+    existing = {"orders": [0], "orders-eu": [0, 1], "__consumer_offsets": [0], "payments": [0]}
+    assert subscribed_topics({"topics": "orders, missing,orders"}, existing) == ["orders"]
+    assert subscribed_topics({"topics.regex": "orders.*"}, existing) == ["orders", "orders-eu"]
+    assert subscribed_topics({"topics.regex": "order"}, existing) == []  # Connect's regex matches whole names
+    assert subscribed_topics({"topics.regex": ".*"}, existing) == ["orders", "orders-eu", "payments"]
