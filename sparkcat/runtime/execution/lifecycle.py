@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from enum import Enum
 from functools import cached_property
+from typing import Any
 
 from sparkcat.api.connector import Connector
 from sparkcat.config.connector import ConnectorSettings, connector_settings
@@ -96,6 +97,7 @@ class ConnectorLifecycle:
         # their old failure is not reported again meanwhile (the connector: None)
         self._restarting: set[int | None] = set()
         self._batches_seen = 0
+        self._plan_cache: tuple[Any, QueryPlan] | None = None  # (what it was built from, the plan): ``_plan``
 
     @cached_property
     def settings(self) -> ConnectorSettings:
@@ -137,7 +139,7 @@ class ConnectorLifecycle:
             self._run(state)
 
     def _run(self, state: ClusterConfigState) -> None:
-        plan = plan_builder.query_plan(state, self, self.services.worker, self.services.policy)
+        plan = self._plan(state)
         task_ids = state.task_ids(self.name)
         if self.query_state == QueryState.RUNNING and self.query.is_active() and self.query.plan == plan:
             return
@@ -152,6 +154,14 @@ class ConnectorLifecycle:
             self.query_state = QueryState.STARTING
         else:
             self._report_tasks(task_ids)
+
+    def _plan(self, state: ClusterConfigState) -> QueryPlan:
+        """The query's plan for ``state``, built again only when what it is made of changed: every tick asks, and
+        building one (configs serialised with the worker's policy) was the idle driver's largest cost at 200."""
+        key = (state.offset, id(self.instance), id(self.sink), frozenset(self.failed_tasks))
+        if self._plan_cache is None or self._plan_cache[0] != key:
+            self._plan_cache = (key, plan_builder.query_plan(state, self, self.services.worker, self.services.policy))
+        return self._plan_cache[1]
 
     def _prepare(self, state: ClusterConfigState, plan: QueryPlan) -> Callable[[], None]:
         """What runs on the starter thread before ``plan``'s query starts: fence the earlier tasks of an exactly-once
