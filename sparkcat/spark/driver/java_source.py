@@ -155,6 +155,10 @@ class JavaPlanner:
             if self._store is not None and self._own_store:
                 self._store.close()
 
+    def metrics(self) -> str | None:
+        """No source metrics in the query's progress beyond Spark's own."""
+        return None
+
     class Java:
         implements = ["org.sparkcat.source.Planner"]
 

@@ -70,6 +70,10 @@ class Planner:
         finally:
             _registry(self.spark).remove(self.planner_id)
 
+    def metrics(self) -> str | None:
+        """No source metrics in the query's progress beyond Spark's own."""
+        return None
+
     class Java:
         implements = ["org.sparkcat.source.Planner"]
 

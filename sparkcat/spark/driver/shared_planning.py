@@ -78,6 +78,8 @@ class PlannedGroup(Protocol):
 
     def planner_stopped(self) -> None: ...
 
+    def take_metrics(self) -> dict[str, str] | None: ...
+
 
 class GroupPlanner:
     """``org.sparkcat.source.Planner`` for a group: every member's offsets under its name."""
@@ -150,6 +152,11 @@ class GroupPlanner:
 
     def commit(self, end: str) -> None:
         """Nothing: each member's offsets are stored as its batch is written."""
+
+    def metrics(self) -> str | None:
+        """The query progress's source metrics of the trigger ending now (``SharedGroup.take_metrics``)."""
+        taken = self.group.take_metrics()
+        return None if taken is None else json.dumps(taken, sort_keys=True)
 
     def stop(self) -> None:
         self.group.planner_stopped()

@@ -71,6 +71,7 @@ class SharedGroup(ABC):
         self.planner_id = f"{key}-{uuid.uuid4().hex}"
         self.query: Any = None
         self._alive_cache = (False, float("-inf"))  # (Spark's last answer, when): ``alive``
+        self._metrics: dict[str, str] | None = None      # the last batch's, until its progress takes them
         self._reporters = ThreadPoolExecutor(REPORTERS, thread_name_prefix=f"{key}-report")
         # Two partitions per core: a batch's tasks run in turn within each (a slow one delays those after it).
         self.slots = max(1, 2 * int(self.spark.sparkContext.defaultParallelism))
@@ -122,6 +123,13 @@ class SharedGroup(ABC):
     def member_progress(self, member: Member) -> dict[str, Any] | None:
         """What of a streaming query's progress is ``member``'s own (None: nothing)."""
         return None
+
+    def take_metrics(self) -> dict[str, str] | None:
+        """What the query's progress shows of the batch just written (its source's ``metrics``), once: the
+        members, the connectors the batch wrote and each one's records (Spark's "Input rows" counts the batch's
+        Spark partitions). None after a trigger that wrote nothing."""
+        taken, self._metrics = self._metrics, None
+        return taken
 
     def planner_stopped(self) -> None:
         """Spark stopped the stream: every member's driver-side tasks stop, the planner is forgotten."""
@@ -198,6 +206,7 @@ class SharedGroup(ABC):
         # Each member's report stores its offsets and its bookkeeping (Kafka writes, a round trip or more each):
         # all members at once, as their own queries' threads did, and every one before the batch ends.
         list(self._reporters.map(lambda m: self._report(m, by_member.get(m.name, []), batch_id, started), members))
+        self._metrics = batch_metrics(len(self._members), by_member)
         log.info("Shared query %s: batch %d wrote %d connector(s) in %.2f s and stored their positions in %.2f s",
                  self.key, batch_id, len(members), written - started, time.monotonic() - written)
 
@@ -234,6 +243,19 @@ def slow_task_s(trigger_ms: int) -> float:
     (5.0, 5.0, 50.0)
     """
     return max(SLOW_TASK_MIN_S, SLOW_TASK_TRIGGERS * trigger_ms / 1000)
+
+
+def batch_metrics(members: int, rows_by_member: dict[str, list[Any]]) -> dict[str, str]:
+    """A shared batch's source metrics in its query progress: how many connectors the query serves, how many the
+    batch wrote, and the records of each (``records.NAME``) and of all.
+
+    >>> from types import SimpleNamespace as Row
+    >>> batch_metrics(3, {"a": [Row(records=2), Row(records=3)], "b": [Row(records=0)]})
+    {'connectors': '3', 'connectorsWritten': '2', 'records': '5', 'records.a': '5', 'records.b': '0'}
+    """
+    records = {name: sum(int(r.records or 0) for r in rows) for name, rows in sorted(rows_by_member.items())}
+    return {"connectors": str(members), "connectorsWritten": str(len(records)),
+            "records": str(sum(records.values())), **{f"records.{n}": str(c) for n, c in records.items()}}
 
 
 def job_description(key: str, batch_id: int, names: list[str], shown: int = 20) -> str:

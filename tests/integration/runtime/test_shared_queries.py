@@ -102,6 +102,11 @@ def test_connectors_of_one_shared_query_pause_fail_restart_and_leave_one_at_a_ti
         assert got == list(range(1, stored + 1)), f"{n}: duplicates {duplicates[:10]}, {len(got)} vs {stored}"
 
 
+def _records_in_progress(group, name: str) -> int:
+    """Connector ``name``'s records in the shared query's recent progress (its source's ``records.NAME``)."""
+    return sum(int(p["sources"][0].get("metrics", {}).get(f"records.{name}", 0)) for p in group.query.recentProgress)
+
+
 def test_an_idle_member_plans_no_spark_job_and_a_new_one_joins_the_running_query(spark, broker, tmp_path,
                                                                                 unique_name):
     worker = kafka_worker(broker, tmp_path, unique_name)
@@ -115,6 +120,14 @@ def test_an_idle_member_plans_no_spark_job_and_a_new_one_joins_the_running_query
             "value.converter": "org.apache.kafka.connect.storage.StringConverter"})
         wait_until(lambda: len(read_topic(broker.bootstrap, topic)) == 5, message="the file's five lines")
         (group,) = shared(driver)
+        # The query's progress counts records per connector in its source's metrics (Spark's "Input rows" counts
+        # the batch's Spark partitions); a trigger that wrote nothing shows none.
+        wait_until(lambda: _records_in_progress(group, "file") == 5, message="the five records in the progress")
+        wait_until(lambda: any(not p["sources"][0].get("metrics") for p in group.query.recentProgress), timeout_s=60,
+                   message="a progress of a trigger without data (Spark posts one every 10 s)")
+        metrics = [p["sources"][0].get("metrics", {}) for p in group.query.recentProgress]
+        assert all(m["connectors"] == "1" for m in metrics if m), metrics
+        assert _records_in_progress(group, "file") == 5, metrics  # no trigger repeated the batch's records
         tracker = spark.sparkContext.statusTracker()
         jobs = set(tracker.getJobIdsForGroup(str(group.query.runId)))
         asked = group.planner.rounds
@@ -128,6 +141,7 @@ def test_an_idle_member_plans_no_spark_job_and_a_new_one_joins_the_running_query
         assert group.member_names() == ["file", "inc"]
         descriptions = [_description(spark, j) for j in tracker.getJobIdsForGroup(str(group.query.runId))]
         assert any(d and d.endswith(": inc") for d in descriptions), descriptions  # the Spark UI's Jobs tab
+        assert _records_in_progress(group, "inc") >= 20
         assert len(read_topic(broker.bootstrap, topic)) == 5
     finally:
         driver.stop()

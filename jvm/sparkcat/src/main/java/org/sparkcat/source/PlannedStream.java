@@ -6,7 +6,11 @@ import java.io.IOException;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.Collections;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.connector.read.InputPartition;
@@ -16,6 +20,7 @@ import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
 import org.apache.spark.sql.connector.read.streaming.Offset;
 import org.apache.spark.sql.connector.read.streaming.ReadLimit;
 import org.apache.spark.sql.connector.read.streaming.ReadMaxRows;
+import org.apache.spark.sql.connector.read.streaming.ReportsSourceMetrics;
 import org.apache.spark.sql.connector.read.streaming.SupportsAdmissionControl;
 
 /**
@@ -23,7 +28,7 @@ import org.apache.spark.sql.connector.read.streaming.SupportsAdmissionControl;
  * are the planner's JSON texts ({@code {"offsets": {partition key: source offset}}}), kept as they are, so
  * a checkpoint written by sparkcat's earlier Python data source reads back unchanged.
  */
-final class PlannedStream implements MicroBatchStream, SupportsAdmissionControl {
+final class PlannedStream implements MicroBatchStream, SupportsAdmissionControl, ReportsSourceMetrics {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final String plannerId;
@@ -93,6 +98,28 @@ final class PlannedStream implements MicroBatchStream, SupportsAdmissionControl 
   @Override
   public void commit(Offset end) {
     planner().commit(end.json());
+  }
+
+  /** The planner's metrics of the trigger ending now (a shared query's records per connector), if it has any. */
+  @Override
+  public Map<String, String> metrics(Optional<Offset> latestConsumedOffset) {
+    Planner planner;
+    try {
+      planner = planner();
+    } catch (IllegalStateException gone) {
+      return Collections.emptyMap();
+    }
+    String json = planner.metrics();
+    if (json == null) {
+      return Collections.emptyMap();
+    }
+    Map<String, String> out = new TreeMap<>();
+    try {
+      JSON.readTree(json).fields().forEachRemaining(e -> out.put(e.getKey(), e.getValue().asText()));
+    } catch (IOException e) {
+      throw new IllegalStateException("the planner of " + plannerId + " returned metrics that are not JSON", e);
+    }
+    return out;
   }
 
   @Override

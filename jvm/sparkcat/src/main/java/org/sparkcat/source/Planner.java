@@ -20,5 +20,11 @@ public interface Planner {
 
   void commit(String end);
 
+  /**
+   * The source metrics of the trigger ending now, for the query's progress ({@code sources[].metrics}): a JSON
+   * object of strings, or null for none. Spark asks once per trigger, after its batch was written.
+   */
+  String metrics();
+
   void stop();
 }
