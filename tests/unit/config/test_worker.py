@@ -60,11 +60,11 @@ def test_unknown_key_error_names_key_and_file(tmp_path):
 
 def test_connect_rest_keys_sparkcat_does_not_implement_are_refused_with_the_reason(tmp_path):
     path = tmp_path / "worker.yaml"
-    path.write_text("listeners: https://127.0.0.1:8443\nlisteners.https.ssl.client.auth: required\n")
+    path.write_text("rest.extension.classes: org.example.AuthExtension\n")
     with pytest.raises(ConfigError) as excinfo:
         load_worker_config(path)
-    assert "listeners.https.ssl.client.auth" in excinfo.value.errors
-    assert "mutual TLS" in excinfo.value.message and "unknown" not in excinfo.value.message
+    assert "rest.extension.classes" in excinfo.value.errors
+    assert "Java REST extensions" in excinfo.value.message and "unknown" not in excinfo.value.message
 
 
 def test_non_numeric_rest_port_names_the_key(tmp_path):
@@ -199,3 +199,4 @@ def test_checkpoint_dir_takes_any_hadoop_uri_and_state_dir_must_stay_local(tmp_p
     with pytest.raises(ConfigError, match="state.dir is 's3a://bucket/state', but it must be a local directory.*"
                                           "checkpoint.dir"):
         load_worker_config(path)
+
