@@ -1,0 +1,110 @@
+"""A real driver started from a worker YAML file: secrets from config providers, PKCS12 and client certificates.
+
+One worker file, as an operator writes it: ``bootstrap.servers`` and the PKCS12 keystore's password come from
+a file provider (KIP-421 placeholders in the worker config), the HTTPS listener requires client certificates
+signed by the truststore's CA, and a Vault-style provider written in Python (``tests.plugins.vault_provider``,
+inside ``plugin.packages``) serves a connector config's password.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+
+from sparkcat.bootstrap import Driver
+from sparkcat.config.worker import load_worker_config
+from tests.broker import free_port
+from tests.kafka_helpers import wait_until
+from tests.plugins import secret_probe
+from tests.tls import ClientCert, SelfSigned, client_cert, pkcs12, self_signed
+
+pytestmark = pytest.mark.integration
+
+KEYSTORE_PASSWORD = "p12-st0re-pw"
+DB_PASSWORD = "pl4gin-db-pw"
+
+
+@dataclass
+class Mtls:
+    driver: Driver
+    url: str
+    server: SelfSigned
+    client: ClientCert
+
+    def anonymous(self) -> httpx.Client:
+        """A client that trusts the listener's certificate and has none of its own."""
+        return httpx.Client(base_url=self.url, verify=ssl.create_default_context(cafile=str(self.server.cert)),
+                            timeout=60)
+
+    def with_certificate(self) -> httpx.Client:
+        context = ssl.create_default_context(cafile=str(self.server.cert))
+        context.load_cert_chain(str(self.client.cert), str(self.client.key))
+        return httpx.Client(base_url=self.url, verify=context, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def mtls(spark, broker, tmp_path_factory) -> Iterator[Mtls]:
+    base = tmp_path_factory.mktemp("mtls")
+    server = self_signed(base / "server")
+    client = client_cert(base / "client")
+    keystore = pkcs12(server.cert, server.key, base / "server.p12", KEYSTORE_PASSWORD)
+    secrets = base / "worker-secrets.properties"
+    secrets.write_text(f"servers={broker.bootstrap}\nkeystore.password={KEYSTORE_PASSWORD}\n")
+    port = free_port()
+    worker_file = base / "worker.yaml"
+    worker_file.write_text(f"""
+state.dir: {base / "state"}
+group.id: rest-mtls
+bootstrap.servers: ${{file:{secrets}:servers}}
+plugin.packages: [sparkcat.connectors, tests.plugins]
+config.providers: file,vault
+config.providers.file.class: org.apache.kafka.common.config.provider.FileConfigProvider
+config.providers.vault.class: tests.plugins.vault_provider:VaultLikeProvider
+config.providers.vault.param.token: let-me-in
+config.providers.vault.param.secrets: secret/db/password={DB_PASSWORD}
+listeners: https://127.0.0.1:{port}
+listeners.https.ssl.keystore.type: PKCS12
+listeners.https.ssl.keystore.location: {keystore}
+listeners.https.ssl.keystore.password: ${{file:{secrets}:keystore.password}}
+listeners.https.ssl.client.auth: required
+listeners.https.ssl.truststore.location: {client.ca}
+""")
+    worker = load_worker_config(worker_file)
+    with Driver(spark, worker, rest=True, watch_pipelines=False) as driver:
+        yield Mtls(driver, f"https://127.0.0.1:{port}", server, client)
+
+
+def test_a_request_without_a_client_certificate_is_refused_and_one_with_it_is_served(mtls):
+    with mtls.anonymous() as anonymous, pytest.raises(httpx.TransportError):
+        anonymous.get("/connectors")
+    with mtls.with_certificate() as http:
+        assert http.get("/connectors").status_code == 200
+
+
+def test_the_pkcs12_keystore_serves_https_and_bootstrap_servers_came_from_the_file_provider(mtls, broker):
+    with mtls.with_certificate() as http:
+        info = http.get("/").json()
+    # the worker's bootstrap.servers placeholder was resolved: the driver reached the suite's broker
+    assert info["kafka_cluster_id"] == broker.cluster_id
+    assert mtls.driver.worker.uses_kafka and mtls.driver.worker.bootstrap_servers == broker.bootstrap
+    with pytest.raises(httpx.ConnectError):  # the system CAs do not know the listener's certificate
+        httpx.get(f"{mtls.url}/connectors")
+
+
+def test_a_python_config_provider_from_plugin_packages_serves_a_connector_config_value(mtls, unique_name):
+    config = {"connector.class": "tests.plugins.secret_probe:SecretProbeConnector",
+              "probe.password": "${vault:secret/db:password}", "probe.user": "app"}
+    secret_probe.STARTED.clear()
+    with mtls.with_certificate() as http:
+        created = http.put(f"/connectors/{unique_name}/config", json=config)
+        assert created.status_code == 201, created.text
+        wait_until(lambda: secret_probe.STARTED, timeout_s=60, message="the probe connector to start")
+        assert secret_probe.STARTED[-1]["probe.password"] == DB_PASSWORD
+        stored = http.get(f"/connectors/{unique_name}/config").json()
+        assert stored["probe.password"] == "${vault:secret/db:password}"  # the placeholder, never the value
+        assert DB_PASSWORD not in http.get(f"/connectors/{unique_name}").text
+        http.delete(f"/connectors/{unique_name}")
