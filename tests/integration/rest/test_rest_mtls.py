@@ -108,3 +108,15 @@ def test_a_python_config_provider_from_plugin_packages_serves_a_connector_config
         assert stored["probe.password"] == "${vault:secret/db:password}"  # the placeholder, never the value
         assert DB_PASSWORD not in http.get(f"/connectors/{unique_name}").text
         http.delete(f"/connectors/{unique_name}")
+
+
+def test_the_cli_presents_a_client_certificate_with_cert_and_key_and_says_why_it_is_refused_without(
+        mtls, capsys):
+    from sparkcat.cli import main as cli
+
+    common = ["--url", mtls.url, "--cacert", str(mtls.server.cert), "-o", "json"]
+    assert cli(["get", *common, "--cert", str(mtls.client.cert), "--key", str(mtls.client.key)]) == 0
+    capsys.readouterr()
+    assert cli(["get", *common]) == 2
+    assert "requires a client certificate: --cert FILE" in capsys.readouterr().err
+    assert cli(["get", *common, "--cert", str(mtls.server.cert), "--key", str(mtls.server.key)]) == 2  # not signed
