@@ -56,7 +56,7 @@ def resolve_url(explicit: str | None, worker_config: str | None, env: Mapping[st
         return DEFAULT_URL
     from sparkcat.config.worker import load_worker_config
 
-    return load_worker_config(path).rest_listeners[0].url
+    return load_worker_config(path, resolve_placeholders=False).rest_listeners[0].url
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ def resolve_credentials(user: str | None, token: str | None, worker_config: str 
     from sparkcat.rest.credentials import parse_properties
     from sparkcat.config.worker import load_worker_config
 
-    security = load_worker_config(path).rest_security
+    security = load_worker_config(path, resolve_placeholders=False).rest_security
     for file, make in ((security.bearer_tokens_file, lambda k, v, s: Credentials.bearer(v, s)),
                        (security.basic_credentials_file, lambda k, v, s: Credentials.basic(f"{k}:{v}", s))):
         if not file:

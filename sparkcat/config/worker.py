@@ -170,7 +170,7 @@ class WorkerConfig:
         if self.exactly_once_source_support == "preparing":
             raise ConfigError(PREPARING_REFUSED, {"exactly.once.source.support": [PREPARING_REFUSED]})
         # an unknown provider class fails at start, naming config.providers.NAME.class
-        ConfigProviders(dict(self.config_providers), plugin_packages=tuple(self.plugin_packages)).providers()
+        ConfigProviders(dict(self.config_providers), plugin_packages=tuple(self.plugin_packages)).check_classes()
         checked = worker_converters.checked_worker_converters(self.converters, self.plugin_packages)
         self.key_converter, self.value_converter, self.header_converter = (
             checked.get("key.converter", ""), checked.get("value.converter", ""), checked.get("header.converter", ""))
@@ -236,8 +236,11 @@ class WorkerConfig:
         return dataclasses.replace(self, **{k: v for k, v in overrides.items() if v is not None})
 
 
-def load_worker_config(path: str | Path | None) -> WorkerConfig:
+def load_worker_config(path: str | Path | None, resolve_placeholders: bool = True) -> WorkerConfig:
     """Read a worker YAML file; unknown keys are errors that name the key and the file.
+
+    Placeholders are resolved (``resolve_worker_placeholders``) unless ``resolve_placeholders`` is
+    False: the CLI looking up the REST URL needs no secret, and may lack the driver's.
 
     Keys under ``kafka.`` (e.g. ``kafka.security.protocol``) configure the Kafka clients: every client, or
     only producers, consumers or admin clients under ``kafka.producer.``, ``kafka.consumer.``,
@@ -250,7 +253,8 @@ def load_worker_config(path: str | Path | None) -> WorkerConfig:
     raw = yaml.safe_load(Path(path).read_text()) or {}
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a worker config must be a mapping of keys to values")
-    raw = resolve_worker_placeholders(raw, str(path))
+    if resolve_placeholders:
+        raw = resolve_worker_placeholders(raw, str(path))
     present: dict[str, Any] = {}
     kafka: dict[str, str] = {}
     rest: dict[str, Any] = {}

@@ -36,7 +36,7 @@ from pathlib import Path
 from sparkcat import redact
 from sparkcat.errors import ConfigError
 from sparkcat.policy.paths import allowed_path_problem
-from sparkcat.policy.provider_plugins import PluginProvider, plugin_provider
+from sparkcat.policy.provider_plugins import PluginProvider, plugin_provider, provider_class
 
 #: Connect's ``ConfigTransformer.DEFAULT_PATTERN``: ``${provider:[path:]key}``.
 PLACEHOLDER = re.compile(r"\$\{([^}]*?):(([^}]*?):)?([^}]*?)\}")
@@ -132,6 +132,14 @@ class ConfigProviders:
             else:
                 out[name] = plugin_provider(name, cls, params, self.plugin_packages)
         return out
+
+    def check_classes(self) -> None:
+        """ConfigError naming ``config.providers.NAME.class`` for a class that is neither Kafka's nor a
+        ConfigProvider in plugin.packages; nothing is instantiated or configured (the CLI checks this too)."""
+        for name in (n.strip() for n in self.settings.get("config.providers", "").split(",")):
+            cls = self.settings.get(f"config.providers.{name}.class", "").strip()
+            if name and cls not in _CLASSES:
+                provider_class(name, cls, self.plugin_packages)
 
     def resolve(self, config: Mapping[str, str]) -> tuple[dict[str, str], dict[str, list[str]]]:
         """``config`` with every placeholder replaced, and the errors per key of those that failed.

@@ -57,14 +57,12 @@ def plugin_provider(name: str, class_name: str, params: Mapping[str, str],
     """
     key = f"config.providers.{name}.class"
     cache_key = (name, class_name, tuple(sorted(params.items())))
-    if class_name and not in_packages(class_name, packages):  # checked on every call, cached or not
-        raise _error(key, f"{key} must be one of {KAFKA_CLASSES}, or a sparkcat.api.ConfigProvider class in the "
-                          f"worker's plugin.packages ({', '.join(packages) or 'none'}), not {class_name!r}")
+    cls = provider_class(name, class_name, packages)  # checked on every call, cached or not
     with _lock:
         if cache_key in _instances:
             return PluginProvider(name, _instances[cache_key])
-        instance = _new_instance(key, class_name, packages)
         try:
+            instance = cls()
             instance.configure(dict(params))
         except Exception as e:
             raise _error(key, f"{class_name}.configure failed: {type(e).__name__}"
@@ -73,20 +71,21 @@ def plugin_provider(name: str, class_name: str, params: Mapping[str, str],
     return PluginProvider(name, instance)
 
 
-def _new_instance(key: str, class_name: str, packages: Sequence[str]) -> ConfigProvider:
+def provider_class(name: str, class_name: str, packages: Sequence[str]) -> type[ConfigProvider]:
+    """The ConfigProvider class ``class_name``, imported only when it lies inside ``packages``."""
+    key = f"config.providers.{name}.class"
     if not class_name:
         raise _error(key, f"{key} is required: one of {KAFKA_CLASSES}, or a ConfigProvider class in plugin.packages")
+    if not in_packages(class_name, packages):
+        raise _error(key, f"{key} must be one of {KAFKA_CLASSES}, or a sparkcat.api.ConfigProvider class in the "
+                          f"worker's plugin.packages ({', '.join(packages) or 'none'}), not {class_name!r}")
     try:
         cls = load_class(class_name, packages)
     except NotFoundError as e:
-        raise _error(key, f"{key} must be one of {KAFKA_CLASSES}, or a sparkcat.api.ConfigProvider class in the "
-                          f"worker's plugin.packages, not {class_name!r}: {e.message}") from None
+        raise _error(key, f"{key}: cannot load {class_name}: {e.message}") from None
     if not (isinstance(cls, type) and issubclass(cls, ConfigProvider)):
         raise _error(key, f"{key}: {class_name} is not a sparkcat.api.ConfigProvider")
-    try:
-        return cls()
-    except Exception as e:
-        raise _error(key, f"{key}: {class_name}() failed: {type(e).__name__}") from None
+    return cls
 
 
 def _error(key: str, message: str) -> ConfigError:

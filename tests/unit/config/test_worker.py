@@ -258,3 +258,14 @@ def test_a_provider_class_in_plugin_packages_loads_at_start_and_one_outside_is_r
     with pytest.raises(ConfigError) as e:
         load_worker_config(path)
     assert "config.providers.vault.class" in e.value.errors and "plugin.packages" in e.value.message
+
+
+def test_the_cli_finds_the_rest_url_without_resolving_the_drivers_secrets(tmp_path):
+    from sparkcat.client.rest import resolve_url
+
+    path = tmp_path / "worker.yaml"
+    path.write_text(FILE_PROVIDER + "listeners: http://127.0.0.1:9183\n"
+                    "kafka.sasl.password: ${file:/run/only-the-driver-can-read:pw}\n")
+    with pytest.raises(ConfigError, match="kafka.sasl.password"):
+        load_worker_config(path)
+    assert resolve_url(None, str(path), env={}) == "http://127.0.0.1:9183"

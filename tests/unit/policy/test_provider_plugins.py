@@ -60,7 +60,7 @@ def test_a_class_outside_plugin_packages_is_never_imported(tmp_path, monkeypatch
     assert "evil_provider" not in sys.modules and not (tmp_path / "ran").exists()
 
 
-def test_a_failing_configure_is_an_error_at_start_without_the_params():
+def test_a_failing_configure_names_the_class_key_and_not_the_params():
     with pytest.raises(ConfigError) as e:
         vault(token="wr0ng-t0ken").providers()
     assert "configure failed" in e.value.message and "wr0ng-t0ken" not in e.value.message
@@ -69,3 +69,9 @@ def test_a_failing_configure_is_an_error_at_start_without_the_params():
 def test_tasks_on_executors_load_the_plugin_provider_from_the_policy_they_carry():
     policy = InputPolicy(plugin_packages=("tests.plugins",), providers=dict(vault().settings))
     assert prepare(attach({"pw": "${vault:secret/db:password}"}, policy)) == {"pw": "v4ult-pw-1"}
+
+
+def test_checking_the_classes_imports_but_never_configures():
+    before = len(vault_provider.CONFIGURED)
+    vault(token="wr0ng-t0ken").check_classes()  # configure would refuse this token
+    assert len(vault_provider.CONFIGURED) == before
