@@ -1,16 +1,18 @@
-"""A real driver started from a worker YAML file: secrets from config providers, PKCS12 and client certificates.
+"""Real drivers started from worker YAML files: secrets from config providers, PKCS12 and client certificates.
 
 One worker file, as an operator writes it: ``bootstrap.servers`` and the PKCS12 keystore's password come from
 a file provider (KIP-421 placeholders in the worker config), the HTTPS listener requires client certificates
 signed by the truststore's CA, and a Vault-style provider written in Python (``tests.plugins.vault_provider``,
-inside ``plugin.packages``) serves a connector config's password.
+inside ``plugin.packages``) serves a connector config's password. A second driver of the same group, with the
+same keystore, forwards writes to the leader through that listener.
 """
 
 from __future__ import annotations
 
 import ssl
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import pytest
@@ -20,7 +22,7 @@ from sparkcat.config.worker import load_worker_config
 from tests.broker import free_port
 from tests.kafka_helpers import wait_until
 from tests.plugins import secret_probe
-from tests.tls import ClientCert, SelfSigned, client_cert, pkcs12, self_signed
+from tests.tls import ClientCert, client_cert, issue, pkcs12
 
 pytestmark = pytest.mark.integration
 
@@ -32,32 +34,32 @@ DB_PASSWORD = "pl4gin-db-pw"
 class Mtls:
     driver: Driver
     url: str
-    server: SelfSigned
-    client: ClientCert
+    ca: ClientCert   # the CA of the truststore, which signed the listener's and the client's certificates
+    worker_yaml: Callable[[Path, int], Path]
 
-    def anonymous(self) -> httpx.Client:
-        """A client that trusts the listener's certificate and has none of its own."""
-        return httpx.Client(base_url=self.url, verify=ssl.create_default_context(cafile=str(self.server.cert)),
-                            timeout=60)
+    def anonymous(self, url: str | None = None) -> httpx.Client:
+        """A client that trusts the listener's CA and has no certificate of its own."""
+        return httpx.Client(base_url=url or self.url, verify=ssl.create_default_context(cafile=str(self.ca.ca)),
+                            timeout=90)
 
-    def with_certificate(self) -> httpx.Client:
-        context = ssl.create_default_context(cafile=str(self.server.cert))
-        context.load_cert_chain(str(self.client.cert), str(self.client.key))
-        return httpx.Client(base_url=self.url, verify=context, timeout=60)
+    def with_certificate(self, url: str | None = None) -> httpx.Client:
+        context = ssl.create_default_context(cafile=str(self.ca.ca))
+        context.load_cert_chain(str(self.ca.cert), str(self.ca.key))
+        return httpx.Client(base_url=url or self.url, verify=context, timeout=90)
 
 
 @pytest.fixture(scope="module")
 def mtls(spark, broker, tmp_path_factory) -> Iterator[Mtls]:
     base = tmp_path_factory.mktemp("mtls")
-    server = self_signed(base / "server")
-    client = client_cert(base / "client")
-    keystore = pkcs12(server.cert, server.key, base / "server.p12", KEYSTORE_PASSWORD)
+    ca = client_cert(base / "ca")
+    keystore = pkcs12(*issue(ca, base / "server", "localhost"), base / "server.p12", KEYSTORE_PASSWORD)
     secrets = base / "worker-secrets.properties"
     secrets.write_text(f"servers={broker.bootstrap}\nkeystore.password={KEYSTORE_PASSWORD}\n")
-    port = free_port()
-    worker_file = base / "worker.yaml"
-    worker_file.write_text(f"""
-state.dir: {base / "state"}
+
+    def worker_yaml(directory: Path, port: int) -> Path:
+        path = directory / "worker.yaml"
+        path.write_text(f"""
+state.dir: {directory / "state"}
 group.id: rest-mtls
 bootstrap.servers: ${{file:{secrets}:servers}}
 plugin.packages: [sparkcat.connectors, tests.plugins]
@@ -71,11 +73,14 @@ listeners.https.ssl.keystore.type: PKCS12
 listeners.https.ssl.keystore.location: {keystore}
 listeners.https.ssl.keystore.password: ${{file:{secrets}:keystore.password}}
 listeners.https.ssl.client.auth: required
-listeners.https.ssl.truststore.location: {client.ca}
+listeners.https.ssl.truststore.location: {ca.ca}
 """)
-    worker = load_worker_config(worker_file)
+        return path
+
+    port = free_port()
+    worker = load_worker_config(worker_yaml(base, port))
     with Driver(spark, worker, rest=True, watch_pipelines=False) as driver:
-        yield Mtls(driver, f"https://127.0.0.1:{port}", server, client)
+        yield Mtls(driver, f"https://127.0.0.1:{port}", ca, worker_yaml)
 
 
 def test_a_request_without_a_client_certificate_is_refused_and_one_with_it_is_served(mtls):
@@ -91,7 +96,7 @@ def test_the_pkcs12_keystore_serves_https_and_bootstrap_servers_came_from_the_fi
     # the worker's bootstrap.servers placeholder was resolved: the driver reached the suite's broker
     assert info["kafka_cluster_id"] == broker.cluster_id
     assert mtls.driver.worker.uses_kafka and mtls.driver.worker.bootstrap_servers == broker.bootstrap
-    with pytest.raises(httpx.ConnectError):  # the system CAs do not know the listener's certificate
+    with pytest.raises(httpx.ConnectError):  # the system CAs do not know the listener's CA
         httpx.get(f"{mtls.url}/connectors")
 
 
@@ -111,12 +116,32 @@ def test_a_python_config_provider_from_plugin_packages_serves_a_connector_config
 
 
 def test_the_cli_presents_a_client_certificate_with_cert_and_key_and_says_why_it_is_refused_without(
-        mtls, capsys):
+        mtls, capsys, tmp_path):
     from sparkcat.cli import main as cli
 
-    common = ["--url", mtls.url, "--cacert", str(mtls.server.cert), "-o", "json"]
-    assert cli(["get", *common, "--cert", str(mtls.client.cert), "--key", str(mtls.client.key)]) == 0
+    common = ["--url", mtls.url, "--cacert", str(mtls.ca.ca), "-o", "json"]
+    assert cli(["get", *common, "--cert", str(mtls.ca.cert), "--key", str(mtls.ca.key)]) == 0
     capsys.readouterr()
     assert cli(["get", *common]) == 2
     assert "requires a client certificate: --cert FILE" in capsys.readouterr().err
-    assert cli(["get", *common, "--cert", str(mtls.server.cert), "--key", str(mtls.server.key)]) == 2  # not signed
+    stranger = client_cert(tmp_path / "other-ca")  # a certificate another CA signed
+    assert cli(["get", *common, "--cert", str(stranger.cert), "--key", str(stranger.key)]) == 2
+
+
+def test_a_standby_forwards_a_write_to_the_leader_presenting_its_keystore_as_client_certificate(
+        mtls, spark, tmp_path, unique_name):
+    """Connect's RestClient uses the worker's listeners.https.* keystore and truststore: so does the standby."""
+    port = free_port()
+    standby_worker = load_worker_config(mtls.worker_yaml(tmp_path, port))
+    with Driver(spark.newSession(), standby_worker, rest=True, watch_pipelines=False) as standby:
+        assert not standby.herder.is_leader
+        config = {"connector.class": "tests.plugins.secret_probe:SecretProbeConnector", "probe.user": "app"}
+        with mtls.with_certificate(standby.url) as http:
+            assert http.get("/").json()["sparkcat_leader_url"] == mtls.url
+            created = http.put(f"/connectors/{unique_name}/config", json=config)
+            assert created.status_code == 201, created.text
+        assert unique_name in mtls.driver.reconciler.lifecycles or wait_until(
+            lambda: unique_name in mtls.driver.reconciler.lifecycles, timeout_s=60, message="the leader to run it")
+        assert not standby.reconciler.lifecycles
+        with mtls.with_certificate() as http:
+            http.delete(f"/connectors/{unique_name}")

@@ -11,7 +11,7 @@ import pytest
 from sparkcat.config.rest import TlsConfig
 from sparkcat.errors import ConfigError
 from sparkcat.rest.tls import client_context, tls_context
-from tests.tls import client_cert, pkcs12, pkcs12_truststore, self_signed
+from tests.tls import client_cert, issue, pkcs12, pkcs12_truststore, self_signed
 
 
 def handshake(server: ssl.SSLContext, client: ssl.SSLContext) -> str:
@@ -88,16 +88,7 @@ def test_requested_client_auth_lets_a_client_without_a_certificate_in(certs):
 def test_the_forwarding_client_presents_the_keystore_and_checks_the_leader_with_the_truststore(certs, tmp_path):
     """A group whose drivers share one keystore, signed by the CA of their truststore (Connect's usual setup)."""
     _, client, _ = certs
-    import subprocess
-
-    key, csr, cert = tmp_path / "k.pem", tmp_path / "r.csr", tmp_path / "c.pem"
-    ext = tmp_path / "ext.cnf"
-    ext.write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
-    subprocess.run(["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr),
-                    "-subj", "/CN=driver"], check=True, capture_output=True)
-    subprocess.run(["openssl", "x509", "-req", "-in", str(csr), "-CA", str(client.ca), "-CAkey",
-                    str(client.ca.with_name("ca-key.pem")), "-CAcreateserial", "-out", str(cert), "-days", "2",
-                    "-extfile", str(ext)], check=True, capture_output=True)
+    cert, key = issue(client, tmp_path, "driver")
     tls = TlsConfig(keystore_type="PKCS12", keystore_location=str(pkcs12(cert, key, tmp_path / "d.p12", "pw12")),
                     keystore_password="pw12", client_auth="required", truststore_location=str(client.ca))
     assert handshake(tls_context(tls), client_context(tls)) == "driver"
