@@ -187,6 +187,13 @@ def _check_tls(tls: TlsConfig, listeners: tuple[Listener, ...], source: str) -> 
         message = (f"{source}: listeners.https.ssl.client.auth={tls.client_auth} needs "
                    f"listeners.https.ssl.truststore.location: the certificates client certificates must be signed by")
         raise ConfigError(message, {"listeners.https.ssl.truststore.location": [message]})
+    for store, password in (("keystore", tls.keystore_password), ("truststore", tls.truststore_password)):
+        if password and getattr(tls, f"{store}_type") == "PEM":  # Kafka's DefaultSslEngineFactory refuses it too
+            key = f"listeners.https.ssl.{store}.password"
+            message = (f"{source}: {key} cannot be set for a PEM {store} (Kafka refuses it too); "
+                       + ("an encrypted key's password is listeners.https.ssl.key.password" if store == "keystore"
+                          else "a PEM truststore has no password"))
+            raise ConfigError(message, {key: [message]})
     if tls.keystore_type == "PKCS12" and tls.key_location:
         message = f"{source}: listeners.https.ssl.key.location is for a PEM keystore; a PKCS12 keystore holds its key"
         raise ConfigError(message, {"listeners.https.ssl.key.location": [message]})

@@ -92,6 +92,9 @@ def test_pkcs12_stores_and_client_auth_are_read_with_connects_keys(tmp_path):
     ({"listeners.https.ssl.truststore.type": "BKS"}, "listeners.https.ssl.truststore.type"),
     ({"listeners.https.ssl.keystore.type": "PKCS12", "listeners.https.ssl.key.location": "k.pem"},
      "listeners.https.ssl.key.location"),
+    ({"listeners.https.ssl.keystore.password": "pw"}, "listeners.https.ssl.keystore.password"),
+    ({"listeners.https.ssl.truststore.location": "t.pem", "listeners.https.ssl.truststore.password": "pw"},
+     "listeners.https.ssl.truststore.password"),
 ])
 def test_client_auth_and_store_settings_that_cannot_work_name_their_key(tmp_path, keys, named):
     with pytest.raises(ConfigError) as e:
