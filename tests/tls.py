@@ -38,3 +38,55 @@ def self_signed(directory: Path, key_password: str | None = None) -> SelfSigned:
     for path in (cert, key, keystore):
         path.chmod(0o600)
     return SelfSigned(cert, key, keystore)
+
+
+@dataclass(frozen=True)
+class ClientCert:
+    """A CA (``ca``, PEM: the listener's truststore) and a client certificate it signed (``cert``, ``key``)."""
+
+    ca: Path
+    cert: Path
+    key: Path
+
+
+def _openssl(*args: str) -> None:
+    subprocess.run(["openssl", *args], check=True, capture_output=True)
+
+
+def client_cert(directory: Path) -> ClientCert:
+    """A fresh CA and a client certificate (CN=sparkcat-client) signed by it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ca, ca_key = directory / "ca.pem", directory / "ca-key.pem"
+    cert, key, csr = directory / "client.pem", directory / "client-key.pem", directory / "client.csr"
+    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(ca_key), "-out", str(ca), "-days", "2",
+             "-subj", "/CN=sparkcat-test-ca")
+    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr), "-subj",
+             "/CN=sparkcat-client")
+    _openssl("x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial", "-out",
+             str(cert), "-days", "2")
+    return ClientCert(ca, cert, key)
+
+
+def issue(ca: ClientCert, directory: Path, name: str) -> tuple[Path, Path]:
+    """A certificate ``ca`` signed for localhost and 127.0.0.1 (a server's, usable as a client's too): (cert, key)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    cert, key, csr, ext = (directory / f"{name}.pem", directory / f"{name}-key.pem", directory / f"{name}.csr",
+                           directory / f"{name}.ext")
+    ext.write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr), "-subj", f"/CN={name}")
+    _openssl("x509", "-req", "-in", str(csr), "-CA", str(ca.ca), "-CAkey", str(ca.ca.with_name("ca-key.pem")),
+             "-CAcreateserial", "-out", str(cert), "-days", "2", "-extfile", str(ext))
+    return cert, key
+
+
+def pkcs12(cert: Path, key: Path, out: Path, password: str) -> Path:
+    """``cert`` and ``key`` as a PKCS12 keystore (what ``keytool`` or ``openssl pkcs12 -export`` make)."""
+    _openssl("pkcs12", "-export", "-in", str(cert), "-inkey", str(key), "-out", str(out), "-passout",
+             f"pass:{password}", "-name", "sparkcat")
+    return out
+
+
+def pkcs12_truststore(cert: Path, out: Path, password: str) -> Path:
+    """A PKCS12 truststore holding only the trusted certificate ``cert`` (no key), as keytool makes one."""
+    _openssl("pkcs12", "-export", "-nokeys", "-in", str(cert), "-out", str(out), "-passout", f"pass:{password}")
+    return out

@@ -18,6 +18,7 @@ from sparkcat.api.config import (
     ValidString,
     Width,
 )
+from sparkcat.api.config_provider import ConfigData, ConfigProvider
 from sparkcat.api.configured import ConfiguredConnector, Versioned, parse_checked
 from sparkcat.api.connector import (
     Connector,
@@ -45,5 +46,5 @@ __all__ = [
     "SinkTask", "SourceConnector", "SourceTask", "Task", "task_config_copies", "ConfiguredConnector", "Versioned",
     "parse_checked", "Converter", "SinkRecord",
     "SourceRecord", "SinkTaskContext", "group_partitions", "partition_key", "RetriableError", "NativeWrite",
-    "NativeWriteContext", "TriggerMode", "BatchWriter", "BatchWriteContext",
+    "NativeWriteContext", "TriggerMode", "BatchWriter", "BatchWriteContext", "ConfigData", "ConfigProvider",
 ]

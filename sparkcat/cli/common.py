@@ -16,11 +16,11 @@ from sparkcat.specs import ConnectorSpec
 
 
 def client(args: argparse.Namespace) -> RestClient:
-    """The REST client for ``--url``/``--user``/``--token``/``--cacert``/``--insecure``."""
+    """The REST client for ``--url``/``--user``/``--token``/``--cacert``/``--insecure``/``--cert``/``--key``."""
     return RestClient(resolve_url(args.url, args.worker_config),
                       credentials=resolve_credentials(args.user, args.token, args.worker_config,
                                                       url_from_worker=not (args.url or os.environ.get("SPARKCAT_URL"))),
-                      cafile=args.cacert, insecure=args.insecure)
+                      cafile=args.cacert, insecure=args.insecure, certfile=args.cert, keyfile=args.key)
 
 
 def emit(args: argparse.Namespace, data: Any, as_table: Callable[[Any], str]) -> None:

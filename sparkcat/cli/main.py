@@ -3,7 +3,8 @@
 Every command but ``validate`` (and ``status`` with --state-dir/--bootstrap-servers) is a
 client of the Kafka Connect REST API at ``--url`` (else $SPARKCAT_URL, else the first of
 ``listeners`` or rest.host/rest.port of conf/worker.yaml, else http://127.0.0.1:8083), with
-``--user``/``--token`` when the API asks for credentials and ``--cacert`` for a private CA.
+``--user``/``--token`` when the API asks for credentials, ``--cacert`` for a private CA and
+``--cert``/``--key`` for a client certificate.
 The CLI only formats what the API returns. Exit codes: 0 ok, 1 the server (or a spec) reported an error, 2 usage error
 or the API cannot be reached.
 
@@ -42,6 +43,11 @@ def _parents() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
                                              "https:// (default: the system CAs; $SPARKCAT_CACERT)",
                             default=os.environ.get("SPARKCAT_CACERT") or None)
     connection.add_argument("--insecure", action="store_true", help="do not verify the server's certificate")
+    connection.add_argument("--cert", help="PEM client certificate (with its key unless --key) for a listener that "
+                                           "asks for one, listeners.https.ssl.client.auth ($SPARKCAT_CERT)",
+                            default=os.environ.get("SPARKCAT_CERT") or None)
+    connection.add_argument("--key", help="PEM private key of --cert ($SPARKCAT_KEY)",
+                            default=os.environ.get("SPARKCAT_KEY") or None)
     output = argparse.ArgumentParser(add_help=False)
     output.add_argument("-o", "--output", choices=FORMATS, default="table")
     return connection, output

@@ -38,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
     url = args.from_connect or args.to_connect
     if not url.startswith(("http://", "https://")):
         return usage(args, f"{url!r} is not an http(s):// URL")
-    connect = RestClient(url.rstrip("/"), cafile=args.cacert, insecure=args.insecure)
+    connect = RestClient(url.rstrip("/"), cafile=args.cacert, insecure=args.insecure, certfile=args.cert,
+                         keyfile=args.key)
     ours = client(args)
     source, target = (connect, ours) if args.from_connect else (ours, connect)
     results = move_all(source, target, args.names, worker_converters=_source_converters(args))

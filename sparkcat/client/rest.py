@@ -56,7 +56,7 @@ def resolve_url(explicit: str | None, worker_config: str | None, env: Mapping[st
         return DEFAULT_URL
     from sparkcat.config.worker import load_worker_config
 
-    return load_worker_config(path).rest_listeners[0].url
+    return load_worker_config(path, resolve_placeholders=False).rest_listeners[0].url
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ def resolve_credentials(user: str | None, token: str | None, worker_config: str 
     from sparkcat.rest.credentials import parse_properties
     from sparkcat.config.worker import load_worker_config
 
-    security = load_worker_config(path).rest_security
+    security = load_worker_config(path, resolve_placeholders=False).rest_security
     for file, make in ((security.bearer_tokens_file, lambda k, v, s: Credentials.bearer(v, s)),
                        (security.basic_credentials_file, lambda k, v, s: Credentials.basic(f"{k}:{v}", s))):
         if not file:
@@ -123,17 +123,28 @@ def resolve_credentials(user: str | None, token: str | None, worker_config: str 
     return None
 
 
-def tls_context(cafile: str | None = None, insecure: bool = False) -> ssl.SSLContext:
-    """Verification against the system CAs, or ``cafile`` (PEM); ``insecure`` skips it (explicitly)."""
+def tls_context(cafile: str | None = None, insecure: bool = False, certfile: str | None = None,
+                keyfile: str | None = None) -> ssl.SSLContext:
+    """Verification against the system CAs, or ``cafile`` (PEM); ``insecure`` skips it (explicitly).
+
+    ``certfile`` (PEM, with its key unless ``keyfile``) is the client certificate a listener with
+    ``listeners.https.ssl.client.auth`` asks for.
+    """
     if insecure:
         context = ssl.create_default_context()
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
-        return context
-    try:
-        return ssl.create_default_context(cafile=cafile)
-    except (OSError, ssl.SSLError) as e:
-        raise ConfigError(f"--cacert {cafile}: cannot load CA certificates: {e}") from None
+    else:
+        try:
+            context = ssl.create_default_context(cafile=cafile)
+        except (OSError, ssl.SSLError) as e:
+            raise ConfigError(f"--cacert {cafile}: cannot load CA certificates: {e}") from None
+    if certfile:
+        try:
+            context.load_cert_chain(certfile, keyfile or None)
+        except (OSError, ssl.SSLError) as e:
+            raise ConfigError(f"--cert {certfile}: cannot load the client certificate and key: {e}") from None
+    return context
 
 
 def worker_config_path(explicit: str | None) -> str | None:
@@ -147,8 +158,10 @@ class RestClient:
     """Calls one driver's REST API at ``url``; ``timeout_s`` bounds each request."""
 
     def __init__(self, url: str, timeout_s: float = 120.0, credentials: Credentials | None = None,
-                 cafile: str | None = None, insecure: bool = False):
+                 cafile: str | None = None, insecure: bool = False, certfile: str | None = None,
+                 keyfile: str | None = None):
         self.url = url.rstrip("/")
+        self.certfile, self.keyfile = certfile, keyfile
         self.timeout_s = timeout_s
         self.credentials = credentials
         self.cafile = cafile
@@ -159,7 +172,7 @@ class RestClient:
     def context(self) -> ssl.SSLContext | None:
         """TLS for an https URL, built on first use (loading the CAs costs ~0.1 s a command); None for http."""
         if self._context is None and self.url.lower().startswith("https://"):
-            self._context = tls_context(self.cafile, self.insecure)
+            self._context = tls_context(self.cafile, self.insecure, self.certfile, self.keyfile)
         return self._context
 
     def request(self, method: str, path: str, body: Any = None, params: list[tuple[str, str]] | None = None) -> Any:
@@ -178,9 +191,18 @@ class RestClient:
         except urllib.error.URLError as e:
             hint = " (trust the server's CA with --cacert FILE)" \
                 if isinstance(e.reason, ssl.SSLCertVerificationError) else ""
+            if isinstance(e.reason, ssl.SSLError) and "CERTIFICATE_REQUIRED" in str(e.reason):
+                hint = self._certificate_hint()
             raise UnreachableError(f"cannot reach sparkcat REST API at {self.url}: {e.reason}{hint}") from None
         except (TimeoutError, ConnectionError) as e:
-            raise UnreachableError(f"cannot reach sparkcat REST API at {self.url}: {e}") from None
+            hint = self._certificate_hint() if isinstance(e, ConnectionError) else ""
+            raise UnreachableError(f"cannot reach sparkcat REST API at {self.url}: {e}{hint}") from None
+
+    def _certificate_hint(self) -> str:
+        """A TLS 1.3 server that wants a client certificate closes the connection after the handshake."""
+        if self.context is None or self.certfile:
+            return ""
+        return " (if the server requires a client certificate: --cert FILE [--key FILE])"
 
     # -- connectors ---------------------------------------------------------------------------
 

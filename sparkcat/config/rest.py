@@ -2,9 +2,9 @@
 
 Kafka Connect's names where it has one: ``listeners`` (``http://host:port`` and
 ``https://host:port``, comma-separated) and ``listeners.https.ssl.*`` for the HTTPS
-listener's certificate. Python's TLS reads PEM, so the keystore is a PEM file (Kafka's
-``ssl.keystore.type=PEM``); JKS and PKCS12 keystores are refused with the command that
-converts them. Authentication follows Connect's ``BasicAuthSecurityRestExtension`` (a
+listener's keystore (PEM or PKCS12; JKS is refused with the command that converts it),
+its truststore and ``ssl.client.auth`` (client certificates: ``required``, ``requested``,
+``none``; ``sparkcat.rest.tls`` builds the contexts). Authentication follows Connect's ``BasicAuthSecurityRestExtension`` (a
 credentials file of ``user: password`` lines) plus bearer tokens; the rest are sparkcat's
 own keys under ``rest.``. This module only parses; files are read when the REST API starts
 (``sparkcat.rest.guard``), so the CLI can load a worker config without them.
@@ -27,8 +27,13 @@ KEYS = {
     "listeners": "listeners",
     "listeners.https.ssl.keystore.type": "keystore_type",
     "listeners.https.ssl.keystore.location": "keystore_location",
+    "listeners.https.ssl.keystore.password": "keystore_password",
     "listeners.https.ssl.key.location": "key_location",
     "listeners.https.ssl.key.password": "key_password",
+    "listeners.https.ssl.client.auth": "client_auth",
+    "listeners.https.ssl.truststore.type": "truststore_type",
+    "listeners.https.ssl.truststore.location": "truststore_location",
+    "listeners.https.ssl.truststore.password": "truststore_password",
     "rest.auth.basic.credentials.file": "basic_credentials_file",
     "rest.auth.bearer.tokens.file": "bearer_tokens_file",
     "rest.allow.unauthenticated": "allow_unauthenticated",
@@ -38,15 +43,15 @@ KEYS = {
 }
 #: Kafka Connect REST keys sparkcat does not implement -> why, so a copied worker file fails with a reason.
 NOT_IMPLEMENTED = {
-    "listeners.https.ssl.client.auth": "client certificates (mutual TLS) are not implemented; authenticate "
-                                       "clients with rest.auth.basic.credentials.file or rest.auth.bearer.tokens.file",
-    "listeners.https.ssl.truststore.location": "a truststore is only used for client certificates (mutual TLS), "
-                                               "which are not implemented",
     "rest.extension.classes": "Java REST extensions cannot load into a Python REST API; sparkcat's own "
                               "rest.auth.* keys replace BasicAuthSecurityRestExtension",
     "admin.listeners": "the admin endpoints (/admin/loggers) are served on the listeners of the rest of the API",
 }
-_TLS_ATTRS = {"keystore_type", "keystore_location", "key_location", "key_password"}
+_TLS_ATTRS = {"keystore_type", "keystore_location", "keystore_password", "key_location", "key_password",
+              "client_auth", "truststore_type", "truststore_location", "truststore_password"}
+#: Connect's ``ssl.client.auth`` values; ``none`` is its default.
+CLIENT_AUTH = ("required", "requested", "none")
+STORE_TYPES = ("PEM", "PKCS12")
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024
 DEFAULT_MAX_CONCURRENT_REQUESTS = 32
@@ -74,12 +79,23 @@ class Listener:
 
 @dataclass(frozen=True)
 class TlsConfig:
-    """The HTTPS listener's certificate: a PEM keystore (chain, and the key unless ``key_location``)."""
+    """The HTTPS listener's keystore (PEM: chain, and the key unless ``key_location``; or PKCS12), and the
+    truststore its clients' certificates are checked against when ``client_auth`` is not ``none``."""
 
     keystore_type: str = "PEM"
     keystore_location: str = ""
+    keystore_password: str = field(default="", repr=False)
     key_location: str = ""
     key_password: str = field(default="", repr=False)
+    client_auth: str = "none"
+    truststore_type: str = "PEM"
+    truststore_location: str = ""
+    truststore_password: str = field(default="", repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "keystore_type", self.keystore_type.strip().upper() or "PEM")
+        object.__setattr__(self, "truststore_type", self.truststore_type.strip().upper() or "PEM")
+        object.__setattr__(self, "client_auth", self.client_auth.strip().lower() or "none")
 
 
 @dataclass(frozen=True)
@@ -161,20 +177,45 @@ def _boolean(raw: dict[str, Any], key: str, source: str) -> bool:
 
 
 def _check_tls(tls: TlsConfig, listeners: tuple[Listener, ...], source: str) -> None:
-    kind = tls.keystore_type.strip().upper()
-    if kind != "PEM":
-        message = (f"{source}: listeners.https.ssl.keystore.type {tls.keystore_type!r} is not supported: sparkcat "
-                   f"reads PEM only. Convert the keystore, e.g. `keytool -importkeystore -srckeystore KS.jks "
-                   f"-destkeystore KS.p12 -deststoretype PKCS12` then `openssl pkcs12 -in KS.p12 -out server.pem "
-                   f"-nodes`, and set listeners.https.ssl.keystore.type: PEM")
-        raise ConfigError(message, {"listeners.https.ssl.keystore.type": ["only PEM is supported"]})
+    _check_store_type("keystore", tls.keystore_type, source)
+    _check_store_type("truststore", tls.truststore_type, source)
+    if tls.client_auth not in CLIENT_AUTH:
+        message = (f"{source}: listeners.https.ssl.client.auth must be one of {', '.join(CLIENT_AUTH)}, "
+                   f"not {tls.client_auth!r}")
+        raise ConfigError(message, {"listeners.https.ssl.client.auth": [message]})
+    if tls.client_auth != "none" and not tls.truststore_location:
+        message = (f"{source}: listeners.https.ssl.client.auth={tls.client_auth} needs "
+                   f"listeners.https.ssl.truststore.location: the certificates client certificates must be signed by")
+        raise ConfigError(message, {"listeners.https.ssl.truststore.location": [message]})
+    for store, password in (("keystore", tls.keystore_password), ("truststore", tls.truststore_password)):
+        if password and getattr(tls, f"{store}_type") == "PEM":  # Kafka's DefaultSslEngineFactory refuses it too
+            key = f"listeners.https.ssl.{store}.password"
+            message = (f"{source}: {key} cannot be set for a PEM {store} (Kafka refuses it too); "
+                       + ("an encrypted key's password is listeners.https.ssl.key.password" if store == "keystore"
+                          else "a PEM truststore has no password"))
+            raise ConfigError(message, {key: [message]})
+    if tls.keystore_type == "PKCS12" and tls.key_location:
+        message = f"{source}: listeners.https.ssl.key.location is for a PEM keystore; a PKCS12 keystore holds its key"
+        raise ConfigError(message, {"listeners.https.ssl.key.location": [message]})
     https = any(listener.scheme == "https" for listener in listeners)
     if https and not tls.keystore_location:
-        message = f"{source}: an https listener needs listeners.https.ssl.keystore.location (a PEM file)"
+        message = f"{source}: an https listener needs listeners.https.ssl.keystore.location (a PEM or PKCS12 file)"
         raise ConfigError(message, {"listeners.https.ssl.keystore.location": ["required by an https listener"]})
-    if not https and (tls.keystore_location or tls.key_location or tls.key_password):
+    if not https and tls != TlsConfig(keystore_type=tls.keystore_type, truststore_type=tls.truststore_type):
         message = f"{source}: listeners.https.ssl.* is set but no listener is https://"
         raise ConfigError(message, {"listeners": ["no https listener for listeners.https.ssl.*"]})
+
+
+def _check_store_type(store: str, kind: str, source: str) -> None:
+    key = f"listeners.https.ssl.{store}.type"
+    if kind == "JKS":
+        message = (f"{source}: {key} 'JKS' is not supported: sparkcat reads PEM and PKCS12. Convert the "
+                   f"store with `keytool -importkeystore -srckeystore KS.jks -destkeystore KS.p12 "
+                   f"-deststoretype PKCS12` and set {key}: PKCS12")
+        raise ConfigError(message, {key: ["only PEM and PKCS12 are supported"]})
+    if kind not in STORE_TYPES:
+        message = f"{source}: {key} must be PEM or PKCS12, not {kind!r}"
+        raise ConfigError(message, {key: ["only PEM and PKCS12 are supported"]})
 
 
 def parse_rest_config(raw: dict[str, Any], source: str) -> RestSecurityConfig:

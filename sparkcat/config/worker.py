@@ -13,7 +13,7 @@ from sparkcat.api.config import ConfigDef, Importance, Type, ValidString
 from sparkcat.errors import ConfigError
 from sparkcat.plugins import DEFAULT_PACKAGES
 from sparkcat.config import rest as rest_config
-from sparkcat.policy.config_providers import ConfigProviders
+from sparkcat.policy.config_providers import ConfigProviders, has_placeholder
 from sparkcat.config.rest import Listener, RestSecurityConfig
 from sparkcat.config import worker_converters
 from sparkcat.policy.paths import local_root, scheme
@@ -169,7 +169,8 @@ class WorkerConfig:
                                   {key: ["must be -1 or >= 1"]})
         if self.exactly_once_source_support == "preparing":
             raise ConfigError(PREPARING_REFUSED, {"exactly.once.source.support": [PREPARING_REFUSED]})
-        ConfigProviders(dict(self.config_providers)).providers()  # an unknown provider class fails at start
+        # an unknown provider class fails at start, naming config.providers.NAME.class
+        ConfigProviders(dict(self.config_providers), plugin_packages=tuple(self.plugin_packages)).check_classes()
         checked = worker_converters.checked_worker_converters(self.converters, self.plugin_packages)
         self.key_converter, self.value_converter, self.header_converter = (
             checked.get("key.converter", ""), checked.get("value.converter", ""), checked.get("header.converter", ""))
@@ -243,8 +244,11 @@ class WorkerConfig:
         return dataclasses.replace(self, **{k: v for k, v in overrides.items() if v is not None})
 
 
-def load_worker_config(path: str | Path | None) -> WorkerConfig:
+def load_worker_config(path: str | Path | None, resolve_placeholders: bool = True) -> WorkerConfig:
     """Read a worker YAML file; unknown keys are errors that name the key and the file.
+
+    Placeholders are resolved (``resolve_worker_placeholders``) unless ``resolve_placeholders`` is
+    False: the CLI looking up the REST URL needs no secret, and may lack the driver's.
 
     Keys under ``kafka.`` (e.g. ``kafka.security.protocol``) configure the Kafka clients: every client, or
     only producers, consumers or admin clients under ``kafka.producer.``, ``kafka.consumer.``,
@@ -257,6 +261,8 @@ def load_worker_config(path: str | Path | None) -> WorkerConfig:
     raw = yaml.safe_load(Path(path).read_text()) or {}
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a worker config must be a mapping of keys to values")
+    if resolve_placeholders:
+        raw = resolve_worker_placeholders(raw, str(path))
     present: dict[str, Any] = {}
     kafka: dict[str, str] = {}
     rest: dict[str, Any] = {}
@@ -290,6 +296,40 @@ def load_worker_config(path: str | Path | None) -> WorkerConfig:
                             converter_settings=converter_settings)
     except ConfigError as e:
         raise ConfigError(f"{path}: {e.message}", e.errors) from None
+
+
+def resolve_worker_placeholders(raw: dict[str, Any], source: str) -> dict[str, Any]:
+    """KIP-421: ``${NAME:PATH:KEY}`` in any worker value, resolved with the worker's own ``config.providers``.
+
+    The ``config.providers*`` keys themselves are taken as written (as in Connect). A file or
+    directory provider without ``allowed.paths`` may read any file here: the worker config is the
+    operator's, unlike a connector config. Every resolved value is a secret to ``sparkcat.redact``
+    (scrubbed from logs and traces); a placeholder naming a provider that is not configured, or a
+    value the provider lacks, is a ConfigError naming the key.
+    """
+    providers = {k: _text(v) for k, v in raw.items() if k == PROVIDERS_PREFIX or k.startswith(PROVIDERS_PREFIX + ".")}
+    wanted = {k: v for k, v in raw.items() if k not in providers and _holds_placeholder(v)}
+    if not wanted:
+        return raw
+    packages = raw.get("plugin.packages", list(DEFAULT_PACKAGES))
+    packages = packages if isinstance(packages, list) else str(packages).split(",")
+    resolver = ConfigProviders(providers, ("/",), tuple(str(p).strip() for p in packages if str(p).strip()))
+    try:
+        flat = resolver.resolved({f"{k}\0{i}": str(item) for k, v in wanted.items()
+                                  for i, item in enumerate(v if isinstance(v, list) else [v])})
+    except ConfigError as e:
+        errors = {k.split("\0")[0]: m for k, m in e.errors.items()}
+        details = "; ".join(f"{k}: {' '.join(m)}" for k, m in errors.items())
+        raise ConfigError(f"{source}: {details}", errors) from None
+    out = dict(raw)
+    for key, value in wanted.items():
+        items = [flat[f"{key}\0{i}"] for i in range(len(value) if isinstance(value, list) else 1)]
+        out[key] = items if isinstance(value, list) else items[0]
+    return out
+
+
+def _holds_placeholder(value: Any) -> bool:
+    return has_placeholder(value) or (isinstance(value, list) and any(map(has_placeholder, value)))
 
 
 def _parsed(present: dict[str, Any], path: str | Path) -> dict[str, Any]:

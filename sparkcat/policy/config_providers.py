@@ -14,9 +14,15 @@ Worker keys, as in Connect::
     config.providers.env.param.allowlist.pattern: ^DB_.*
     config.providers.directory.class: org.apache.kafka.common.config.provider.DirectoryConfigProvider
 
+Any other class is a Python ``sparkcat.api.ConfigProvider`` (a Vault client, say), named by
+a ``module:Class`` or dotted path inside the worker's ``plugin.packages`` and refused before
+any import otherwise; one instance per provider per process is configured with its
+``param.*`` settings (``policy/provider_plugins.py``).
+
 Unlike Connect, a file or directory provider without ``allowed.paths`` may read only
-under the worker's ``file.allowed.dirs``, and a placeholder naming a provider that
-is not configured is an error rather than left as it is.
+under the worker's ``file.allowed.dirs`` (in a connector config; the worker's own config
+may name any file), and a placeholder naming a provider that is not configured is an error
+rather than left as it is.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from pathlib import Path
 from sparkcat import redact
 from sparkcat.errors import ConfigError
 from sparkcat.policy.paths import allowed_path_problem
+from sparkcat.policy.provider_plugins import PluginProvider, plugin_provider, provider_class
 
 #: Connect's ``ConfigTransformer.DEFAULT_PATTERN``: ``${provider:[path:]key}``.
 PLACEHOLDER = re.compile(r"\$\{([^}]*?):(([^}]*?):)?([^}]*?)\}")
@@ -109,21 +116,30 @@ class ConfigProviders:
 
     settings: dict[str, str] = field(default_factory=dict)
     default_paths: tuple[str, ...] = ()
+    plugin_packages: tuple[str, ...] = ()   # where provider classes other than Kafka's may come from
 
-    def providers(self) -> dict[str, Provider]:
+    def providers(self) -> dict[str, Provider | PluginProvider]:
+        """Each provider of ``config.providers``; ConfigError naming ``config.providers.NAME.class`` if unusable."""
         names = [n.strip() for n in self.settings.get("config.providers", "").split(",") if n.strip()]
-        out = {}
+        out: dict[str, Provider | PluginProvider] = {}
         for name in names:
             prefix = f"config.providers.{name}."
-            cls = self.settings.get(prefix + "class", "")
-            if cls not in _CLASSES:
-                raise ConfigError(f"config.providers.{name}.class must be one of Kafka's FileConfigProvider, "
-                                  f"DirectoryConfigProvider or EnvVarConfigProvider, not {cls!r}",
-                                  {prefix + "class": ["unknown config provider class"]})
+            cls = self.settings.get(prefix + "class", "").strip()
             params = {k[len(prefix + "param."):]: v for k, v in self.settings.items()
                       if k.startswith(prefix + "param.")}
-            out[name] = Provider(name, _CLASSES[cls], params, self.default_paths)
+            if cls in _CLASSES:
+                out[name] = Provider(name, _CLASSES[cls], params, self.default_paths)
+            else:
+                out[name] = plugin_provider(name, cls, params, self.plugin_packages)
         return out
+
+    def check_classes(self) -> None:
+        """ConfigError naming ``config.providers.NAME.class`` for a class that is neither Kafka's nor a
+        ConfigProvider in plugin.packages; nothing is instantiated or configured (the CLI checks this too)."""
+        for name in (n.strip() for n in self.settings.get("config.providers", "").split(",")):
+            cls = self.settings.get(f"config.providers.{name}.class", "").strip()
+            if name and cls not in _CLASSES:
+                provider_class(name, cls, self.plugin_packages)
 
     def resolve(self, config: Mapping[str, str]) -> tuple[dict[str, str], dict[str, list[str]]]:
         """``config`` with every placeholder replaced, and the errors per key of those that failed.

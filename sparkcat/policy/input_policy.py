@@ -84,7 +84,7 @@ class InputPolicy:
 
     @property
     def config_providers(self) -> ConfigProviders:
-        return ConfigProviders(dict(self.providers), self.allowed_dirs)
+        return ConfigProviders(dict(self.providers), self.allowed_dirs, self.plugin_packages)
 
     def path_problems(self, config: Mapping[str, str], path_keys: Sequence[str]) -> dict[str, list[str]]:
         """The errors of each of ``path_keys`` whose value lies outside ``allowed_dirs``."""

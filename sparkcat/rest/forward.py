@@ -47,6 +47,7 @@ class ForwardToLeader:
         self.app = app
         self.driver = driver
         self.wait_s = wait_s
+        self._client_tls: Any = None  # the ssl context for https leaders, made on the first forward to one
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         herder = self.driver.herder
@@ -78,6 +79,17 @@ class ForwardToLeader:
             await response(scope, receive, send)
             return
 
+    def _verify(self, leader: str) -> Any:
+        """For an https leader, the worker's TLS as Connect's RestClient uses it: the truststore checks the leader,
+        the keystore is this driver's client certificate (a listener with ssl.client.auth=required wants one)."""
+        if not leader.lower().startswith("https://"):
+            return True
+        if self._client_tls is None:
+            from sparkcat.rest.tls import client_context
+
+            self._client_tls = client_context(self.driver.worker.rest_security.tls)
+        return self._client_tls
+
     def _no_driver(self, route: WriteRoute, unreachable: str | None) -> Any:
         if not route.waits:  # still the leader the request could not be sent to
             return error_response(409, f"{CONFLICT}: the leader at {unreachable} could not be reached within "
@@ -94,7 +106,8 @@ class ForwardToLeader:
         url = leader.rstrip("/") + scope["path"] + "?" + urlencode([*query, ("forward", "false")])
         connect_s = max(1.0, deadline - time.monotonic())
         try:
-            async with httpx.AsyncClient(timeout=httpx.Timeout(TIMEOUT_S, connect=connect_s)) as client:
+            async with httpx.AsyncClient(timeout=httpx.Timeout(TIMEOUT_S, connect=connect_s),
+                                         verify=self._verify(leader)) as client:
                 answer = await client.request(scope["method"], url, content=body, headers=passed)
         except NOT_SENT as e:
             log.info("Could not reach the leader %s with %s %s (%s); waiting for the group", leader, scope["method"],

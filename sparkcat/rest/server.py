@@ -9,36 +9,25 @@ from __future__ import annotations
 
 import logging
 import socket
-import ssl
 import threading
 import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sparkcat.errors import ConfigError, SparkcatError
+from sparkcat.errors import SparkcatError
 from sparkcat.rest.slow_headers import HEADER_TIMEOUT_S, with_timeout
+from sparkcat.rest.tls import tls_context
 from sparkcat.runtime.control.herder_api import DriverApi
 from sparkcat.config.rest import Listener, TlsConfig, check_exposure
 from sparkcat.config.worker import WorkerConfig
+
+__all__ = ["RestServer", "preflight", "tls_context"]
 
 log = logging.getLogger("sparkcat.rest")
 
 #: uvicorn's own cap on open connections plus tasks (it answers 503 beyond it); the guard's
 #: in-flight limit applies first, so this only bounds idle and rejected connections.
 CONNECTIONS_PER_REQUEST_SLOT = 4
-
-
-def tls_context(tls: TlsConfig) -> ssl.SSLContext:
-    """The HTTPS listener's context: the PEM keystore's chain and key, TLS 1.2 or newer."""
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    try:
-        context.load_cert_chain(tls.keystore_location, tls.key_location or None, tls.key_password or None)
-    except (OSError, ssl.SSLError) as e:
-        where = tls.keystore_location + (f" with key {tls.key_location}" if tls.key_location else "")
-        raise ConfigError(f"listeners.https.ssl.keystore.location: cannot load the certificate and private key "
-                          f"from {where}: {e}", {"listeners.https.ssl.keystore.location": [str(e)]}) from None
-    return context
 
 
 def preflight(worker: WorkerConfig) -> None:

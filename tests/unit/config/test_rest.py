@@ -63,13 +63,44 @@ def test_listeners_with_rest_port_in_the_same_file_is_a_conflict(tmp_path):
         worker(tmp_path, listeners="http://127.0.0.1:1", **{"rest.port": 2})
 
 
-@pytest.mark.parametrize("kind", ["JKS", "PKCS12"])
-def test_a_java_keystore_is_refused_with_how_to_convert_it(tmp_path, kind):
-    with pytest.raises(ConfigError, match="only|PEM") as e:
+@pytest.mark.parametrize("store", ["keystore", "truststore"])
+def test_a_jks_store_is_refused_with_how_to_convert_it(tmp_path, store):
+    with pytest.raises(ConfigError, match="PEM and PKCS12") as e:
         worker(tmp_path, listeners="https://127.0.0.1:8443",
-               **{"listeners.https.ssl.keystore.type": kind, "listeners.https.ssl.keystore.location": "ks"})
-    assert "listeners.https.ssl.keystore.type" in e.value.errors
-    assert "openssl pkcs12" in e.value.message and kind in e.value.message
+               **{f"listeners.https.ssl.{store}.type": "jks", "listeners.https.ssl.keystore.location": "ks"})
+    assert f"listeners.https.ssl.{store}.type" in e.value.errors
+    assert "keytool -importkeystore" in e.value.message and "JKS" in e.value.message
+
+
+def test_pkcs12_stores_and_client_auth_are_read_with_connects_keys(tmp_path):
+    tls = worker(tmp_path, listeners="https://127.0.0.1:8443", **{
+        "listeners.https.ssl.keystore.type": "pkcs12", "listeners.https.ssl.keystore.location": "ks.p12",
+        "listeners.https.ssl.keystore.password": "st0re-pass", "listeners.https.ssl.client.auth": "REQUIRED",
+        "listeners.https.ssl.truststore.type": "PKCS12", "listeners.https.ssl.truststore.location": "ts.p12",
+        "listeners.https.ssl.truststore.password": "tru5t-pass"}).rest_security.tls
+    assert (tls.keystore_type, tls.client_auth, tls.truststore_type) == ("PKCS12", "required", "PKCS12")
+    assert "st0re-pass" not in repr(tls) and "tru5t-pass" not in repr(tls)
+    assert worker(tmp_path, listeners="https://127.0.0.1:8443", **{
+        "listeners.https.ssl.keystore.location": "s.pem"}).rest_security.tls.client_auth == "none"
+
+
+@pytest.mark.parametrize("keys, named", [
+    ({"listeners.https.ssl.client.auth": "required"}, "listeners.https.ssl.truststore.location"),
+    ({"listeners.https.ssl.client.auth": "requested"}, "listeners.https.ssl.truststore.location"),
+    ({"listeners.https.ssl.client.auth": "want", "listeners.https.ssl.truststore.location": "t.pem"},
+     "listeners.https.ssl.client.auth"),
+    ({"listeners.https.ssl.truststore.type": "BKS"}, "listeners.https.ssl.truststore.type"),
+    ({"listeners.https.ssl.keystore.type": "PKCS12", "listeners.https.ssl.key.location": "k.pem"},
+     "listeners.https.ssl.key.location"),
+    ({"listeners.https.ssl.keystore.password": "pw"}, "listeners.https.ssl.keystore.password"),
+    ({"listeners.https.ssl.truststore.location": "t.pem", "listeners.https.ssl.truststore.password": "pw"},
+     "listeners.https.ssl.truststore.password"),
+])
+def test_client_auth_and_store_settings_that_cannot_work_name_their_key(tmp_path, keys, named):
+    with pytest.raises(ConfigError) as e:
+        worker(tmp_path, listeners="https://127.0.0.1:8443",
+               **{"listeners.https.ssl.keystore.location": "s.pem", **keys})
+    assert named in e.value.errors and named in e.value.message
 
 
 def test_https_needs_a_keystore_and_a_keystore_needs_https(tmp_path):

@@ -60,11 +60,11 @@ def test_unknown_key_error_names_key_and_file(tmp_path):
 
 def test_connect_rest_keys_sparkcat_does_not_implement_are_refused_with_the_reason(tmp_path):
     path = tmp_path / "worker.yaml"
-    path.write_text("listeners: https://127.0.0.1:8443\nlisteners.https.ssl.client.auth: required\n")
+    path.write_text("rest.extension.classes: org.example.AuthExtension\n")
     with pytest.raises(ConfigError) as excinfo:
         load_worker_config(path)
-    assert "listeners.https.ssl.client.auth" in excinfo.value.errors
-    assert "mutual TLS" in excinfo.value.message and "unknown" not in excinfo.value.message
+    assert "rest.extension.classes" in excinfo.value.errors
+    assert "Java REST extensions" in excinfo.value.message and "unknown" not in excinfo.value.message
 
 
 def test_non_numeric_rest_port_names_the_key(tmp_path):
@@ -199,3 +199,73 @@ def test_checkpoint_dir_takes_any_hadoop_uri_and_state_dir_must_stay_local(tmp_p
     with pytest.raises(ConfigError, match="state.dir is 's3a://bucket/state', but it must be a local directory.*"
                                           "checkpoint.dir"):
         load_worker_config(path)
+
+
+FILE_PROVIDER = ("config.providers: file,vault\n"
+                 "config.providers.file.class: org.apache.kafka.common.config.provider.FileConfigProvider\n"
+                 "config.providers.vault.class: tests.plugins.vault_provider:VaultLikeProvider\n"
+                 "config.providers.vault.param.token: let-me-in\n"
+                 "config.providers.vault.param.secrets: kafka/sasl=w0rker-sasl-pw\n"
+                 "plugin.packages: [sparkcat.connectors, tests.plugins]\n")
+
+
+def test_worker_values_resolve_placeholders_with_the_workers_own_providers(tmp_path):
+    from sparkcat import redact
+
+    secrets = tmp_path / "kafka.properties"
+    secrets.write_text("servers=broker-a:9092,broker-b:9092\nks.password=r3st-ks-pw\n")
+    path = tmp_path / "worker.yaml"
+    path.write_text(FILE_PROVIDER + f"bootstrap.servers: ${{file:{secrets}:servers}}\n"
+                    "kafka.sasl.password: ${vault:kafka:sasl}\n"
+                    "kafka.producer.sasl.jaas.config: user=app password=${vault:kafka:sasl};\n"
+                    "listeners: https://127.0.0.1:8443\nlisteners.https.ssl.keystore.location: s.pem\n"
+                    f"listeners.https.ssl.key.password: ${{file:{secrets}:ks.password}}\n"
+                    f"file.allowed.dirs: [/data, '${{file:{secrets}:servers}}']\n")
+    config = load_worker_config(path)
+    assert config.bootstrap_servers == "broker-a:9092,broker-b:9092"
+    assert config.kafka == {"sasl.password": "w0rker-sasl-pw",
+                            "producer.sasl.jaas.config": "user=app password=w0rker-sasl-pw;"}
+    assert config.rest_security.tls.key_password == "r3st-ks-pw"
+    assert config.file_allowed_dirs == ["/data", "broker-a:9092,broker-b:9092"]
+    assert "config.providers.file.class" in config.config_providers  # the provider keys stay as written
+    assert redact.scrub("sasl w0rker-sasl-pw, keystore r3st-ks-pw") == "sasl [hidden], keystore [hidden]"
+
+
+@pytest.mark.parametrize("value, problem", [
+    ("${vault:kafka:missing}", "has no key missing"),
+    ("${aws:secrets:kafka}", "config provider 'aws' is not configured"),
+])
+def test_a_worker_placeholder_that_cannot_resolve_names_the_key(tmp_path, value, problem):
+    path = tmp_path / "worker.yaml"
+    path.write_text(FILE_PROVIDER + f"kafka.sasl.password: '{value}'\n")
+    with pytest.raises(ConfigError) as e:
+        load_worker_config(path)
+    assert "kafka.sasl.password" in e.value.errors and problem in e.value.message and str(path) in e.value.message
+
+
+def test_a_worker_without_providers_refuses_a_placeholder_instead_of_taking_it_literally(tmp_path):
+    path = tmp_path / "worker.yaml"
+    path.write_text("bootstrap.servers: ${file:/etc/kafka.properties:servers}\n")
+    with pytest.raises(ConfigError, match="bootstrap.servers: config provider 'file' is not configured"):
+        load_worker_config(path)
+
+
+def test_a_provider_class_in_plugin_packages_loads_at_start_and_one_outside_is_refused(tmp_path):
+    path = tmp_path / "worker.yaml"
+    path.write_text(FILE_PROVIDER)
+    assert load_worker_config(path).config_providers["config.providers.vault.param.token"] == "let-me-in"
+    path.write_text(FILE_PROVIDER.replace("tests.plugins]", "acme.connect]"))
+    with pytest.raises(ConfigError) as e:
+        load_worker_config(path)
+    assert "config.providers.vault.class" in e.value.errors and "plugin.packages" in e.value.message
+
+
+def test_the_cli_finds_the_rest_url_without_resolving_the_drivers_secrets(tmp_path):
+    from sparkcat.client.rest import resolve_url
+
+    path = tmp_path / "worker.yaml"
+    path.write_text(FILE_PROVIDER + "listeners: http://127.0.0.1:9183\n"
+                    "kafka.sasl.password: ${file:/run/only-the-driver-can-read:pw}\n")
+    with pytest.raises(ConfigError, match="kafka.sasl.password"):
+        load_worker_config(path)
+    assert resolve_url(None, str(path), env={}) == "http://127.0.0.1:9183"
