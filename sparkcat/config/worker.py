@@ -16,6 +16,7 @@ from sparkcat.config import rest as rest_config
 from sparkcat.policy.config_providers import ConfigProviders, has_placeholder
 from sparkcat.config.rest import Listener, RestSecurityConfig
 from sparkcat.config import worker_converters
+from sparkcat.kafka.client_settings import worker_setting_errors
 from sparkcat.policy.paths import local_root, scheme
 
 #: The worker's own keys, typed and documented once; Kafka Connect's names where it has one.
@@ -169,6 +170,10 @@ class WorkerConfig:
                                   {key: ["must be -1 or >= 1"]})
         if self.exactly_once_source_support == "preparing":
             raise ConfigError(PREPARING_REFUSED, {"exactly.once.source.support": [PREPARING_REFUSED]})
+        refused = worker_setting_errors(self.kafka)
+        if refused:
+            raise ConfigError("; ".join(f"kafka.{k} cannot be honoured: {why}; remove it" for k, why in refused.items()),
+                              {f"kafka.{k}": [why] for k, why in refused.items()})
         # an unknown provider class fails at start, naming config.providers.NAME.class
         ConfigProviders(dict(self.config_providers), plugin_packages=tuple(self.plugin_packages)).check_classes()
         checked = worker_converters.checked_worker_converters(self.converters, self.plugin_packages)

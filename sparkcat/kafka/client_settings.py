@@ -33,7 +33,8 @@ from sparkcat.kafka.client_dialects import ClientSettingsError, to_java, to_libr
 
 __all__ = ["ClientKind", "ClientSettingsError", "ROLE_PREFIXES", "role_settings", "connector_overrides",
            "connection_settings", "producer_settings", "consumer_settings", "admin_settings", "spark_source_options",
-           "spark_writer_options", "java_producer_settings", "SPARK_SOURCE_REFUSED", "SPARK_WRITER_REFUSED"]
+           "spark_writer_options", "java_producer_settings", "SPARK_SOURCE_REFUSED", "SPARK_WRITER_REFUSED",
+           "WORKER_REFUSED", "worker_setting_errors"]
 
 
 class ClientKind(Enum):
@@ -51,6 +52,49 @@ SPARK_SOURCE_REFUSED = frozenset({"auto.offset.reset", "enable.auto.commit", "ke
                                   "interceptor.classes", "group.id", "bootstrap.servers"})
 #: Options Spark's Kafka writer refuses (keys and values are always bytes).
 SPARK_WRITER_REFUSED = frozenset({"key.serializer", "value.serializer"})
+#: Worker ``kafka.*`` settings sparkcat's clients set themselves -> the roles they concern, and why a worker value
+#: cannot be honoured. Spark's Kafka source and writer dropped them, and any of them would have overridden what
+#: the stores' own consumers and producers need (e.g. ``enable.auto.commit``), so they are refused.
+WORKER_REFUSED: dict[str, tuple[frozenset[ClientKind], str]] = {
+    "auto.offset.reset": (frozenset({ClientKind.CONSUMER}),
+                          "a sink starts each partition at its stored offsets, else at the earliest offset (Connect's "
+                          "default for sinks); reset a sink's positions with PATCH /connectors/NAME/offsets"),
+    "enable.auto.commit": (frozenset({ClientKind.CONSUMER}),
+                           "sparkcat commits a sink's offsets itself after each batch its tasks wrote"),
+    "key.deserializer": (frozenset({ClientKind.CONSUMER}), "keys are read as bytes and turned into data by the "
+                                                          "connector's key.converter"),
+    "value.deserializer": (frozenset({ClientKind.CONSUMER}), "values are read as bytes and turned into data by the "
+                                                            "connector's value.converter"),
+    "key.serializer": (frozenset({ClientKind.PRODUCER}), "keys are written as the bytes the connector's "
+                                                        "key.converter made"),
+    "value.serializer": (frozenset({ClientKind.PRODUCER}), "values are written as the bytes the connector's "
+                                                          "value.converter made"),
+    "group.id": (frozenset(ClientKind), "sparkcat names its consumer groups itself: the worker's group.id, and "
+                                        "connect-NAME for a sink's offsets"),
+    "bootstrap.servers": (frozenset(ClientKind), "the cluster is the worker's bootstrap.servers (a top-level key)"),
+}
+
+
+def worker_setting_errors(worker_kafka: Mapping[str, Any]) -> dict[str, str]:
+    """The worker's ``kafka.*`` keys (``kafka.`` stripped) that sparkcat refuses -> why (``WORKER_REFUSED``).
+
+    >>> worker_setting_errors({"consumer.auto.offset.reset": "latest", "producer.auto.offset.reset": "x",
+    ...                        "acks": "all", "group.id": "g"})  # doctest: +NORMALIZE_WHITESPACE
+    {'consumer.auto.offset.reset': "a sink starts each partition at its stored offsets, else at the earliest offset
+      (Connect's default for sinks); reset a sink's positions with PATCH /connectors/NAME/offsets",
+     'group.id': "sparkcat names its consumer groups itself: the worker's group.id, and connect-NAME for a sink's
+      offsets"}
+    """
+    out = {}
+    for key in worker_kafka:
+        role = next((kind for kind in ClientKind if str(key).startswith(f"{kind.value}.")), None)
+        name = str(key)[len(role.value) + 1:] if role else str(key)
+        refused = WORKER_REFUSED.get(name)
+        if refused is not None and (role is None or role in refused[0]):
+            out[str(key)] = refused[1]
+    return out
+
+
 #: What identifies a cluster and authenticates to it: the part of one client's settings another client of the
 #: same cluster can reuse (the copy's admin client of a target cluster, from the producer's overrides).
 _CONNECTION_PREFIXES = ("security.", "sasl.", "ssl.")

@@ -269,3 +269,18 @@ def test_the_cli_finds_the_rest_url_without_resolving_the_drivers_secrets(tmp_pa
     with pytest.raises(ConfigError, match="kafka.sasl.password"):
         load_worker_config(path)
     assert resolve_url(None, str(path), env={}) == "http://127.0.0.1:9183"
+
+
+def test_kafka_settings_sparkcat_sets_itself_are_refused_naming_the_key_not_dropped(tmp_path):
+    # A Connect worker's consumer.auto.offset.reset=latest, moved as kafka.consumer.auto.offset.reset, was dropped:
+    # every new sink read from the earliest offset with no word anywhere.
+    path = tmp_path / "worker.yaml"
+    path.write_text("kafka.consumer.auto.offset.reset: latest\nkafka.enable.auto.commit: 'true'\n"
+                    "kafka.producer.acks: all\nkafka.consumer.fetch.min.bytes: 1\n")
+    with pytest.raises(ConfigError) as excinfo:
+        load_worker_config(path)
+    assert set(excinfo.value.errors) == {"kafka.consumer.auto.offset.reset", "kafka.enable.auto.commit"}
+    assert "kafka.consumer.auto.offset.reset cannot be honoured" in excinfo.value.message
+    assert str(path) in excinfo.value.message
+    path.write_text("kafka.producer.acks: all\nkafka.consumer.fetch.min.bytes: 1\n")
+    assert load_worker_config(path).kafka == {"producer.acks": "all", "consumer.fetch.min.bytes": "1"}
