@@ -66,9 +66,10 @@ def _import_handler_modules(batches: Any) -> Any:
     return iter(())
 
 
-def run_warm_up(spark: Any, name: str, checkpoint_dir: str, timeout_s: float = 120.0) -> float:
+def run_warm_up(spark: Any, name: str, checkpoint_dir: str, timeout_s: float = 120.0,
+                stopping: Callable[[], bool] = lambda: False) -> float | None:
     """Run the warm-up query ``name`` (reserved in runtime/names.py) until its first batch is done,
-    stop it, delete its checkpoint; the seconds taken."""
+    stop it, delete its checkpoint; the seconds taken, or None when ``stopping()`` ended it first."""
     from sparkcat.spark.driver.queries import register_sources, read_stream
 
     started = time.monotonic()
@@ -86,11 +87,13 @@ def run_warm_up(spark: Any, name: str, checkpoint_dir: str, timeout_s: float = 1
                  .queryName(name).option("checkpointLocation", checkpoint_dir)
                  .trigger(processingTime="100 milliseconds").start())
     try:
-        while not done and query.isActive and time.monotonic() - started < timeout_s:
+        while not done and query.isActive and time.monotonic() - started < timeout_s and not stopping():
             time.sleep(0.05)
     finally:
         query.stop()
         hadoop_fs.delete(spark, checkpoint_dir)
+    if not done and stopping():
+        return None
     if not done:
         error = query.exception()
         raise ConnectorError(f"the warm-up query ended before its first batch: {error}")
@@ -179,28 +182,29 @@ def warm_up(spark: Any, places: WarmUpPlaces, steps: Iterable[str] = WARM_UP_STE
             break
         began = time.monotonic()
         try:
-            if _run_step(spark, places, step):
+            if _run_step(spark, places, step, stopping) and not stopping():
                 took[step] = time.monotonic() - began
         except Exception as e:  # noqa: BLE001 - see above
             log.warning("Warm-up step %s failed: %s", step, e)
     return took
 
 
-def _run_step(spark: Any, places: WarmUpPlaces, step: str) -> bool:
-    """Run one step; False when it does not apply here (Kafka steps without Kafka stores, Delta not installed)."""
+def _run_step(spark: Any, places: WarmUpPlaces, step: str, stopping: Callable[[], bool]) -> bool:
+    """Run one step, its queries ended early once ``stopping()`` (a driver stopping does not wait for one); False
+    when it does not apply here (Kafka steps without Kafka stores, Delta not installed)."""
     kafka = places.bootstrap_servers
     if step == "stream":
-        run_warm_up(spark, places.query_name, places.checkpoint_dir)
+        run_warm_up(spark, places.query_name, places.checkpoint_dir, stopping=stopping)
     elif step == "python_workers":
         touch_workers(spark)
     elif step == "kafka_stream" and kafka and places.config_topic:
         warm_writers.warm_kafka_stream(spark, kafka, places.config_topic, places.query_name,
-                                       f"{places.checkpoint_dir}-kafka")
+                                       f"{places.checkpoint_dir}-kafka", stopping=stopping)
     elif step == "kafka_writer" and kafka:
         warm_writers.warm_kafka_writer(spark, kafka)
     elif step == "delta":
         source = (kafka, places.config_topic) if kafka and places.config_topic else None
-        return warm_writers.warm_delta(spark, places.scratch_dir, source, places.query_name)
+        return warm_writers.warm_delta(spark, places.scratch_dir, source, places.query_name, stopping=stopping)
     else:
         return False
     return True

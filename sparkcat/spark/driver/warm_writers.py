@@ -19,6 +19,8 @@ collection. Each function here runs one tiny batch job through one of them:
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from typing import Any
 
 from sparkcat.errors import ConnectorError
@@ -34,16 +36,17 @@ _DELTA_CLASS = "io.delta.tables.DeltaTable"
 
 
 def warm_kafka_stream(spark: Any, bootstrap_servers: str, config_topic: str, query_name: str, checkpoint_dir: str,
-                      timeout_s: float = 120.0) -> None:
+                      timeout_s: float = 120.0, stopping: Callable[[], bool] = lambda: False) -> None:
     """Stream partition 0 of the config topic into Spark's ``noop`` sink once (``availableNow``), in a session
     of its own (its query is in no other session's ``streams.active``), then delete its checkpoint."""
-    _stream_once(spark, (bootstrap_servers, config_topic), "noop", None, query_name, checkpoint_dir, timeout_s)
+    _stream_once(spark, (bootstrap_servers, config_topic), "noop", None, query_name, checkpoint_dir, timeout_s,
+                 stopping)
 
 
 def _stream_once(spark: Any, source: tuple[str, str], fmt: str, path: str | None, query_name: str,
-                 checkpoint_dir: str, timeout_s: float) -> None:
+                 checkpoint_dir: str, timeout_s: float, stopping: Callable[[], bool]) -> None:
     """Partition 0 of ``source`` (bootstrap servers, topic) written once to ``fmt`` (at ``path``) by a streaming
-    query in a session of its own; its checkpoint deleted after."""
+    query in a session of its own, stopped early once ``stopping()``; its checkpoint deleted after."""
     session = spark.newSession()
     hadoop_fs.delete(spark, checkpoint_dir)
     try:
@@ -53,8 +56,10 @@ def _stream_once(spark: Any, source: tuple[str, str], fmt: str, path: str | None
                       .selectExpr("value", "offset").writeStream.format(fmt).queryName(query_name)
                       .option("checkpointLocation", checkpoint_dir).trigger(availableNow=True))
             query = writer.start(path) if path else writer.start()
+        deadline = time.monotonic() + timeout_s
         try:
-            query.awaitTermination(timeout_s)
+            while query.isActive and time.monotonic() < deadline and not stopping():
+                query.awaitTermination(0.2)
         finally:
             query.stop()
         if query.exception() is not None:
@@ -81,7 +86,7 @@ def delta_available(spark: Any) -> bool:
 
 
 def warm_delta(spark: Any, scratch_dir: str, source: tuple[str, str] | None = None, query_name: str = "",
-               timeout_s: float = 120.0) -> bool:
+               timeout_s: float = 120.0, stopping: Callable[[], bool] = lambda: False) -> bool:
     """Append one row to a Delta table at ``scratch_dir`` and read it back, ask Delta's Python API whether it is
     a table (as the delta sink does at its start), and with a ``source`` (bootstrap servers, topic) stream it
     once into a second table with Delta's streaming sink; delete the directory. False without Delta."""
@@ -98,7 +103,7 @@ def warm_delta(spark: Any, scratch_dir: str, source: tuple[str, str] | None = No
             _python_api(spark, table)
         if source is not None:
             _stream_once(spark, source, "delta", f"{scratch_dir}/stream", query_name, f"{scratch_dir}/checkpoint",
-                         timeout_s)
+                         timeout_s, stopping)
     finally:
         hadoop_fs.delete(spark, scratch_dir)
     return True

@@ -32,6 +32,23 @@ def test_warm_up_leaves_nothing_running_and_its_workers_warm(spark, tmp_path: Pa
     assert rows and all(r.warm for r in rows), "the next Python worker has the handlers imported"
 
 
+def test_a_warm_up_told_to_stop_ends_its_query_before_its_first_batch_and_leaves_nothing(spark, tmp_path: Path):
+    """What ``Driver.stop`` relies on during a leader's warm-up: the step's query is stopped at once, not waited for
+    until its batch is done (a driver stopped just after its start waited for the step in progress)."""
+    checkpoint = tmp_path / "stopped-warm-up-checkpoint"
+    asked: list[bool] = []
+
+    def stopping() -> bool:  # set for good once the warm-up's query runs, as Driver.stop's event would be
+        if WARM_UP_QUERY in [q.name for q in spark.streams.active]:
+            asked.append(True)
+        return bool(asked)
+
+    assert run_warm_up(spark, WARM_UP_QUERY, str(checkpoint), stopping=stopping) is None
+    assert asked, "the stop came while the warm-up's query ran"
+    assert WARM_UP_QUERY not in [q.name for q in spark.streams.active]
+    assert not checkpoint.exists(), "the warm-up's checkpoint is deleted"
+
+
 def test_leaders_warm_up_runs_behind_a_ready_driver_and_leaves_nothing_behind(spark, broker, tmp_path, unique_name,
                                                                                monkeypatch):
     """The leader's warm-up (a Kafka stream, Spark's Kafka writer, Delta, Python workers) runs in the background: held
