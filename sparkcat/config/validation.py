@@ -193,19 +193,25 @@ def _transform_errors(config: Mapping[str, object], sink: bool, batch_writer: st
 
 
 def _schema_metadata_errors(config: Mapping[str, object], sink: bool) -> list[ConfigValue]:
-    """SetSchemaMetadata$Value where no converter would write the name: a sink, or a source's ``sink.*`` sink."""
+    """SetSchemaMetadata ($Value or $Key) where no converter would write the name: a sink, or a source's ``sink.*``
+    sink."""
     from sparkcat.transforms.schema_metadata import SET_SCHEMA_METADATA
 
     if sink:
-        reason = "a sink task gets plain values without a Connect schema"
+        reason = "a sink task gets plain keys and values without a Connect schema"
     elif any(str(k).startswith(SINK_PREFIX) for k in config):
         reason = "the records go to the sink.* sink without a converter, so no schema is written"
     else:
         return []
     keys = [f"transforms.{a.strip()}.type" for a in str(config.get("transforms") or "").split(",") if a.strip()]
-    return [ConfigValue(k, config.get(k), errors=[
-        f"{SET_SCHEMA_METADATA}$Value would have no effect here: {reason}; remove the transformation"])
-        for k in keys if str(config.get(k) or "").strip() in (SET_SCHEMA_METADATA + "$Value", "SetSchemaMetadata$Value")]
+    out = []
+    for key in keys:
+        name = str(config.get(key) or "").strip().removeprefix(SET_SCHEMA_METADATA[:-len("SetSchemaMetadata")])
+        if name in ("SetSchemaMetadata$Value", "SetSchemaMetadata$Key"):
+            out.append(ConfigValue(key, config.get(key), errors=[
+                f"{SET_SCHEMA_METADATA}{name[len('SetSchemaMetadata'):]} would have no effect here: {reason}; "
+                "remove the transformation"]))
+    return out
 
 
 def _path_errors(cls: type[Connector], config: Mapping[str, str], policy: InputPolicy) -> list[ConfigValue]:

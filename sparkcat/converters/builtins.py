@@ -89,6 +89,8 @@ def connect_schema(spark_type: T.DataType, optional: bool = False) -> dict[str, 
         return {"type": "int32", "optional": optional, "name": _DATE, "version": 1}
     if isinstance(spark_type, (T.TimestampType, T.TimestampNTZType)):
         return {"type": "int64", "optional": optional, "name": _TIMESTAMP, "version": 1}
+    if isinstance(spark_type, T.TimeType):
+        return {"type": "int32", "optional": optional, "name": _TIME, "version": 1}
     name = _PRIMITIVES.get(type(spark_type))
     if name is None:
         raise TypeError(f"no Kafka Connect schema for Spark type {spark_type.simpleString()}")
@@ -104,7 +106,7 @@ def _needs_walk(spark_type: T.DataType | None) -> bool:
     if isinstance(spark_type, T.ArrayType):
         return _needs_walk(spark_type.elementType)
     return isinstance(spark_type, (T.MapType, T.BinaryType, T.DecimalType, T.DateType, T.TimestampType,
-                                   T.TimestampNTZType))
+                                   T.TimestampNTZType, T.TimeType))
 
 
 def unscaled_bytes(value: decimal.Decimal, scale: int) -> bytes:
@@ -118,6 +120,10 @@ def _timestamp_ms(value: dt.datetime) -> int:
     if value.tzinfo is None:
         value = value.replace(tzinfo=dt.timezone.utc)
     return (value - _EPOCH) // dt.timedelta(milliseconds=1)
+
+
+def _time_ms(value: dt.time) -> int:
+    return ((value.hour * 60 + value.minute) * 60 + value.second) * 1000 + value.microsecond // 1000
 
 
 def _payload(value: Any, spark_type: T.DataType | None, numeric_decimal: bool) -> Any:
@@ -146,6 +152,8 @@ def _payload(value: Any, spark_type: T.DataType | None, numeric_decimal: bool) -
         return _timestamp_ms(value)
     if isinstance(value, dt.date):
         return (value - _EPOCH_DATE).days
+    if isinstance(value, dt.time):  # Connect's Time: milliseconds since midnight
+        return _time_ms(value)
     if isinstance(value, dict):
         return {k: _payload(v, None, numeric_decimal) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -156,7 +164,7 @@ def _payload(value: Any, spark_type: T.DataType | None, numeric_decimal: bool) -
 
 
 def _from_payload(schema: dict[str, Any] | None, payload: Any) -> Any:
-    """Undo the JSON encodings of Connect's schema types (bytes, Decimal, Date, Timestamp, maps)."""
+    """Undo the JSON encodings of Connect's schema types (bytes, Decimal, Date, Time, Timestamp, maps)."""
     if schema is None or payload is None:
         return payload
     kind, name = schema.get("type"), schema.get("name")
@@ -179,6 +187,8 @@ def _from_payload(schema: dict[str, Any] | None, payload: Any) -> Any:
         return _EPOCH_DATE + dt.timedelta(days=payload)
     if name == _TIMESTAMP and isinstance(payload, int):
         return _EPOCH + dt.timedelta(milliseconds=payload)
+    if name == _TIME and isinstance(payload, int):
+        return (dt.datetime.min + dt.timedelta(milliseconds=payload)).time()
     return payload
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import logging
 
 from sparkcat.transforms.config import Chain, Stage, chain_errors, parse_chain
-from sparkcat.transforms.frame import HEADERS_DDL, KEEP, SCHEMA_NAME, SCHEMA_VERSION, DataError, Records
+from sparkcat.transforms.frame import HEADERS_DDL, KEEP, KEY_TYPE, SCHEMA_NAME, SCHEMA_VERSION, DataError, Records
 from sparkcat.transforms.keys import key_as_json
 
-__all__ = ["Chain", "Stage", "Records", "DataError", "KEEP", "HEADERS_DDL", "SCHEMA_NAME", "SCHEMA_VERSION",
+__all__ = ["Chain", "Stage", "Records", "DataError", "KEEP", "HEADERS_DDL", "SCHEMA_NAME", "SCHEMA_VERSION", "KEY_TYPE",
            "parse_chain", "chain_errors", "apply_chain"]
 
 log = logging.getLogger(__name__)

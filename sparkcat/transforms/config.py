@@ -24,12 +24,17 @@ from typing import Any
 
 from sparkcat.errors import ConfigError
 from sparkcat.transforms.catalog import PREDICATES, TRANSFORMS
+from sparkcat.transforms.field_path import FIELD_SYNTAX_VERSION
 from sparkcat.transforms.registry import (
     PLUGIN_VERSION, PLUGIN_VERSION_REFUSAL, PREDICATE_KEYS, TRANSFORM_KEYS, Factory, PluginKeys, bool_value, invalid,
     list_value, missing, settings_of,
 )
 
 __all__ = ["Stage", "PredicateSpec", "Chain", "parse_chain", "chain_errors"]
+
+FIELD_SYNTAX_REFUSAL = ("{key} (KIP-821's nested field paths) is not defined by Kafka Connect 4.1's {name}, which "
+                        "reads its field names at the root of the record only (in 4.1 only ExtractField takes "
+                        "field.syntax.version); sparkcat refuses it rather than ignore it: remove it")
 
 
 @dataclass
@@ -78,6 +83,9 @@ def undeclared_key_errors(keys: PluginKeys, settings: Mapping[str, Any], prefix:
             continue
         if key == PLUGIN_VERSION:
             out[full] = [PLUGIN_VERSION_REFUSAL.format(key=repr(full))]
+            continue
+        if key == FIELD_SYNTAX_VERSION:
+            out[full] = [FIELD_SYNTAX_REFUSAL.format(key=repr(full), name=keys.class_name)]
             continue
         if key in keys.unsupported:
             out[full] = [f"{full!r} is defined by Kafka Connect's {keys.class_name} but not supported by sparkcat "

@@ -2,7 +2,9 @@
 
 Timestamps are read and written in UTC whatever the Spark session's time zone, as Connect's
 TimestampConverter and TimestampRouter do; patterns are Java's (SimpleDateFormat's common letters
-mean the same in Spark's DateTimeFormatter patterns).
+mean the same in Spark's DateTimeFormatter patterns). Connect's ``Time`` logical type (a time of
+day, milliseconds since midnight UTC) is a Spark ``TIME`` column; read as an instant it is that
+time on 1970-01-01, as Connect's ``java.util.Date`` of a Time is.
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ def utc_text(instant: Column, pattern: str) -> Column:
 
 @dataclass
 class TimestampConverter:
-    """Converts a timestamp field (or the whole value) between string, unix, Date and Timestamp."""
+    """Converts a timestamp field (or the whole value) between string, unix, Date, Time and Timestamp."""
 
     field: str
     target: str
@@ -100,6 +102,8 @@ class TimestampConverter:
             return column
         if isinstance(spark_type, (T.TimestampNTZType, T.DateType)):
             return from_utc_wall(column.cast("timestamp_ntz"))
+        if isinstance(spark_type, T.TimeType):  # Connect's Time: that time of day on 1970-01-01 UTC
+            return F.timestamp_millis(F.time_to_millis(column))
         if isinstance(spark_type, T.StringType):
             if not self.pattern:
                 raise DataError("TimestampConverter requires format option to be specified when using string "
@@ -122,6 +126,8 @@ class TimestampConverter:
                     "nanoseconds": F.unix_micros(instant) * 1000}.get(self.precision, millis).cast("long")
         if self.target == "Date":
             return F.to_date(utc_wall(instant))
+        if self.target == "Time":  # the UTC time of day, to the millisecond (Connect's Calendar fields)
+            return F.time_from_millis(F.pmod(F.unix_millis(instant), F.lit(_DAY_MS)))
         return instant
 
     def apply(self, records: Records, alias: str, where: Column | None) -> Records:
@@ -133,14 +139,15 @@ class TimestampConverter:
         return records.set(alias, "value", when_value(new), where)
 
 
-TARGET_TYPES = ("string", "unix", "Date", "Timestamp")
+TARGET_TYPES = ("string", "unix", "Date", "Time", "Timestamp")
+_DAY_MS = 86_400_000
 
 
 def _timestamp_converter(settings: dict[str, str], prefix: str) -> TimestampConverter:
     target = require(settings, prefix, "target.type")
-    if target == "Time" or target not in TARGET_TYPES:
+    if target not in TARGET_TYPES:
         message = invalid(prefix + "target.type", target, "String must be one of: string, unix, Date, Time, "
-                          "Timestamp" if target != "Time" else "Time is not supported by sparkcat yet")
+                          "Timestamp")
         raise ConfigError(message, {prefix + "target.type": [message]})
     pattern = (settings.get("format") or "").strip() or None
     if target == "string" and not pattern:
@@ -160,7 +167,8 @@ register_value_smt("Cast", _cast, ConfigDef().define(
 register_value_smt("TimestampConverter", _timestamp_converter, ConfigDef()
                    .define("field", Type.STRING, "", documentation="The field with the timestamp; empty: the "
                                                                    "whole value.")
-                   .define("target.type", Type.STRING, NO_DEFAULT, documentation="string, unix, Date or Timestamp.")
+                   .define("target.type", Type.STRING, NO_DEFAULT, documentation="string, unix, Date, Time or "
+                                                                                  "Timestamp.")
                    .define("format", Type.STRING, "", documentation="A SimpleDateFormat-compatible pattern, for "
                                                                     "string input or output.")
                    .define("unix.precision", Type.STRING, "milliseconds",

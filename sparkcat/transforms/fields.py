@@ -23,6 +23,7 @@ from sparkcat.errors import ConfigError
 from sparkcat.transforms.registry import (
     REPLACE_NULL_WITH_DEFAULT, VALUE_SMTS, invalid, list_value, missing, register_transform,
 )
+from sparkcat.transforms.field_path import FieldPath, define_syntax_version, syntax_version
 from sparkcat.transforms.frame import DataError, Records
 
 __all__ = ["PKG", "struct_fields", "field_of", "require", "register_value_smt", "when_value"]
@@ -224,21 +225,25 @@ def _value_to_key(settings: dict[str, str], prefix: str) -> ValueToKey:
 
 @dataclass
 class ExtractField:
-    """The value becomes its field ``field`` (whatever type that field has)."""
+    """The value becomes the field at ``path`` (whatever type that field has): a root field under
+    ``field.syntax.version`` V1, a nested one (``after.id``) under V2 (KIP-821)."""
 
-    field: str
+    path: FieldPath
 
     def apply(self, records: Records, alias: str, where: Column | None) -> Records:
-        field_of(records, self.field, "field extraction")
-        return records.set(alias, "value", F.col("value")[self.field], where)
+        if len(self.path.steps) == 1:
+            field_of(records, self.path.steps[0], "field extraction")
+            return records.set(alias, "value", F.col("value")[self.path.steps[0]], where)
+        struct_fields(records, "field extraction")
+        found = self.path.resolve(F.col("value"), records.data_type("value"))
+        if found is None:  # Connect: fieldFrom(schema) is null
+            raise DataError(f"Unknown field: {self.path.text}")
+        return records.set(alias, "value", found[0], where)
 
 
 def _extract_field(settings: dict[str, str], prefix: str) -> ExtractField:
-    version = (settings.get("field.syntax.version") or "V1").strip().upper()
-    if version != "V1":
-        message = f"field.syntax.version {version} (nested paths) is not supported by sparkcat yet; use V1"
-        raise ConfigError(message, {prefix + "field.syntax.version": [message]})
-    return ExtractField(require(settings, prefix, "field"))
+    version = syntax_version(settings, prefix)
+    return ExtractField(FieldPath.parse(require(settings, prefix, "field"), version, prefix + "field"))
 
 
 @dataclass
@@ -308,10 +313,8 @@ _DECLARED = {
                   .define("fields", Type.LIST, NO_DEFAULT, documentation="Names of fields to mask.")
                   .define("replacement", Type.STRING, None,
                           documentation="Custom value replacement applied to all fields' values.")),
-    "ExtractField": (_extract_field, _string(ConfigDef(), "field", NO_DEFAULT, "Field name to extract.")
-                     .define("field.syntax.version", Type.STRING, "V1",
-                             documentation="V1: fields at the root only (V2, nested paths, is not supported "
-                                           "by sparkcat yet).")),
+    "ExtractField": (_extract_field, define_syntax_version(_string(ConfigDef(), "field", NO_DEFAULT,
+                                                                   "Field name to extract."))),
     "HoistField": (_hoist_field, _string(ConfigDef(), "field", NO_DEFAULT,
                                          "Field name for the single field placed in the struct.")),
     "Flatten": (_flatten, _string(ConfigDef(), "delimiter", ".",

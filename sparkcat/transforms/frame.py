@@ -11,21 +11,40 @@ Connect, but nothing is written for them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from sparkcat.errors import ConfigError
 
-__all__ = ["Records", "KEEP", "HEADERS_DDL", "DataError", "SCHEMA_NAME", "SCHEMA_VERSION"]
+__all__ = ["Records", "KEEP", "HEADERS_DDL", "DataError", "SCHEMA_NAME", "SCHEMA_VERSION", "KEY_TYPE",
+           "json_faithful"]
 
 KEEP = "_keep"
 #: Metadata keys of the value column: the Connect schema name and version a converter writes.
 SCHEMA_NAME, SCHEMA_VERSION = "connect.name", "connect.version"
+#: Metadata key of a source's JSON-text key column: the Spark type (JSON) the key had, written as its schema.
+KEY_TYPE = "connect.key.type"
 #: The headers column, as Spark's Kafka source has it.
 HEADERS_DDL = "ARRAY<STRUCT<key: STRING, value: BINARY>>"
+
+
+_JSON_PRIMITIVES = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType, T.BooleanType,
+                    T.StringType)
+
+
+def json_faithful(spark_type: T.DataType) -> bool:
+    """Whether values of this type come back from their JSON text unchanged (no bytes, decimals, dates or times)."""
+    if isinstance(spark_type, T.StructType):
+        return all(json_faithful(f.dataType) for f in spark_type.fields)
+    if isinstance(spark_type, T.ArrayType):
+        return json_faithful(spark_type.elementType)
+    if isinstance(spark_type, T.MapType):
+        return isinstance(spark_type.keyType, T.StringType) and json_faithful(spark_type.valueType)
+    return isinstance(spark_type, _JSON_PRIMITIVES)
 
 
 class DataError(ConfigError):
@@ -39,7 +58,8 @@ class Records:
     ``kind`` is "source" (a source connector's rows) or "sink" (Spark's Kafka rows);
     ``timestamp`` names the epoch-milliseconds column; ``key_json``: the key column holds JSON text;
     ``value_schema``: the Connect schema name/version SetSchemaMetadata gave the value
-    (``SCHEMA_NAME``/``SCHEMA_VERSION``), put on the value column's metadata at the chain's end.
+    (``SCHEMA_NAME``/``SCHEMA_VERSION``), put on the value column's metadata at the chain's end;
+    ``key_schema``: the same for the key (``SetSchemaMetadata$Key``), put on the key column's.
     """
 
     df: DataFrame
@@ -47,18 +67,22 @@ class Records:
     timestamp: str = "timestamp_ms"
     key_json: bool = True
     value_schema: dict[str, Any] = field(default_factory=dict)
+    key_schema: dict[str, Any] = field(default_factory=dict)
 
     def data_type(self, name: str):  # noqa: ANN201 - a pyspark DataType
         return self.df.schema[name].dataType
 
     def with_df(self, df: DataFrame) -> Records:
-        return Records(df, self.kind, self.timestamp, self.key_json, self.value_schema)
+        return replace(self, df=df)
 
     def with_key_json(self, key_json: bool) -> Records:
-        return Records(self.df, self.kind, self.timestamp, key_json, self.value_schema)
+        return replace(self, key_json=key_json)
 
     def with_value_schema(self, value_schema: dict[str, Any]) -> Records:
-        return Records(self.df, self.kind, self.timestamp, self.key_json, value_schema)
+        return replace(self, value_schema=value_schema)
+
+    def with_key_schema(self, key_schema: dict[str, Any]) -> Records:
+        return replace(self, key_schema=key_schema)
 
     def with_schema_metadata(self) -> Records:
         """The value column carrying ``value_schema`` as metadata (what the source's JsonConverter reads)."""

@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 # the SMT modules with $Value variants register them (VALUE_SMTS) when imported
 from sparkcat.transforms import conversions, fields, routing  # noqa: F401
 from sparkcat.transforms.fields import PKG
-from sparkcat.transforms.frame import DataError, Records
+from sparkcat.transforms.frame import KEY_TYPE, DataError, Records, json_faithful
 from sparkcat.transforms.registry import TRANSFORM_KEYS, VALUE_SMTS, Factory, register_transform
 
 __all__ = ["OnKey", "key_as_json"]
@@ -56,14 +56,19 @@ def key_as_json(records: Records) -> Records:
     """A source connector's key back to JSON text after ``ValueToKey`` (and ``$Key`` transforms) changed it.
 
     ``to_json`` takes structs, maps and arrays; a primitive (``ExtractField$Key``) is written as
-    the one element of a JSON array, brackets removed.
+    the one element of a JSON array, brackets removed. The key's type (and the schema name and
+    version ``SetSchemaMetadata$Key`` gave it) goes on the column's metadata (``KEY_TYPE``), so the
+    key converter writes the key with its schema as Connect does, where the JSON text holds the
+    values unchanged.
     """
-    key = F.col("key")
-    if records.data_type("key").simpleString().startswith(("struct", "map", "array")):
+    key, key_type = F.col("key"), records.data_type("key")
+    if key_type.simpleString().startswith(("struct", "map", "array")):
         text = F.to_json(key)
     else:
         text = F.regexp_extract(F.to_json(F.array(key)), r"^\[(.*)\]$", 1)
-    return records.with_df(records.df.withColumn("key", F.when(key.isNotNull(), text))).with_key_json(True)
+    metadata = {KEY_TYPE: key_type.json(), **records.key_schema} if json_faithful(key_type) else {}
+    text = F.when(key.isNotNull(), text).alias("key", metadata=metadata)
+    return records.with_df(records.df.withColumn("key", text)).with_key_json(True)
 
 
 def _key_factory(name: str, factory: Factory) -> Factory:

@@ -35,7 +35,7 @@ from sparkcat.spark.driver import transform_errors
 from sparkcat.spark.driver.leases import write_under_lease
 from sparkcat.spark.executor.batch_results import RESULT_SCHEMA
 from sparkcat.spark.executor.error_handling import ErrorSettings, RecordErrors
-from sparkcat.spark.executor.kafka_serialisation import value_type_of
+from sparkcat.spark.executor.kafka_serialisation import key_type_of, value_type_of
 from sparkcat.spark.executor.sink_chain import chain_of, transform_batch
 from sparkcat.spark.executor.sink_tasks import put_kafka_rows, put_source_rows, task_contexts, wants_raw_bytes
 from sparkcat.spark.executor.source_to_kafka import produce_partition, producer_config
@@ -86,9 +86,10 @@ def to_kafka(plan: QueryPlan) -> Handler:
     def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
         started = time.monotonic()
         value_type = value_type_of(batch_df.schema["value"])  # named by SetSchemaMetadata
+        key_type = key_type_of(batch_df.schema["key"])  # a key ValueToKey built, maybe named
 
         def write(batches: Iterator[Any]) -> Iterator[Any]:
-            return produce_partition(plan, conf, value_type, batches)
+            return produce_partition(plan, conf, value_type, batches, key_type)
 
         rows = batch_df.mapInArrow(write, RESULT_SCHEMA).collect()
         return batch_result(plan.connector, batch_id, rows, started)
@@ -109,12 +110,13 @@ def to_kafka_exactly_once(plan: QueryPlan, lease: LeaseSource = no_lease) -> Han
     def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
         started = time.monotonic()
         value_type = value_type_of(batch_df.schema["value"])  # named by SetSchemaMetadata
+        key_type = key_type_of(batch_df.schema["key"])  # a key ValueToKey built, maybe named
         if fresh[0]:  # one line per query: where a (re)start's time goes before its first record
             log.info("Connector %s: first batch %d of this query begins", plan.connector, batch_id)
 
         def run(held: LeaderLease | None, replay: bool) -> list[Any]:
             def write(batches: Iterator[Any]) -> Iterator[Any]:
-                return produce_task_batch(plan, conf, value_type, replay, batch_id, held, batches)
+                return produce_task_batch(plan, conf, value_type, replay, batch_id, held, batches, key_type)
             return batch_df.mapInArrow(write, EOS_RESULT_SCHEMA).collect()
 
         rows = write_under_lease(lease, run, fresh[0], plan.connector, batch_id)

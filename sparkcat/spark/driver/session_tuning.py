@@ -10,6 +10,10 @@ made it and a warning says what that costs:
   permissions set without forking ``chmod``: about 19 processes less per micro-batch of every query
   (``org.sparkcat.spark.LocalCheckpointFileManager``). A checkpoint file manager named by the user
   (``--conf spark.sql.streaming.checkpointFileManagerClass``) is kept.
+
+It also turns on Spark's ``TIME`` type (``spark.sql.timeType.enabled``, off by default in Spark 4.2):
+Kafka Connect's ``Time`` logical type is a Spark ``TIME`` column (TimestampConverter's ``Time``
+target, JsonConverter's and AvroConverter's ``org.apache.kafka.connect.data.Time``).
 """
 
 from __future__ import annotations
@@ -19,18 +23,22 @@ from typing import Any
 
 from sparkcat.spark.driver.pools import level_stage_ids
 
-__all__ = ["CHECKPOINT_MANAGER_SETTING", "LOCAL_CHECKPOINT_MANAGER", "tune_session", "use_local_checkpoint_manager"]
+__all__ = ["CHECKPOINT_MANAGER_SETTING", "LOCAL_CHECKPOINT_MANAGER", "TIME_TYPE_SETTING", "tune_session",
+           "use_local_checkpoint_manager"]
 
 log = logging.getLogger(__name__)
 
 CHECKPOINT_MANAGER_SETTING = "spark.sql.streaming.checkpointFileManagerClass"
 LOCAL_CHECKPOINT_MANAGER = "org.sparkcat.spark.LocalCheckpointFileManager"
+#: Spark's switch for its TIME type, which holds Connect's Time logical type.
+TIME_TYPE_SETTING = "spark.sql.timeType.enabled"
 
 
 def tune_session(spark: Any) -> None:
-    """Apply both changes (see above) to a session that has just been built."""
+    """Apply the changes above to a session that has just been built."""
     level_stage_ids(spark)
     use_local_checkpoint_manager(spark)
+    spark.conf.set(TIME_TYPE_SETTING, "true")
 
 
 def use_local_checkpoint_manager(spark: Any) -> bool:

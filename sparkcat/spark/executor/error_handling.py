@@ -270,20 +270,21 @@ def keys_of(json_keys: list[str | None]) -> list[Any]:
     return [None if k is None else json.loads(k) for k in json_keys]
 
 
-def convert_source_batch(batch: Any, value_type: Any, convs: tuple[Any, Any],
-                         errors: RecordErrors) -> tuple[list[Any], list[Any], list[int]]:
+def convert_source_batch(batch: Any, value_type: Any, convs: tuple[Any, Any], errors: RecordErrors,
+                         key_type: Any = None) -> tuple[list[Any], list[Any], list[int]]:
     """Keys and values of one Arrow batch of a connector source's rows as Kafka bytes, and the rows skipped.
 
     Whole columns first (``kafka_serialisation.column_bytes``, vectorised); only if that raises is
     the batch converted again row by row, key then value as in Connect, to find the records that
     fail: each goes to ``errors`` (which raises with ``errors.tolerance=none``). The keys and
     values returned leave the skipped rows out. A converter whose bytes depend on the record's
-    topic (AvroConverter: its subject) goes row by row at once, told each row's topic.
+    topic (AvroConverter: its subject) goes row by row at once, told each row's topic. ``key_type``:
+    the keys' type when the chain gave them a schema (``kafka_serialisation.key_type_of``), else None.
     """
     from sparkcat.converters import at_topic, topic_aware
     key_conv, value_conv = convs
     if not (topic_aware(key_conv) or topic_aware(value_conv)):
-        converted = _whole_columns(batch, value_type, convs)
+        converted = _whole_columns(batch, value_type, convs, key_type)
         if converted is not None:
             return converted
     col, index = batch.column, batch.schema.get_field_index
@@ -295,7 +296,7 @@ def convert_source_batch(batch: Any, value_type: Any, convs: tuple[Any, Any],
     for i, (key, value) in enumerate(zip(keys_of(col(index("key")).to_pylist()), raw_values)):
         stage, conv, topic = KEY_CONVERTER, key_conv, cols["topic"][i]
         try:
-            key_bytes = None if key is None else at_topic(key_conv, topic).to_bytes(key, None)
+            key_bytes = None if key is None else at_topic(key_conv, topic).to_bytes(key, key_type)
             stage, conv = VALUE_CONVERTER, value_conv
             value_bytes = at_topic(value_conv, topic).to_bytes(value, value_type)
         except Exception as e:
@@ -307,15 +308,15 @@ def convert_source_batch(batch: Any, value_type: Any, convs: tuple[Any, Any],
     return keys, values, skipped
 
 
-def _whole_columns(batch: Any, value_type: Any,
-                   convs: tuple[Any, Any]) -> tuple[list[Any], list[Any], list[int]] | None:
+def _whole_columns(batch: Any, value_type: Any, convs: tuple[Any, Any],
+                   key_type: Any = None) -> tuple[list[Any], list[Any], list[int]] | None:
     """The batch's keys and values converted column-wise, or None when a record failed (find it row by row)."""
     from sparkcat.spark.executor.kafka_serialisation import column_bytes
     col, index = batch.column, batch.schema.get_field_index
     key_conv, value_conv = convs
     try:
         values = column_bytes(col(index("value")), value_type, value_conv)
-        return column_bytes(col(index("key")), None, key_conv, json_keys=True), values, []
+        return column_bytes(col(index("key")), key_type, key_conv, json_keys=True), values, []
     except Exception:
         log.debug("A batch of connector source rows failed conversion; converting it row by row", exc_info=True)
         return None

@@ -12,16 +12,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pyspark.sql.types import DataType, StructField, StructType
+from pyspark.sql.types import DataType, StructField, StructType, _parse_datatype_json_string
 
-__all__ = ["column_bytes", "NamedStruct", "value_type_of"]
+__all__ = ["column_bytes", "NamedStruct", "value_type_of", "key_type_of"]
 
 _JSON_STRING_NEEDS_ESCAPE = r'["\\\x00-\x1f]'
 _INTEGER_TYPES = ("ByteType", "ShortType", "IntegerType", "LongType")
 
 
 class NamedStruct(StructType):
-    """A struct type with the Connect schema name/version SetSchemaMetadata gave the value.
+    """A struct type with the Connect schema name/version SetSchemaMetadata gave the value (or the key).
 
     ``converters.connect_schema`` writes them into JsonConverter's envelope (``"name"``, ``"version"``).
     """
@@ -38,6 +38,19 @@ def value_type_of(value: StructField) -> DataType:
     if not isinstance(value.dataType, StructType) or not (SCHEMA_NAME in meta or SCHEMA_VERSION in meta):
         return value.dataType
     return NamedStruct(value.dataType.fields, meta.get(SCHEMA_NAME), meta.get(SCHEMA_VERSION))
+
+
+def key_type_of(key: StructField) -> DataType | None:
+    """The type a source's JSON-text ``key`` column had before the chain wrote it as JSON (``ValueToKey``), named
+    when ``SetSchemaMetadata$Key`` named it; None for a task's own key, which has no schema."""
+    from sparkcat.transforms import KEY_TYPE, SCHEMA_NAME, SCHEMA_VERSION
+    meta = key.metadata or {}
+    if KEY_TYPE not in meta:
+        return None
+    key_type = _parse_datatype_json_string(meta[KEY_TYPE])
+    if not isinstance(key_type, StructType) or not (SCHEMA_NAME in meta or SCHEMA_VERSION in meta):
+        return key_type
+    return NamedStruct(key_type.fields, meta.get(SCHEMA_NAME), meta.get(SCHEMA_VERSION))
 
 
 def _json_field_texts(column: Any, spark_type: DataType) -> Any | None:
@@ -86,7 +99,8 @@ def _flat_json_values(column: Any, value_type: DataType, conv: Any) -> list[Any]
 def column_bytes(column: Any, spark_type: DataType | None, conv: Any, json_keys: bool = False) -> list[Any]:
     """A column's values as Kafka bytes through ``conv`` (None stays None), vectorised where it can be.
 
-    ``json_keys``: the column holds keys as JSON text (the connector source's ``key`` column).
+    ``json_keys``: the column holds keys as JSON text (the connector source's ``key`` column), of
+    ``spark_type`` when the chain gave the key a schema (``key_type_of``), else schemaless (None).
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -107,4 +121,4 @@ def column_bytes(column: Any, spark_type: DataType | None, conv: Any, json_keys:
             return column.to_pylist()
         return [conv.to_bytes(v, spark_type) for v in column.to_pylist(maps_as_pydicts="lossy")]
     loads, to_bytes = json.loads, conv.to_bytes
-    return [None if k is None else to_bytes(loads(k), None) for k in column.to_pylist()]
+    return [None if k is None else to_bytes(loads(k), spark_type) for k in column.to_pylist()]

@@ -153,7 +153,7 @@ def _decode(df: DataFrame, side: Side) -> tuple[DataFrame, Side]:
         log.info("The batch's %s stays bytes through the transforms (its type is %s)", side.name,
                  "unknown" if target is None else target.simpleString())
         return df, Side(side.name, side.kind, side.schemas_enable, side.encoding, decoded=False)
-    parsed = F.from_json(_json_text(df, side), target.simpleString())
+    parsed = F.from_json(_json_text(df, side), target)  # the type itself: a DDL string breaks on "a.b"
     df = df.withColumn(side.name, parsed)
     return df.withColumn(side.bad, F.col(side.raw).isNotNull() & F.col(side.name).isNull()), side
 

@@ -86,7 +86,8 @@ def header_pairs(batch: Any) -> list[Any] | None:
 
 
 def produce_arrow_rows(producer: Any, batch: Any, convs: tuple[Any, Any], value_type: DataType,
-                       deliveries: SourceSends, tallies: Tallies, *, errors: RecordErrors) -> None:
+                       deliveries: SourceSends, tallies: Tallies, *, errors: RecordErrors,
+                       key_type: DataType | None = None) -> None:
     """Queue one Arrow batch of connector-source rows: columns converted whole, one ``produce`` per row.
 
     ``errors`` (``error_handling.record_errors(plan, conf)``, flushed before the batch reports):
@@ -110,7 +111,7 @@ def produce_arrow_rows(producer: Any, batch: Any, convs: tuple[Any, Any], value_
     topics_col = col(index("topic"))
     if topics_col.null_count or pc.any(pc.equal(pc.utf8_length(topics_col), 0)).as_py():
         raise ValueError("a record without a topic cannot be written to Kafka")
-    keys, values, skipped = convert_source_batch(written, value_type, convs, errors)
+    keys, values, skipped = convert_source_batch(written, value_type, convs, errors, key_type)
     stamps = pc.fill_null(col(index("timestamp_ms")), 0).to_pylist()  # 0: the producer's "now"
     single_topic = pc.count_distinct(topics_col).as_py() == 1
     topics = without_rows(topics_col[0].as_py() if single_topic else topics_col.to_pylist(), skipped)
@@ -126,8 +127,9 @@ def produce_arrow_rows(producer: Any, batch: Any, convs: tuple[Any, Any], value_
 
 
 def produce_partition(plan: QueryPlan, conf: dict[str, str], value_type: DataType,
-                       batches: Iterator[Any]) -> Iterator[Any]:
-    """Executor: produce every row of one Spark partition to Kafka, flush, report per task."""
+                       batches: Iterator[Any], key_type: DataType | None = None) -> Iterator[Any]:
+    """Executor: produce every row of one Spark partition to Kafka, flush, report per task (``key_type``: the
+    keys' schema, ``kafka_serialisation.key_type_of``)."""
     convs = (converter_for(plan.connector_config, True), converter_for(plan.connector_config, False))
     tallies = Tallies()
     errors = record_errors(plan, conf)
@@ -135,7 +137,8 @@ def produce_partition(plan: QueryPlan, conf: dict[str, str], value_type: DataTyp
     try:
         for batch in batches:
             producer = producer or cached_producer(conf, _CLIENT_LOG)
-            produce_arrow_rows(producer, batch, convs, value_type, deliveries, tallies, errors=errors)
+            produce_arrow_rows(producer, batch, convs, value_type, deliveries, tallies, errors=errors,
+                               key_type=key_type)
         if producer is not None:
             producer.flush()
             deliveries.raise_error()

@@ -117,7 +117,8 @@ class _TaskTransaction:
 
 
 def produce_task_batch(plan: QueryPlan, conf: dict[str, str], value_type: DataType, replay: bool, batch_id: int,
-                       lease: LeaderLease | None, batches: Iterator[Any]) -> Iterator[Any]:
+                       lease: LeaderLease | None, batches: Iterator[Any],
+                       key_type: DataType | None = None) -> Iterator[Any]:
     """Executor: one task's rows and offsets in one transaction; yields its result row (``EOS_RESULT_SCHEMA``)."""
     from pyspark import TaskContext
     batches = (b for b in batches if b.num_rows)
@@ -135,7 +136,8 @@ def produce_task_batch(plan: QueryPlan, conf: dict[str, str], value_type: DataTy
         # a record Kafka refuses aborts the transaction and fails the task, as in Connect, whatever errors.tolerance says
         deliveries = SourceSends(plan.connector, errors, tallies, exactly_once=True)
         for batch in chain([first], batches):
-            produce_arrow_rows(txn.producer, batch, convs, value_type, deliveries, tallies, errors=errors)
+            produce_arrow_rows(txn.producer, batch, convs, value_type, deliveries, tallies, errors=errors,
+                               key_type=key_type)
         errors.flush()
         if set(tallies) != {task}:
             raise RuntimeError(f"one Spark partition holds tasks {sorted(tallies)}; exactly-once needs one")

@@ -132,6 +132,51 @@ def test_set_schema_metadata_reaches_json_converters_envelope(spark):
     assert value_type_of(df.schema["value"]).connect_name is None
 
 
+def key_envelope(df) -> dict[str, Any]:
+    """The source batch's first key as JsonConverter (schemas.enable) writes it, with the type the chain gave it."""
+    from sparkcat.converters import converter_for
+    from sparkcat.spark.executor.kafka_serialisation import column_bytes, key_type_of
+
+    conv = converter_for({"key.converter": "org.apache.kafka.connect.json.JsonConverter"}, True)
+    [data] = column_bytes(df.select("key").toArrow().column(0), key_type_of(df.schema["key"]), conv, json_keys=True)
+    return json.loads(data)
+
+
+def test_set_schema_metadata_key_names_the_key_value_to_key_built(spark):
+    # docs.confluent.io .../transforms/setschemametadata.html's example on the key: ValueToKey "id", then
+    # SetSchemaMetadata$Key schema.name/version; Connect's JsonConverter writes the key's schema with them
+    config = {"transforms": "createKey,SetSchemaMetadata", "transforms.createKey.type": T + "ValueToKey",
+              "transforms.createKey.fields": "id", "transforms.SetSchemaMetadata.type": T + "SetSchemaMetadata$Key",
+              "transforms.SetSchemaMetadata.schema.name": "order-key",
+              "transforms.SetSchemaMetadata.schema.version": "2"}
+    df = source_batch(spark, config, [(42, "a")], "STRUCT<id: INT, name: STRING>")
+    assert key_envelope(df) == {"schema": {"type": "struct", "fields": [{"type": "int32", "optional": True,
+                                                                         "field": "id"}],
+                                           "optional": False, "name": "order-key", "version": 2},
+                                "payload": {"id": 42}}
+    assert json.loads(df.collect()[0]["key"]) == {"id": 42}  # still JSON text for the rest of the pipeline
+    # without SetSchemaMetadata$Key the key ValueToKey built keeps its schema too, unnamed, as in Connect
+    unnamed = {"transforms": "createKey", "transforms.createKey.type": T + "ValueToKey",
+               "transforms.createKey.fields": "id"}
+    df = source_batch(spark, unnamed, [(42, "a")], "STRUCT<id: INT, name: STRING>")
+    assert key_envelope(df)["schema"] == {"type": "struct", "fields": [{"type": "int32", "optional": True,
+                                                                        "field": "id"}], "optional": False}
+
+
+def test_set_schema_metadata_key_is_refused_where_the_key_has_no_schema_sparkcat_writes(spark):
+    own_key = {"transforms": "s", "transforms.s.type": T + "SetSchemaMetadata$Key", "transforms.s.schema.name": "k"}
+    with pytest.raises(ConfigError, match=r"transforms.s: org.apache.kafka.connect.transforms.SetSchemaMetadata\$Key "
+                                          r"needs a key with a schema"):
+        run(spark, own_key, [(1,)], "STRUCT<id: INT>", key='{"id":1}')
+    timestamp_key = {"transforms": "k,s", "transforms.k.type": T + "ValueToKey", "transforms.k.fields": "at",
+                     "transforms.s.type": T + "SetSchemaMetadata$Key", "transforms.s.schema.name": "k"}
+    with pytest.raises(ConfigError, match="writes a source key's schema only for keys of numbers"):
+        run(spark, timestamp_key, [(1, None)], "STRUCT<id: INT, at: TIMESTAMP>")
+    sink = {**SCHEMALESS, **own_key}
+    with pytest.raises(Exception, match=r"SetSchemaMetadata\$Key on a sink connector"):
+        sink_records(spark, sink, [({"id": 1}, {"v": 1})])
+
+
 def test_set_schema_metadata_on_a_non_struct_value_is_refused(spark):
     config = {"transforms": "s", "transforms.s.type": T + "SetSchemaMetadata$Value", "transforms.s.schema.name": "n"}
     with pytest.raises(ConfigError, match="only for struct values"):

@@ -69,6 +69,32 @@ def test_chain_inserts_masks_routes_adds_headers_and_filters(spark, broker, uniq
     assert batches.records() == n
 
 
+def test_value_to_key_then_set_schema_metadata_key_reaches_kafka_with_the_named_key_schema(spark, broker, unique_name,
+                                                                                         tmp_path):
+    # Connect's JsonConverter writes the key ValueToKey built with its schema, named by SetSchemaMetadata$Key
+    prefix = f"{unique_name}-seq_"
+    create_topics(broker.bootstrap, prefix + "1", prefix + "100")
+    plan = increment_plan(unique_name, tmp_path / "ck", broker.bootstrap, 1, prefix, batch_max_records=20)
+    plan.connector_config.update({
+        "transforms": "createKey, name", "transforms.createKey.type": T + "ValueToKey",
+        "transforms.createKey.fields": "position", "transforms.name.type": T + "SetSchemaMetadata$Key",
+        "transforms.name.schema.name": "com.example.SeqKey", "transforms.name.schema.version": "3"})
+    batches = Batches()
+    run_until(spark, plan, batches, lambda: batches.position(1) >= 20)
+
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": f"t-{uuid.uuid4().hex}",
+                  "enable.auto.commit": False})
+    try:
+        c.assign([TopicPartition(prefix + "1", 0, 0)])
+        message = c.poll(30)
+    finally:
+        c.close()
+    assert message is not None and not message.error()
+    assert json.loads(message.key()) == {"schema": {"type": "struct", "fields": [
+        {"type": "int64", "optional": True, "field": "position"}], "optional": False, "name": "com.example.SeqKey",
+        "version": 3}, "payload": {"position": 1}}
+
+
 def test_a_chain_that_cannot_apply_fails_the_query_before_any_record(spark, broker, unique_name, tmp_path):
     prefix = f"{unique_name}-seq_"
     create_topics(broker.bootstrap, prefix + "1", prefix + "100")

@@ -38,13 +38,22 @@ def test_a_key_of_a_transform_without_keys_is_refused():
 
 
 @pytest.mark.parametrize("smt", ["Cast$Value", "Cast$Key", "MaskField$Value", "InsertField$Key", "ReplaceField$Value",
-                                 "ExtractField$Value", "TimestampConverter$Value", "HeaderFrom$Value", "ValueToKey",
-                                 "SetSchemaMetadata$Value"])
+                                 "ExtractField$Value", "TimestampConverter$Value", "HeaderFrom$Value", "ValueToKey"])
 def test_replace_null_with_default_is_refused_as_not_supported_yet(smt):
     key = "transforms.t.replace.null.with.default"
     errors = chain_errors({"transforms": "t", "transforms.t.type": T + smt, key: "false"})
     assert key in errors
     assert "not supported by sparkcat yet" in errors[key][0] and T + smt in errors[key][0]
+
+
+def test_set_schema_metadata_takes_replace_null_with_default_as_a_connect_boolean():
+    # Connect 4.1's SetSchemaMetadata defines it (default true); the structs it names here have no field defaults,
+    # so true and false give the same record and the key is taken, a non-boolean refused as Connect refuses it
+    base = {"transforms": "t", "transforms.t.type": T + "SetSchemaMetadata$Value", "transforms.t.schema.name": "n"}
+    key = "transforms.t.replace.null.with.default"
+    assert chain_errors({**base, key: "false"}) == {} and chain_errors({**base, key: "TRUE"}) == {}
+    assert chain_errors({**base, key: "maybe"}) == {key: [
+        f"Invalid value maybe for configuration {key}: Expected value to be either true or false"]}
 
 
 def test_replace_fields_removed_whitelist_is_refused_not_used():

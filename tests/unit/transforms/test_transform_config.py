@@ -65,10 +65,10 @@ def test_smt_specific_messages():
         assert list(errors) == [key] and message in errors[key][0], (key, errors)
 
 
-def test_unsupported_variants_are_refused_not_ignored():
-    errors = chain_errors({"transforms": "x", "transforms.x.type": T + "SetSchemaMetadata$Key",
-                           "transforms.x.schema.name": "n"})
-    assert "is not supported by sparkcat" in errors["transforms.x.type"][0]
+def test_set_schema_metadata_key_takes_the_value_variants_keys_and_messages():
+    base = {"transforms": "x", "transforms.x.type": T + "SetSchemaMetadata$Key"}
+    assert parse_chain({**base, "transforms.x.schema.name": "n"}).stages[0].transform.part == "key"
+    assert chain_errors(base) == {"transforms.x.type": ["Neither schema name nor version configured"]}
 
 
 def test_set_schema_metadata_keys_and_connects_messages():
@@ -80,10 +80,13 @@ def test_set_schema_metadata_keys_and_connects_messages():
         "Invalid value two for configuration transforms.x.schema.version: Not a number of type INT"]}
 
 
-def test_set_schema_metadata_is_refused_where_no_converter_would_write_it():
-    smt = {"transforms": "s", "transforms.s.type": T + "SetSchemaMetadata$Value", "transforms.s.schema.name": "n"}
+@pytest.mark.parametrize("variant", ["$Value", "$Key"])
+def test_set_schema_metadata_is_refused_where_no_converter_would_write_it(variant):
+    smt = {"transforms": "s", "transforms.s.type": T + "SetSchemaMetadata" + variant, "transforms.s.schema.name": "n"}
     sink = {"name": "s", "connector.class": "file-sink", "file": "out.txt", "topics": "t", **smt}
-    assert "a sink task gets plain values" in validate_connector_config(sink).errors["transforms.s.type"][0]
+    message = validate_connector_config(sink).errors["transforms.s.type"][0]
+    assert message.startswith(T + "SetSchemaMetadata" + variant + " would have no effect here: a sink task gets "
+                              "plain keys and values")
     embedded = {**INCREMENT, **smt, "sink.connector.class": "file-sink", "sink.file": "out.txt"}
     assert "sink.* sink" in validate_connector_config(embedded).errors["transforms.s.type"][0]
     assert "transforms.s.type" not in validate_connector_config({**INCREMENT, **smt}).errors
