@@ -183,11 +183,18 @@ def topic_creation(config: Mapping[str, Any], enabled: bool = True) -> TopicCrea
     return TopicCreation(tuple(_group(config, name, default) for name in _group_names(config)), default)
 
 
-def topic_creation_errors(config: Mapping[str, Any], enabled: bool = True) -> dict[str, list[str]]:
-    """Every problem of the connector's ``topic.creation.*`` keys, by key (empty: none)."""
+def topic_creation_errors(config: Mapping[str, Any], enabled: bool = True,
+                          to_kafka: bool = True) -> dict[str, list[str]]:
+    """Every problem of the connector's ``topic.creation.*`` keys, by key (empty: none).
+
+    ``to_kafka`` False: the records go to a ``sink.*`` sink instead of Kafka, so every such key is refused.
+    """
     keys = sorted(str(k) for k in config if str(k).startswith(PREFIX))
     if not keys:
         return {}
+    if not to_kafka:
+        message = "the connector's records go to its sink.* sink, not to Kafka topics, so it creates no topics"
+        return {k: [message] for k in keys}
     if not enabled:
         message = ("topic.creation.enable=false on this worker, so its source connectors create no topics and "
                    "this key would be ignored; remove it, or set topic.creation.enable=true on the worker")

@@ -295,7 +295,8 @@ def validate_connector_config(config: Mapping[str, object], policy: InputPolicy 
     if not _nested and "name" in raw and name_problem(raw["name"]) is not None:
         extra.append(ConfigValue("name", raw["name"], errors=[str(name_problem(raw["name"]))]))
     if not sink and not _nested:
-        extra += _embedded_sink_errors(raw, policy) + _topic_creation_errors(config, policy)
+        extra += _embedded_sink_errors(raw, policy) + ConfigValue.for_problems(config, topic_creation_errors(
+            config, policy.topic_creation, to_kafka=embedded_sink_config(config) is None))  # KIP-158's keys
         extra += exactly_once.source_errors(cls, config, embedded_sink_config(config), policy)
     extra += [ConfigValue(k, raw.get(k), errors=msgs) for k, msgs in provider_errors.items()]
     extra += cls().validate(config)
@@ -304,15 +305,6 @@ def validate_connector_config(config: Mapping[str, object], policy: InputPolicy 
     errors = {c["value"]["name"]: list(c["value"]["errors"]) for c in response["configs"]
               if c["value"] and c["value"]["errors"]}
     return ValidationResult(cls.__name__, plugins.connector_type(cls), response, errors)
-
-
-def _topic_creation_errors(config: Mapping[str, object], policy: InputPolicy) -> list[ConfigValue]:
-    """KIP-158's keys (``config/topic_creation``); with ``sink.*`` the records skip Kafka, so no topic is made."""
-    errors = topic_creation_errors(config, policy.topic_creation)
-    if embedded_sink_config(config) is not None:
-        message = "the connector's records go to its sink.* sink, not to Kafka topics, so it creates no topics"
-        errors = {k: [message] for k in config if str(k).startswith(TOPIC_CREATION_PREFIX)}
-    return [ConfigValue(k, config.get(k), errors=msgs) for k, msgs in errors.items()]
 
 
 def _java_validation(config: Mapping[str, object], policy: InputPolicy, connector_type: str) -> ValidationResult:
