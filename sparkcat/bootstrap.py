@@ -75,7 +75,7 @@ class Driver:
         leadership = self._leadership()
         self.stores = self._given_stores or open_stores(self.worker)
         reporter = new_status_reporter(self.stores, self.driver_id)
-        accounting = BatchAccounting(self.stores, reporter)
+        accounting = BatchAccounting(self.stores, reporter, self.worker.topic_tracking_enable)
         runner = QueryRunner(self.spark, accounting, leadership, self.stores.offsets)
         self.reconciler = Reconciler(self.stores, reporter, runner, self.worker, accounting,
                                      java_plugins=self._java_plugins())

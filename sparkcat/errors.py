@@ -35,6 +35,12 @@ class BadRequestError(SparkcatError):
     http_status = 400
 
 
+class ForbiddenError(SparkcatError):
+    """The worker's settings forbid the request (Connect's 403, e.g. topic tracking turned off)."""
+
+    http_status = 403
+
+
 class NotFoundError(SparkcatError):
     """An unknown connector, task or plugin."""
 

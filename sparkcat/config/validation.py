@@ -24,6 +24,7 @@ from sparkcat.config.connector import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CO
 from sparkcat.config.error_handling import error_handling_errors
 from sparkcat.config.names import name_problem
 from sparkcat.config.sink_guarantees import sink_exactly_once_errors
+from sparkcat.config.topic_creation import PREFIX as TOPIC_CREATION_PREFIX, topic_creation_errors
 
 #: Keys under these prefixes configure converters and the producer: a converter's settings are checked against
 #: the keys it takes (``converter_keys``), the producer's where they are used (librdkafka).
@@ -39,8 +40,7 @@ UNSUPPORTED_PREFIXES = {
     "header.converter.": "Header converters are not supported by sparkcat yet",
     "consumer.override.": "Consumer overrides apply to sink connectors only (their Kafka input); a source "
                           "connector has no consumer",
-    "topic.creation.": "Topic creation settings are not supported by sparkcat yet (topics are created with the "
-                       "broker's defaults)",
+    "topic.creation.": "Topic creation settings apply to source connectors only (KIP-158): a sink creates no topics",
     "connector.plugin.version": "Plugin versions (KIP-891) are not supported by sparkcat yet: each connector has one "
                                 "version, the one installed",
 }
@@ -90,6 +90,8 @@ def _unknown_keys(definition: ConfigDef, config: Mapping[str, object], allow_sin
     for key, value in config.items():
         if key in definition or key.startswith(ALLOWED_PREFIXES):
             continue
+        if not is_sink and key.startswith(TOPIC_CREATION_PREFIX):  # judged by topic_creation_errors
+            continue
         if is_sink and key.startswith(SINK_ALLOWED_PREFIXES):
             continue
         if allow_sink and key.startswith(SINK_PREFIX):
@@ -122,8 +124,6 @@ def _sink_topic_errors(config: Mapping[str, object]) -> list[ConfigValue]:
 UNSUPPORTED = {
     "offsets.storage.topic": "Per-connector offsets topics are not supported by sparkcat yet; offsets go to "
                              "the worker's offset.storage.topic; remove 'offsets.storage.topic'",
-    "topic.creation.groups": "Topic creation groups are not supported by sparkcat yet; remove "
-                             "'topic.creation.groups'",
 }
 
 #: Keys whose default is what sparkcat does; any other value asks for something it does not do yet.
@@ -301,7 +301,8 @@ def validate_connector_config(config: Mapping[str, object], policy: InputPolicy 
     if not _nested and "name" in raw and name_problem(raw["name"]) is not None:
         extra.append(ConfigValue("name", raw["name"], errors=[str(name_problem(raw["name"]))]))
     if not sink and not _nested:
-        extra += _embedded_sink_errors(raw, policy)
+        extra += _embedded_sink_errors(raw, policy) + ConfigValue.for_problems(config, topic_creation_errors(
+            config, policy.topic_creation, to_kafka=embedded_sink_config(config) is None))  # KIP-158's keys
         extra += exactly_once.source_errors(cls, config, embedded_sink_config(config), policy)
     extra += [ConfigValue(k, raw.get(k), errors=msgs) for k, msgs in provider_errors.items()]
     extra += cls().validate(config)

@@ -85,6 +85,15 @@ WORKER_CONFIG = (
             documentation="How often a driver heartbeats to the group coordinator (Kafka Connect: 3000).")
     .define("rebalance.timeout.ms", Type.INT, 60000,
             documentation="How long the coordinator waits for every driver to rejoin during a rebalance.")
+    # KIP-158 and KIP-558, Connect's keys and defaults (config/topic_creation.py, runtime/execution/active_topics.py)
+    .define("topic.creation.enable", Type.BOOLEAN, True,
+            documentation="Whether source connectors may create their topics with their topic.creation.* keys "
+                          "(KIP-158); with false those keys are refused.")
+    .define("topic.tracking.enable", Type.BOOLEAN, True,
+            documentation="Record the topics each connector uses in the status topic (KIP-558); false: "
+                          "GET /connectors/NAME/topics answers 403.")
+    .define("topic.tracking.allow.reset", Type.BOOLEAN, True,
+            documentation="Whether PUT /connectors/NAME/topics/reset may forget a connector's topics.")
     .freeze()
 )
 PREPARING_REFUSED = (
@@ -156,6 +165,9 @@ class WorkerConfig:
     session_timeout_ms: int = _default("session.timeout.ms")
     heartbeat_interval_ms: int = _default("heartbeat.interval.ms")
     rebalance_timeout_ms: int = _default("rebalance.timeout.ms")
+    topic_creation_enable: bool = _default("topic.creation.enable")
+    topic_tracking_enable: bool = _default("topic.tracking.enable")
+    topic_tracking_allow_reset: bool = _default("topic.tracking.allow.reset")
 
     def __post_init__(self) -> None:
         if scheme(self.state_dir) is not None:

@@ -50,6 +50,8 @@ class InputPolicy:
     # The worker's key.converter, value.converter, header.converter and their settings (driver only: plans
     # carry the configs with them inherited, policy/worker_converters.py).
     converters: dict[str, str] = field(default_factory=dict)
+    # The worker's topic.creation.enable (KIP-158): whether source connectors' topic.creation.* keys apply.
+    topic_creation: bool = True
 
     @classmethod
     def of(cls, worker, java_plugins: Any = None) -> InputPolicy:
@@ -57,7 +59,7 @@ class InputPolicy:
         policy = cls.build(worker.plugin_packages, worker.allowed_dirs, worker.config_providers, worker.state_dir)
         return dataclasses.replace(policy, exactly_once_source=worker.exactly_once_source,
                                    kafka_stores=worker.uses_kafka, java_plugins=java_plugins,
-                                   converters=dict(worker.converters))
+                                   converters=dict(worker.converters), topic_creation=worker.topic_creation_enable)
 
     def with_worker_converters(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """``config`` as the connector runs it: the worker's converters on every side it names none for."""

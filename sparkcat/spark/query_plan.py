@@ -53,6 +53,8 @@ class QueryPlan:
     # A Java source connector from plugin.path: the Connect host its tasks run in on executors (its jars and
     # worker keys, ``plugins.HostedJavaConnector.host_spec``); empty for Python connectors.
     java_host: dict[str, Any] = field(default_factory=dict)
+    # The worker's topic.creation.enable: a source's tasks create its topics by its topic.creation.* keys (KIP-158)
+    topic_creation: bool = True
 
     @property
     def live_tasks(self) -> list[int]:
@@ -127,6 +129,8 @@ class TaskBatchResult:
     offsets: list[tuple[dict[str, Any], Any]] = field(default_factory=list)
     # Connect's error handling metrics of the batch (records failed, skipped, dead-lettered); None: nothing failed
     errors: ErrorCounts | None = None
+    # A source task's topics it sent records to in the batch (KIP-558's active topics)
+    topics: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -19,7 +19,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from sparkcat import redact
-from sparkcat.errors import BadRequestError, ConflictError, FencedError, NotFoundError, NotLeaderError
+from sparkcat.errors import BadRequestError, ConflictError, FencedError, ForbiddenError, NotFoundError, NotLeaderError
 from sparkcat.model.config_state import ClusterConfigState, TargetState
 from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.runtime.control import status_view
@@ -289,7 +289,9 @@ class Herder:
         return status_view.task_status(name, task, self.stores.status)
 
     def active_topics(self, name: str) -> list[str]:
-        """The topics the connector used (KIP-558)."""
+        """The topics the connector used (KIP-558); 403 as in Connect when the worker tracks none."""
+        if not self.reconciler.worker.topic_tracking_enable:  # before the connector's 404, as in Connect
+            raise ForbiddenError("Topic tracking is disabled.")
         self.require(name)
         return self.stores.status.topics(name)
 
@@ -373,6 +375,12 @@ class Herder:
         self.offsets.reset_connector_offsets(name)
 
     def reset_connector_active_topics(self, name: str) -> None:
+        """``PUT /connectors/NAME/topics/reset``; 403 as in Connect when the worker tracks none or allows no reset."""
+        worker = self.reconciler.worker
+        if not worker.topic_tracking_enable:
+            raise ForbiddenError("Topic tracking is disabled.")
+        if not worker.topic_tracking_allow_reset:
+            raise ForbiddenError("Topic tracking reset is disabled.")
         self.offsets.reset_connector_active_topics(name)
 
     def set_cluster_logger_level(self, namespace: str, level: str) -> None:

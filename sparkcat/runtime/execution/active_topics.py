@@ -3,7 +3,9 @@
 Connect's workers write such a record the first time a task consumes from (sinks) or produces to
 (sources) a topic that the status topic does not list yet for its connector; ``GET
 /connectors/NAME/topics`` lists them and ``PUT /connectors/NAME/topics/reset`` deletes them.
-sparkcat records a sink's topics from the positions of each committed batch.
+sparkcat records a sink's topics from the positions of each committed batch, and a source's from the topics
+each of its tasks reports having sent records to in the batch (``spark/executor/topic_creator.py``). The
+worker's ``topic.tracking.enable=false`` records none (``BatchAccounting``).
 """
 
 from __future__ import annotations
@@ -22,11 +24,25 @@ log = logging.getLogger(__name__)
 def record_sink_topics(status: StatusStore, result: BatchResult) -> None:
     """Write a topic record for every topic a task of ``result`` consumed that is not listed yet."""
     used: dict[str, int] = {}
-    for task in result.tasks.values():
+    for task in sorted(result.tasks.values(), key=lambda t: t.task):
         for partition, _ in task.offsets:
             topic = partition.get("kafka_topic")
             if isinstance(topic, str):
                 used.setdefault(topic, task.task)
+    _record(status, result, used)
+
+
+def record_source_topics(status: StatusStore, result: BatchResult) -> None:
+    """Write a topic record for every topic a task of ``result`` sent records to that is not listed yet."""
+    used: dict[str, int] = {}
+    for task in sorted(result.tasks.values(), key=lambda t: t.task):
+        for topic in task.topics:
+            used.setdefault(topic, task.task)
+    _record(status, result, used)
+
+
+def _record(status: StatusStore, result: BatchResult, used: dict[str, int]) -> None:
+    """The records of the topics of ``used`` (topic -> the first task that used it) the status store lacks."""
     if not used:
         return
     try:

@@ -45,9 +45,10 @@ class ConnectorBatches:
 class BatchAccounting:
     """Records every committed batch of every connector query of this driver (called on query threads)."""
 
-    def __init__(self, stores: Stores, reporter: StatusReporter):
+    def __init__(self, stores: Stores, reporter: StatusReporter, topic_tracking: bool = True):
         self.stores = stores
         self.reporter = reporter
+        self.topic_tracking = topic_tracking  # the worker's topic.tracking.enable (KIP-558)
         self.group_mirror = GroupMirror()  # sinks' positions to their connect-NAME groups
         self._lock = threading.Lock()
         self._connectors: dict[str, ConnectorBatches] = {}
@@ -79,7 +80,10 @@ class BatchAccounting:
             self.stores.offsets.put(plan.connector, offsets)
         if offsets and plan.connector_type == "sink":
             self.group_mirror.submit(plan, offsets)
-            active_topics.record_sink_topics(self.stores.status, result)
+            if self.topic_tracking:
+                active_topics.record_sink_topics(self.stores.status, result)
+        elif self.topic_tracking and plan.connector_type == "source":
+            active_topics.record_source_topics(self.stores.status, result)
         batches = self.of(plan.connector)
         if batches is not None:
             self._count(plan, result, batches, offsets)

@@ -84,6 +84,7 @@ def query_plan(state: ClusterConfigState, rt: PlannedConnector, worker: WorkerCo
         exactly_once=exactly_once,
         group_id=worker.group_id,
         java_host=dict(rt.instance.host_spec) if isinstance(rt.instance, plugins.HostedJavaConnector) else {},
+        topic_creation=worker.topic_creation_enable,
     )
 
 

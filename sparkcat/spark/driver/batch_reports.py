@@ -84,7 +84,8 @@ def batch_result(connector: str, batch_id: int, rows: list[Any], started: float)
         if counts is not None:
             errors = errors or ErrorCounts()
             errors.add(counts)
-        tasks[row.task] = TaskBatchResult(row.task, row.worker_id, records, [], errors)
+        topics = sorted(set(prev.topics if prev else []) | set(json.loads(getattr(row, "topics", None) or "[]")))
+        tasks[row.task] = TaskBatchResult(row.task, row.worker_id, records, [], errors, topics)
     for t, result in tasks.items():
         result.offsets = list(merged[t].values())
     return BatchResult(connector, batch_id, tasks, time.monotonic() - started)

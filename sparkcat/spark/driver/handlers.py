@@ -33,7 +33,7 @@ from sparkcat.spark.driver.java_source import java_source_handler
 from sparkcat.spark.driver.kafka_input import Assignment, connector_admin, route, subscribed_partitions
 from sparkcat.spark.driver import transform_errors
 from sparkcat.spark.driver.leases import write_under_lease
-from sparkcat.spark.executor.batch_results import RESULT_SCHEMA
+from sparkcat.spark.executor.batch_results import RESULT_SCHEMA, SOURCE_RESULT_SCHEMA
 from sparkcat.spark.executor.error_handling import ErrorSettings, RecordErrors
 from sparkcat.spark.executor.kafka_serialisation import key_type_of, value_type_of
 from sparkcat.spark.executor.sink_chain import chain_of, transform_batch
@@ -91,7 +91,7 @@ def to_kafka(plan: QueryPlan) -> Handler:
         def write(batches: Iterator[Any]) -> Iterator[Any]:
             return produce_partition(plan, conf, value_type, batches, key_type)
 
-        rows = batch_df.mapInArrow(write, RESULT_SCHEMA).collect()
+        rows = batch_df.mapInArrow(write, SOURCE_RESULT_SCHEMA).collect()
         return batch_result(plan.connector, batch_id, rows, started)
 
     return handler

@@ -18,12 +18,14 @@ from typing import Any
 from sparkcat.model.error_metrics import ErrorCounts
 from sparkcat.spark.query_plan import TASK_FAILURE_MARK, sink_position, task_failure_message, tp_key
 
-__all__ = ["RESULT_SCHEMA", "Tally", "Tallies", "result_batch", "columns", "raise_task_error", "worker_id",
+__all__ = ["RESULT_SCHEMA", "SOURCE_RESULT_SCHEMA", "Tally", "Tallies", "result_batch", "columns", "raise_task_error", "worker_id",
            "tally_source", "tally_kafka"]
 
 log = logging.getLogger(__name__)
 
 RESULT_SCHEMA = "task INT, worker_id STRING, records BIGINT, offsets STRING, errors STRING"
+#: A source task producing to Kafka also reports the topics it sent to (a JSON list; KIP-558's active topics).
+SOURCE_RESULT_SCHEMA = RESULT_SCHEMA + ", topics STRING"
 
 
 def worker_id() -> str:
@@ -90,24 +92,31 @@ class Tallies(dict):
         return self.setdefault(task, Tally())
 
 
-def result_batch(tallies: dict[int, Tally], errors: dict[int, ErrorCounts] | None = None) -> Any:
+def result_batch(tallies: dict[int, Tally], errors: dict[int, ErrorCounts] | None = None,
+                 topics: dict[int, list[str]] | None = None) -> Any:
     """The per-task result rows of one Spark partition as an Arrow batch of ``RESULT_SCHEMA``.
 
     ``errors``: the error handling counts of each task (``RecordErrors.counts``), JSON in ``errors``.
+    ``topics``: the topics each task sent to, for ``SOURCE_RESULT_SCHEMA`` (a JSON list in ``topics``).
     """
     import pyarrow as pa
     wid = worker_id()
     errors = errors or {}
     tasks = sorted(set(tallies) | set(errors))
     empty = Tally()
-    return pa.RecordBatch.from_arrays([
+    arrays = [
         pa.array(tasks, pa.int32()),
         pa.array([wid] * len(tasks), pa.string()),
         pa.array([tallies.get(t, empty).records for t in tasks], pa.int64()),
         pa.array([json.dumps(list(tallies.get(t, empty).offsets.values()), separators=(",", ":")) for t in tasks],
                  pa.string()),
         pa.array([errors[t].to_json() if t in errors else None for t in tasks], pa.string()),
-    ], names=["task", "worker_id", "records", "offsets", "errors"])
+    ]
+    names = ["task", "worker_id", "records", "offsets", "errors"]
+    if topics is not None:
+        arrays.append(pa.array([json.dumps(topics.get(t, [])) for t in tasks], pa.string()))
+        names.append("topics")
+    return pa.RecordBatch.from_arrays(arrays, names=names)
 
 
 def raise_task_error(connector: str, task: int | None, error: Exception) -> None:

@@ -35,6 +35,7 @@ __all__ = ["MemberWrite", "SHARED_RESULT_SCHEMA", "SLOW_MARK", "produce_members"
 #: One row per connector task and Spark partition: ``EOS_RESULT_SCHEMA`` (``skipped``/``transaction_ms`` null
 #: at least once), its connector, the task's trace when it failed, and how long the task took.
 SHARED_RESULT_SCHEMA = EOS_RESULT_SCHEMA + ", connector STRING, failure STRING, elapsed_ms DOUBLE"
+_SHARED_NAMES = [column.split()[0] for column in SHARED_RESULT_SCHEMA.split(", ")]
 
 
 @dataclass
@@ -118,12 +119,13 @@ def labelled(result: Any, connector: str, elapsed_ms: float) -> Any:
     import pyarrow as pa
     n = result.num_rows
     columns = dict(zip(result.schema.names, result.columns))
+    columns.setdefault("topics", pa.array([None] * n, pa.string()))  # a sink task's rows have none
     columns.setdefault("skipped", pa.array([False] * n))
     columns.setdefault("transaction_ms", pa.array([None] * n, pa.float64()))
     columns["connector"] = pa.array([connector] * n, pa.string())
     columns["failure"] = pa.array([None] * n, pa.string())
     columns["elapsed_ms"] = pa.array([elapsed_ms] * n, pa.float64())
-    return pa.RecordBatch.from_arrays(list(columns.values()), names=list(columns))
+    return pa.RecordBatch.from_arrays([columns[name] for name in _SHARED_NAMES], names=_SHARED_NAMES)
 
 
 def failure_row(connector: str, task: int, trace: str, elapsed_ms: float) -> Any:
@@ -131,7 +133,6 @@ def failure_row(connector: str, task: int, trace: str, elapsed_ms: float) -> Any
     import pyarrow as pa
     return pa.RecordBatch.from_arrays([
         pa.array([task], pa.int32()), pa.array([worker_id()]), pa.array([0], pa.int64()), pa.array(["[]"]),
-        pa.array([None], pa.string()), pa.array([False]), pa.array([None], pa.float64()),
-        pa.array([connector]), pa.array([trace]), pa.array([elapsed_ms], pa.float64()),
-    ], names=["task", "worker_id", "records", "offsets", "errors", "skipped", "transaction_ms", "connector",
-              "failure", "elapsed_ms"])
+        pa.array([None], pa.string()), pa.array([None], pa.string()), pa.array([False]),
+        pa.array([None], pa.float64()), pa.array([connector]), pa.array([trace]), pa.array([elapsed_ms], pa.float64()),
+    ], names=_SHARED_NAMES)

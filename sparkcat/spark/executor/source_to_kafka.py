@@ -28,6 +28,7 @@ from sparkcat.converters import converter_for
 from sparkcat.spark.executor.error_handling import RecordErrors, convert_source_batch, record_errors, without_rows
 from sparkcat.spark.query_plan import QueryPlan
 from sparkcat.spark.executor.source_sends import SourceSends
+from sparkcat.spark.executor.topic_creator import SourceTopics
 from sparkcat.transforms import KEEP
 
 __all__ = ["produce_partition", "produce_arrow_rows", "producer_config"]
@@ -87,13 +88,15 @@ def header_pairs(batch: Any) -> list[Any] | None:
 
 def produce_arrow_rows(producer: Any, batch: Any, convs: tuple[Any, Any], value_type: DataType,
                        deliveries: SourceSends, tallies: Tallies, *, errors: RecordErrors,
-                       key_type: DataType | None = None) -> None:
+                       key_type: DataType | None = None, sends_to: SourceTopics | None = None) -> None:
     """Queue one Arrow batch of connector-source rows: columns converted whole, one ``produce`` per row.
 
     ``errors`` (``error_handling.record_errors(plan, conf)``, flushed before the batch reports):
     the connector's error handling; a row that fails conversion is skipped (and reported) with
     ``errors.tolerance=all``, or fails the task naming its source partition and offset.
     ``deliveries``: the delivery reports, and what a record Kafka refuses does (``source_sends``).
+    ``sends_to``: creates the topics new to the task before their first record (KIP-158) and notes each
+    task's topics (KIP-558).
     """
     import pyarrow.compute as pc
     if batch.num_rows == 0:
@@ -116,10 +119,12 @@ def produce_arrow_rows(producer: Any, batch: Any, convs: tuple[Any, Any], value_
     single_topic = pc.count_distinct(topics_col).as_py() == 1
     topics = without_rows(topics_col[0].as_py() if single_topic else topics_col.to_pylist(), skipped)
     headers = without_rows(header_pairs(written), skipped)
+    written_tasks = col(index("_task")).to_pylist()
+    if sends_to is not None:
+        sends_to.before_send(without_rows(written_tasks, skipped), topics)
     on_delivery, on_error = deliveries.callbacks(producer, written, skipped, topics, keys, values, headers)
     produce_all(producer, topics, values, keys, timestamps=without_rows(stamps, skipped),
                 on_delivery=on_delivery, headers=headers, on_error=on_error)
-    written_tasks = col(index("_task")).to_pylist()
     for i in skipped:  # consumed (their offsets count) but not written
         tallies.of(written_tasks[i]).records -= 1
     producer.poll(0)
@@ -134,11 +139,12 @@ def produce_partition(plan: QueryPlan, conf: dict[str, str], value_type: DataTyp
     tallies = Tallies()
     errors = record_errors(plan, conf)
     deliveries, producer = SourceSends(plan.connector, errors, tallies), None
+    sends_to = SourceTopics(plan)
     try:
         for batch in batches:
             producer = producer or cached_producer(conf, _CLIENT_LOG)
             produce_arrow_rows(producer, batch, convs, value_type, deliveries, tallies, errors=errors,
-                               key_type=key_type)
+                               key_type=key_type, sends_to=sends_to)
         if producer is not None:
             producer.flush()
             deliveries.raise_error()
@@ -147,6 +153,7 @@ def produce_partition(plan: QueryPlan, conf: dict[str, str], value_type: DataTyp
         drop_producer(conf)
         raise_task_error(plan.connector, tallies.current, e)
     if tallies:
-        yield result_batch({t: tally.decoded() for t, tally in tallies.items()}, errors.counts)
+        yield result_batch({t: tally.decoded() for t, tally in tallies.items()}, errors.counts,
+                           topics={t: sends_to.topics_of(t) for t in tallies})
 
 

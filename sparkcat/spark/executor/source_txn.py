@@ -41,10 +41,11 @@ from pyspark.sql.types import DataType
 from sparkcat.converters import converter_for
 from sparkcat.kafka.partitioner import keyed_partition
 from sparkcat.kafka.producers import LeaderLease, commit_under_lease, task_transactional_id, transactional_producer
-from sparkcat.spark.executor.batch_results import RESULT_SCHEMA, Tallies, raise_task_error, result_batch
+from sparkcat.spark.executor.batch_results import SOURCE_RESULT_SCHEMA, Tallies, raise_task_error, result_batch
 from sparkcat.spark.executor.error_handling import record_errors
 from sparkcat.spark.executor.source_sends import SourceSends
 from sparkcat.spark.executor.source_to_kafka import produce_arrow_rows
+from sparkcat.spark.executor.topic_creator import SourceTopics
 from sparkcat.spark.query_plan import QueryPlan
 from sparkcat.storage import json_codec
 from sparkcat.storage.offsets import record_key
@@ -54,7 +55,7 @@ __all__ = ["produce_task_batch", "EOS_RESULT_SCHEMA"]
 log = logging.getLogger(__name__)
 _CLIENT_LOG = logging.getLogger("sparkcat.spark.kafka.client")
 
-EOS_RESULT_SCHEMA = RESULT_SCHEMA + ", skipped BOOLEAN, transaction_ms DOUBLE"
+EOS_RESULT_SCHEMA = SOURCE_RESULT_SCHEMA + ", skipped BOOLEAN, transaction_ms DOUBLE"
 TIMEOUT_S = 60.0
 
 
@@ -129,7 +130,7 @@ def produce_task_batch(plan: QueryPlan, conf: dict[str, str], value_type: DataTy
     ctx = TaskContext.get()
     replay = replay or (ctx is not None and ctx.attemptNumber() > 0)
     convs = (converter_for(plan.connector_config, True), converter_for(plan.connector_config, False))
-    tallies, txn = Tallies(), None
+    tallies, txn, sends_to = Tallies(), None, SourceTopics(plan)
     try:
         txn = _TaskTransaction(plan, conf, task)
         errors = record_errors(plan, conf, txn.producer)  # dead letters commit or abort with the batch
@@ -137,7 +138,7 @@ def produce_task_batch(plan: QueryPlan, conf: dict[str, str], value_type: DataTy
         deliveries = SourceSends(plan.connector, errors, tallies, exactly_once=True)
         for batch in chain([first], batches):
             produce_arrow_rows(txn.producer, batch, convs, value_type, deliveries, tallies, errors=errors,
-                               key_type=key_type)
+                               key_type=key_type, sends_to=sends_to)
         errors.flush()
         if set(tallies) != {task}:
             raise RuntimeError(f"one Spark partition holds tasks {sorted(tallies)}; exactly-once needs one")
@@ -149,7 +150,8 @@ def produce_task_batch(plan: QueryPlan, conf: dict[str, str], value_type: DataTy
     tally = tallies[task]
     if skipped:
         tally.records = 0
-    base = result_batch({task: tally.decoded()}, None if skipped else errors.counts)  # an abort drops its counts
+    base = result_batch({task: tally.decoded()}, None if skipped else errors.counts,  # an abort drops its counts
+                        topics={task: [] if skipped else sends_to.topics_of(task)})
     import pyarrow as pa
     yield pa.RecordBatch.from_arrays([*base.columns, pa.array([skipped]), pa.array([ms], pa.float64())],
                                      names=[*base.schema.names, "skipped", "transaction_ms"])

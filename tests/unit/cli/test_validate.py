@@ -192,8 +192,6 @@ def test_keys_nothing_implements_are_refused_each_with_its_reason(tmp_path, uniq
         transforms.meta.type: org.apache.kafka.connect.transforms.SetSchemaMetadata$Value
         errors.some.future.setting: x
         consumer.override.max.poll.records: 10
-        topic.creation.default.partitions: 3
-        topic.creation.groups: big
         header.converter: org.apache.kafka.connect.storage.StringConverter
         header.converter.x: y
         offsets.storage.topic: my-offsets
@@ -203,7 +201,7 @@ def test_keys_nothing_implements_are_refused_each_with_its_reason(tmp_path, uniq
     assert _flagged_keys(err, path, unique_name) == {
         "transforms.meta.type",
         "errors.some.future.setting", "consumer.override.max.poll.records",
-        "topic.creation.default.partitions", "topic.creation.groups", "header.converter", "header.converter.x",
+        "header.converter", "header.converter.x",
         "offsets.storage.topic"}
     assert "not supported by sparkcat yet" in err and "Unknown configuration key 'errors.some.future.setting'" in err
 

@@ -35,3 +35,15 @@ def test_an_unreadable_status_topic_leaves_the_batch_alone_and_the_next_batch_re
     assert status.known_topics("sink") == []
     record_sink_topics(status, _batch("orders"))
     assert status.known_topics("sink") == ["orders"]
+
+
+def test_a_source_tasks_reported_topics_are_recorded_once_each_with_the_first_task_that_used_it():
+    from sparkcat.runtime.execution.active_topics import record_source_topics
+    status = StatusStore(MemoryLog())
+    tasks = {1: TaskBatchResult(1, "w", 3, topics=["a", "b"]), 0: TaskBatchResult(0, "w", 2, topics=["b"])}
+    record_source_topics(status, BatchResult("src", 1, tasks, 0.1))
+    record_source_topics(status, BatchResult("src", 2, {0: TaskBatchResult(0, "w", 1, topics=["b"])}, 0.1))
+    assert status.topics("src") == ["a", "b"]
+    records = [r for r in status.backend.read(0) if r.key.startswith("status-topic-")]
+    assert sorted(r.key for r in records) == ["status-topic-a:connector-src", "status-topic-b:connector-src"]
+    assert '"task":0' in str(next(r.value for r in records if r.key.startswith("status-topic-b")))
