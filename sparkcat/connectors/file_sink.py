@@ -50,7 +50,8 @@ its stored positions, in a batch of a new id. So there the sidecar also records,
 ``committed``, the next Kafka offset of every partition the task wrote
 (``"positions": {"topic:partition": next}``), and ``put`` skips every record below it;
 a ``started`` batch of any id is cut back. Lines appear exactly once with one task there
-too (``skips_by_position``).
+too (``skips_by_position``), and after it: a connector moved to a query of its own (a
+slow task, or ``transforms`` added) keeps skipping by the positions in its sidecar.
 """
 
 from __future__ import annotations
@@ -169,9 +170,11 @@ class FileStreamSinkTask(Versioned, SinkTask):
 
     @property
     def _by_position(self) -> bool:
-        """In a shared query (the runtime's context says so) a replay comes with a new id: skip by position."""
+        """In a shared query (the runtime's context says so) a replay comes with a new id: skip by position. So
+        does a task whose sidecar holds positions (it ran in a shared query), in a query of its own too: that
+        query's batch ids are not the shared query's, and compared with them its first batches were skipped."""
         context = getattr(self, "context", None)
-        return bool(context is not None and context.shared_query)
+        return bool(context is not None and context.shared_query) or bool(self._positions)
 
     # ---- sidecar
 

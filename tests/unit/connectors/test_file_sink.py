@@ -210,3 +210,22 @@ def test_a_query_of_its_own_keeps_skipping_by_batch_id(tmp_path: Path) -> None:
     task = _task(path)
     assert _run_batch(task, 3, "a")
     assert not task.begin_batch(2)  # a replayed id below the committed one: its records are skipped
+
+
+def test_a_task_moved_from_a_shared_query_to_its_own_skips_by_position_not_by_the_shared_batch_ids(tmp_path: Path):
+    # A shared query's batch ids run far ahead of a new query's (which starts at 0): compared by id, the own query's
+    # first batches were "already committed" and their records lost.
+    path = tmp_path / "out.txt"
+    task = _shared_task(path)
+    assert task.begin_batch(900)
+    task.put(_kafka(0, "a", "b"))
+    task.flush(900)
+    task.stop()
+    alone = _task(path)  # no shared query: a connector evicted for a slow task, or given transforms
+    assert alone.begin_batch(0)
+    alone.put(_kafka(0, "a", "b", "c"))  # from its stored positions, which the driver had not stored yet
+    alone.flush(0)
+    assert alone.begin_batch(1)
+    alone.put(_kafka(3, "d"))
+    alone.flush(1)
+    assert path.read_text().splitlines() == ["a", "b", "c", "d"]
