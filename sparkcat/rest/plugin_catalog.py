@@ -20,8 +20,11 @@ __all__ = ["other_plugin_infos", "other_plugin_definition"]
 
 def _avro_keys() -> ConfigDef:
     """AvroConverter's settings sparkcat implements (``converters/schema_registry.py``)."""
-    return (ConfigDef()
-            .define("schema.registry.url", Type.LIST, documentation="The Schema Registry's URL.")
+    from sparkcat.converters.schema_registry import RETRIES
+
+    keys = (ConfigDef()
+            .define("schema.registry.url", Type.LIST,
+                    documentation="The Schema Registry's URLs, comma-separated, failed over in turn.")
             .define("key.subject.name.strategy", Type.STRING, "io.confluent.kafka.serializers.subject."
                     "TopicNameStrategy", documentation="Subject name strategy of keys.")
             .define("value.subject.name.strategy", Type.STRING, "io.confluent.kafka.serializers.subject."
@@ -30,6 +33,10 @@ def _avro_keys() -> ConfigDef:
             .define("use.latest.version", Type.BOOLEAN, False, documentation="Use the subject's latest schema.")
             .define("basic.auth.credentials.source", Type.STRING, "URL", documentation="URL or USER_INFO.")
             .define("basic.auth.user.info", Type.PASSWORD, None, documentation="user:password."))
+    for key, default in RETRIES.items():
+        keys.define(key, Type.INT, default, documentation="The registry client's retries per URL "
+                    "(max.retries) and their back-off (retries.wait.ms, retries.max.wait.ms).")
+    return keys
 
 
 def _definitions() -> dict[str, tuple[str, ConfigDef]]:
