@@ -39,9 +39,18 @@ def _avro_keys() -> ConfigDef:
     return keys
 
 
+def _json_schema_keys() -> ConfigDef:
+    """JsonSchemaConverter's settings sparkcat implements: the registry's and JsonSchemaData's own two."""
+    return (_avro_keys()
+            .define("decimal.format", Type.STRING, "BASE64", documentation="How Decimals are written: BASE64 "
+                    "(their unscaled bytes) or NUMERIC (JSON numbers).")
+            .define("object.additional.properties", Type.BOOLEAN, True, documentation="Whether a struct's "
+                    "JSON Schema allows other properties (false: \"additionalProperties\": false)."))
+
+
 def _definitions() -> dict[str, tuple[str, ConfigDef]]:
     """Every listed plugin's class name and alias -> (its PluginInfo type, its keys)."""
-    from sparkcat.converters import AVRO_CONVERTER, HEADER_CONVERTERS
+    from sparkcat.converters import AVRO_CONVERTER, HEADER_CONVERTERS, JSON_SCHEMA_CONVERTER
     from sparkcat.converters.declared import CONVERTER_KEYS
     from sparkcat.transforms.catalog import PREDICATE_KEYS, TRANSFORM_KEYS  # every SMT module registered
 
@@ -50,6 +59,7 @@ def _definitions() -> dict[str, tuple[str, ConfigDef]]:
         out.update({name: (kind, keys.definition) for name, keys in declared.items()})
     out.update({name: ("converter", keys.definition) for name, keys in CONVERTER_KEYS.items()})
     out[AVRO_CONVERTER] = ("converter", _avro_keys())
+    out[JSON_SCHEMA_CONVERTER] = ("converter", _json_schema_keys())
     out.update({name: ("header_converter", ConfigDef()) for name in HEADER_CONVERTERS})
     return out
 
