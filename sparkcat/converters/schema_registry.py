@@ -145,6 +145,10 @@ def subject_name(strategy: str, topic: str, is_key: bool, schema: Any,
 
 #: HTTP statuses after which Confluent's RestService tries the next URL (its retriable ones).
 _FAIL_OVER_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+#: The URL each list of URLs last answered at (its index), in this Python process. A Connect task keeps one
+#: converter, and so one RestService, for its life; sparkcat makes converters per batch, which start here
+#: rather than at a URL known to be down.
+_ANSWERED: dict[tuple[str, ...], int] = {}
 
 
 class RegistryClient:
@@ -154,14 +158,15 @@ class RegistryClient:
     choice Confluent's converter makes between registering, looking up and the subject's latest
     version, a cache per (subject, schema) so a batch asks once per schema, never per record, and
     fail-over as Confluent's RestService and UrlList do: a call that cannot reach a URL (or gets a
-    retriable status there) goes to the next, and the URL that answered stays first for later calls.
+    retriable status there) goes to the next, and the URL that answered stays first for later calls (of
+    every client of the same URL list in this process).
     ``schema_type`` is the registry's name of the schemas registered: ``AVRO`` or ``JSON``.
     """
 
     def __init__(self, settings: RegistrySettings, schema_type: str = "AVRO") -> None:
         self.settings = settings
         self.schema_type = schema_type
-        self.current = 0  # the index of the URL tried first
+        self.current = _ANSWERED.get(settings.urls, 0)  # the index of the URL tried first
         self._clients: dict[str, Any] = {}  # made on first use, where the calls run (HTTP clients do not pickle)
         self._ids: dict[tuple[str, str], int] = {}
         self._schemas: dict[int, Any] = {}
@@ -221,7 +226,9 @@ class RegistryClient:
         for _ in urls:
             url = urls[self.current]
             try:
-                return call(self._client(url))
+                answer = call(self._client(url))
+                _ANSWERED[urls] = self.current
+                return answer
             except SchemaRegistryError as exc:
                 if exc.http_status_code not in _FAIL_OVER_STATUSES:
                     raise SparkcatError(f"schema registry {url}, {what}: HTTP {exc.http_status_code} "
