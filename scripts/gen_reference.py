@@ -92,6 +92,7 @@ def _converters() -> list[str]:
         keys = CONVERTER_KEYS[name]
         out.append(f"| `{name}` | {_names(keys.definition.names())} | {_names(keys.refused)} |")
     out.append("| `io.confluent.connect.avro.AvroConverter` | see [docs/pipelines.md](pipelines.md) | |")
+    out.append("| `io.confluent.connect.json.JsonSchemaConverter` | see [docs/pipelines.md](pipelines.md) | |")
     return out
 
 

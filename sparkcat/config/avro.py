@@ -1,11 +1,13 @@
-"""Validation of ``io.confluent.connect.avro.AvroConverter`` settings, per key, before anything runs.
+"""Validation of the Schema Registry converters' settings, per key, before anything runs.
 
+Confluent's ``io.confluent.connect.avro.AvroConverter`` and ``io.confluent.connect.json.JsonSchemaConverter``.
 Connect hands a converter the connector's ``key.converter.*`` / ``value.converter.*`` keys with
 the prefix removed (a plain ``schema.registry.url`` is not a converter setting there, and is not
 one here either), so every message names the prefixed key the user wrote: a missing
 ``value.converter.schema.registry.url``, a setting sparkcat does not implement
-(``value.converter.normalize.schemas``), a bad subject name strategy or boolean. Without fastavro
-(the ``avro`` extra) the converter key itself is refused, naming the package.
+(``value.converter.normalize.schemas``), a bad subject name strategy or boolean. Without the packages
+a converter imports (fastavro, confluent-kafka's registry client's) the converter key itself is
+refused, naming them.
 """
 
 from __future__ import annotations
@@ -18,21 +20,24 @@ __all__ = ["avro_converter_errors"]
 
 
 def avro_converter_errors(config: Mapping[str, object]) -> list[ConfigValue]:
-    """Errors of the key and value AvroConverter settings in ``config`` (none when neither side uses it)."""
-    from sparkcat.converters import is_avro_converter
+    """Errors of the key and value registry converters' settings in ``config`` (none when neither side uses one)."""
+    from sparkcat.converters import is_avro_converter, is_json_schema_converter
     from sparkcat.converters.avro_data import avro_missing, avro_missing_message
+    from sparkcat.converters.json_schema import json_schema_problems
     from sparkcat.converters.schema_registry import settings_problems
 
     out = []
     for prefix, is_key in (("key.converter", True), ("value.converter", False)):
         name = str(config.get(prefix) or "").strip()
-        if not name or not is_avro_converter(name):
+        avro = bool(name) and is_avro_converter(name)
+        if not avro and not (name and is_json_schema_converter(name)):
             continue
-        missing = avro_missing()
+        missing = avro_missing(with_fastavro=avro)
         if missing:
-            out.append(ConfigValue(prefix, name, errors=[avro_missing_message(missing)]))
+            out.append(ConfigValue(prefix, name, errors=[avro_missing_message(missing, name)]))
         settings = {k[len(prefix) + 1:]: v for k, v in config.items() if k.startswith(prefix + ".")}
-        for key, messages in settings_problems(settings, is_key).items():
+        problems = settings_problems(settings, is_key) if avro else json_schema_problems(settings, is_key)
+        for key, messages in problems.items():
             full = f"{prefix}.{key}"
             out.append(ConfigValue(full, config.get(full), errors=[m.replace(key, full, 1) for m in messages]))
     return out

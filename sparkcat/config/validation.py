@@ -18,7 +18,7 @@ from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.config import exactly_once
 from sparkcat.config.avro import avro_converter_errors
 from sparkcat.config.consumer_overrides import consumer_override_errors
-from sparkcat.config.converter_keys import converter_setting_errors
+from sparkcat.config.converter_keys import REFUSED_CONVERTERS, converter_setting_errors
 from sparkcat.config.infos import validate_response
 from sparkcat.config.connector import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
 from sparkcat.config.error_handling import error_handling_errors
@@ -139,11 +139,6 @@ def _unsupported(config: Mapping[str, object]) -> list[ConfigValue]:
         if value != default:
             out.append(ConfigValue(key, config[key], errors=[message]))
     return out
-
-
-#: Connect converters users paste in that sparkcat does not implement yet, with the reason (none at present:
-#: ``io.confluent.connect.avro.AvroConverter`` is built in, its settings checked by ``avro_config``).
-REFUSED_CONVERTERS: dict[str, str] = {}
 
 
 def _converter_errors(config: Mapping[str, object], packages: Sequence[str]) -> list[ConfigValue]:

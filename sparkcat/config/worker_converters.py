@@ -3,7 +3,8 @@
 Kafka Connect's worker names the converters of every connector that names none
 (``policy/worker_converters.py`` hands them down). They are checked when the worker config is read,
 each error naming its key: a class sparkcat has neither built in nor in ``plugin.packages``, a header
-converter other than SimpleHeaderConverter, settings of an AvroConverter it does not implement.
+converter other than SimpleHeaderConverter, settings of an AvroConverter or JsonSchemaConverter it does
+not implement, a Confluent converter sparkcat does not have (ProtobufConverter), named as such.
 Built-in names are kept as Connect's class names (``string`` becomes
 ``org.apache.kafka.connect.storage.StringConverter``), so that a Java connector's JVM host, which
 knows only Java classes, gets what a Connect worker would.
@@ -15,7 +16,7 @@ from collections.abc import Mapping, Sequence
 
 from sparkcat import plugins
 from sparkcat.config.avro import avro_converter_errors
-from sparkcat.config.converter_keys import converter_setting_errors
+from sparkcat.config.converter_keys import REFUSED_CONVERTERS, converter_setting_errors
 from sparkcat.errors import ConfigError
 from sparkcat.policy.worker_converters import SIDES, side_of
 
@@ -49,12 +50,14 @@ def checked_worker_converters(converters: Mapping[str, str], packages: Sequence[
     errors: dict[str, list[str]] = {}
     for side in ("key.converter", "value.converter"):
         name = out.get(side, "")
-        if name and java_name(name) is not None:
+        if name in REFUSED_CONVERTERS:
+            errors[side] = [REFUSED_CONVERTERS[name]]
+        elif name and java_name(name) is not None:
             out[side] = str(java_name(name))
         elif name and not plugins.in_packages(name, packages):
             errors[side] = [f"{name} is neither a converter sparkcat has (JsonConverter, StringConverter, "
-                            f"ByteArrayConverter, the numeric converters, AvroConverter) nor a module:Class in "
-                            f"plugin.packages ({', '.join(packages)})"]
+                            f"ByteArrayConverter, the numeric converters, AvroConverter, JsonSchemaConverter) nor "
+                            f"a module:Class in plugin.packages ({', '.join(packages)})"]
     header = out.get("header.converter", "")
     if header and header not in HEADER_CONVERTERS:
         errors["header.converter"] = [f"{header} is not implemented; only "

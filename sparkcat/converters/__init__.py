@@ -3,7 +3,8 @@
 The interface is ``sparkcat.api.converter.Converter``. Built in: Connect's JSON, String and
 ByteArray converters and its SimpleHeaderConverter (``builtins``), its number and boolean converters
 (``numeric``: Long, Integer, Short, Double, Float, Boolean), Confluent's AvroConverter with
-a Schema Registry client (``avro``, ``avro_data``, ``schema_registry``). ``registry`` resolves the
+a Schema Registry client (``avro``, ``avro_data``, ``schema_registry``) and its JsonSchemaConverter
+(``json_schema``, ``json_schema_data``, ``json_schema_values``). ``registry`` resolves the
 name a connector config gives (``key.converter`` / ``value.converter``) to one of these or to a
 plugin's class. A package of its own, below both the connectors that name converters and the
 Spark runtime that runs them.
@@ -11,14 +12,18 @@ Spark runtime that runs them.
 
 from sparkcat.converters.avro import AvroConverter
 from sparkcat.converters.builtins import (
-    AVRO_CONVERTER, BYTE_ARRAY_CONVERTER, HEADER_CONVERTERS, JSON_CONVERTER, SIMPLE_HEADER_CONVERTER,
-    STRING_CONVERTER, ByteArrayConverter, JsonConverter, SimpleHeaderConverter, StringConverter, connect_schema,
+    AVRO_CONVERTER, BYTE_ARRAY_CONVERTER, HEADER_CONVERTERS, JSON_CONVERTER, JSON_SCHEMA_CONVERTER,
+    SIMPLE_HEADER_CONVERTER, STRING_CONVERTER, ByteArrayConverter, JsonConverter, SimpleHeaderConverter,
+    StringConverter, connect_schema,
 )
+from sparkcat.converters.json_schema import JsonSchemaConverter
 from sparkcat.converters.registry import (
-    at_topic, converter_for, is_avro_converter, is_builtin_converter, java_name, topic_aware,
+    at_topic, converter_for, is_avro_converter, is_builtin_converter, is_json_schema_converter, java_name,
+    topic_aware,
 )
 
-__all__ = ["JsonConverter", "StringConverter", "ByteArrayConverter", "AvroConverter", "SimpleHeaderConverter",
-           "converter_for", "at_topic", "topic_aware", "is_builtin_converter", "is_avro_converter", "java_name",
-           "connect_schema", "HEADER_CONVERTERS", "SIMPLE_HEADER_CONVERTER",
-           "JSON_CONVERTER", "STRING_CONVERTER", "BYTE_ARRAY_CONVERTER", "AVRO_CONVERTER"]
+__all__ = ["JsonConverter", "StringConverter", "ByteArrayConverter", "AvroConverter", "JsonSchemaConverter",
+           "SimpleHeaderConverter", "converter_for", "at_topic", "topic_aware", "is_builtin_converter",
+           "is_avro_converter", "is_json_schema_converter", "java_name", "connect_schema", "HEADER_CONVERTERS",
+           "SIMPLE_HEADER_CONVERTER", "JSON_CONVERTER", "STRING_CONVERTER", "BYTE_ARRAY_CONVERTER", "AVRO_CONVERTER",
+           "JSON_SCHEMA_CONVERTER"]

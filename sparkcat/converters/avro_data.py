@@ -53,16 +53,18 @@ class AvroError(SparkcatError):
 AVRO_PACKAGES = ("fastavro", "attrs", "cachetools", "certifi", "authlib")
 
 
-def avro_missing() -> list[str]:
-    """The packages AvroConverter needs that cannot be imported here (checked without importing them)."""
-    missing = [p for p in AVRO_PACKAGES if importlib.util.find_spec(p) is None]
+def avro_missing(with_fastavro: bool = True) -> list[str]:
+    """The packages AvroConverter (JsonSchemaConverter: ``with_fastavro`` false) needs that cannot be imported
+    here (checked without importing them)."""
+    wanted = [p for p in AVRO_PACKAGES if with_fastavro or p != "fastavro"]
+    missing = [p for p in wanted if importlib.util.find_spec(p) is None]
     if importlib.util.find_spec("httpx2") is None and importlib.util.find_spec("httpx") is None:
         missing.append("httpx2")
     return missing
 
 
-def avro_missing_message(missing: list[str]) -> str:
-    return (f"io.confluent.connect.avro.AvroConverter needs the Python package(s) {', '.join(missing)}, not "
+def avro_missing_message(missing: list[str], converter: str = "io.confluent.connect.avro.AvroConverter") -> str:
+    return (f"{converter} needs the Python package(s) {', '.join(missing)}, not "
             "installed; install them with pip install 'sparkcat[avro]'")
 
 

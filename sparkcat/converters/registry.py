@@ -13,18 +13,21 @@ from typing import Any
 from sparkcat.api.converter import Converter
 from sparkcat.converters.avro import AvroConverter
 from sparkcat.converters.builtins import (
-    AVRO_CONVERTER, BYTE_ARRAY_CONVERTER, JSON_CONVERTER, STRING_CONVERTER, ByteArrayConverter, JsonConverter,
-    StringConverter,
+    AVRO_CONVERTER, BYTE_ARRAY_CONVERTER, JSON_CONVERTER, JSON_SCHEMA_CONVERTER, STRING_CONVERTER, ByteArrayConverter,
+    JsonConverter, StringConverter,
 )
+from sparkcat.converters.json_schema import JsonSchemaConverter
 from sparkcat.converters.numeric import NUMERIC_CONVERTERS
 
-__all__ = ["converter_for", "is_builtin_converter", "is_avro_converter", "java_name", "topic_aware", "at_topic"]
+__all__ = ["converter_for", "is_builtin_converter", "is_avro_converter", "is_json_schema_converter", "java_name",
+           "topic_aware", "at_topic"]
 
 _BUILTINS: dict[str, tuple[type[Converter], tuple[str, ...]]] = {
     JSON_CONVERTER: (JsonConverter, ("json",)),
     STRING_CONVERTER: (StringConverter, ("string",)),
     BYTE_ARRAY_CONVERTER: (ByteArrayConverter, ("bytearray", "bytes")),
     AVRO_CONVERTER: (AvroConverter, ("avro",)),
+    JSON_SCHEMA_CONVERTER: (JsonSchemaConverter, ("jsonschema", "json-schema")),
     **NUMERIC_CONVERTERS,
 }
 
@@ -62,6 +65,11 @@ def java_name(name: str) -> str | None:
 def is_avro_converter(name: str) -> bool:
     """True for the names of Confluent's AvroConverter (nothing is imported)."""
     return _ALIASES.get(name, _ALIASES.get(name.lower())) is AvroConverter
+
+
+def is_json_schema_converter(name: str) -> bool:
+    """True for the names of Confluent's JsonSchemaConverter (nothing is imported)."""
+    return _ALIASES.get(name, _ALIASES.get(name.lower())) is JsonSchemaConverter
 
 
 def topic_aware(converter: Any) -> bool:

@@ -1,11 +1,13 @@
-"""AvroConverter's Schema Registry settings and calls (confluent-kafka's client underneath).
+"""Schema Registry settings and calls of AvroConverter and JsonSchemaConverter (confluent-kafka's client below).
 
-Settings, as Confluent's converter reads them after the ``key.converter.`` / ``value.converter.``
-prefix: ``schema.registry.url``, ``key.subject.name.strategy`` / ``value.subject.name.strategy``
-(Confluent's TopicNameStrategy, RecordNameStrategy, TopicRecordNameStrategy by class name),
-``auto.register.schemas`` (default true), ``use.latest.version`` (default false) and basic auth with
-``basic.auth.credentials.source=USER_INFO`` and ``basic.auth.user.info``. Ids and registrations
-are cached, so a batch asks the registry once per schema, never once per record.
+Settings, as Confluent's converters read them after the ``key.converter.`` / ``value.converter.``
+prefix: ``schema.registry.url`` (a comma-separated list, failed over as Confluent's RestService does),
+``key.subject.name.strategy`` / ``value.subject.name.strategy`` (Confluent's TopicNameStrategy,
+RecordNameStrategy, TopicRecordNameStrategy by class name), ``auto.register.schemas`` (default true),
+``use.latest.version`` (default false), basic auth with ``basic.auth.credentials.source=USER_INFO`` and
+``basic.auth.user.info``, and the client's retries per URL (``max.retries`` 3, ``retries.wait.ms`` 1000,
+``retries.max.wait.ms`` 20000, Confluent's defaults). Ids and registrations are cached, so a batch asks
+the registry once per schema, never once per record.
 """
 
 from __future__ import annotations
@@ -20,45 +22,64 @@ from sparkcat.errors import ConfigError, SparkcatError
 
 _STRATEGY_PKG = "io.confluent.kafka.serializers.subject."
 STRATEGIES = ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")
-_KNOWN = {"schema.registry.url", "key.subject.name.strategy", "value.subject.name.strategy",
-          "auto.register.schemas", "use.latest.version", "basic.auth.credentials.source",
-          "basic.auth.user.info"}
+#: The client's retry settings (Confluent's SchemaRegistryClientConfig) and their defaults.
+RETRIES = {"max.retries": 3, "retries.wait.ms": 1000, "retries.max.wait.ms": 20000}
+KNOWN = frozenset({"schema.registry.url", "key.subject.name.strategy", "value.subject.name.strategy",
+                   "auto.register.schemas", "use.latest.version", "basic.auth.credentials.source",
+                   "basic.auth.user.info", *RETRIES})
 
 
 @dataclass(frozen=True)
 class RegistrySettings:
-    """AvroConverter's registry settings (one converter: key or value)."""
+    """One converter's registry settings (key or value side); ``urls`` in the order given, tried in turn."""
 
-    url: str
+    urls: tuple[str, ...]
     strategy: str = "TopicNameStrategy"
     auto_register: bool = True
     use_latest: bool = False
     user_info: str | None = field(default=None, repr=False)
+    retries: tuple[tuple[str, int], ...] = tuple(RETRIES.items())
+
+    @property
+    def url(self) -> str:
+        """The first URL (where a client starts)."""
+        return self.urls[0]
 
     @classmethod
-    def parse(cls, config: dict[str, Any], is_key: bool) -> RegistrySettings:
+    def parse(cls, config: dict[str, Any], is_key: bool, converter: str = "AvroConverter") -> RegistrySettings:
         """The settings, or a ConfigError naming every bad one (``settings_problems``)."""
-        problems = settings_problems(config, is_key)
+        problems = settings_problems(config, is_key, converter)
         if problems:
             raise ConfigError("; ".join(f"{k}: {' '.join(m)}" for k, m in problems.items()), problems)
-        url = str(config.get("schema.registry.url")).split(",")[0].strip()
-        return cls(url.rstrip("/"), _strategy(config, is_key), _bool(config, "auto.register.schemas", True),
-                   _bool(config, "use.latest.version", False), _user_info(config))
+        return cls(registry_urls(config), _strategy(config, is_key, converter),
+                   _bool(config, "auto.register.schemas", True, converter),
+                   _bool(config, "use.latest.version", False, converter), _user_info(config, converter),
+                   tuple((k, _count(config, k, converter)) for k in RETRIES))
 
 
-def settings_problems(config: dict[str, Any], is_key: bool) -> dict[str, list[str]]:
-    """What is wrong with one AvroConverter's settings, per setting (prefix removed); empty when fine."""
+def registry_urls(config: dict[str, Any]) -> tuple[str, ...]:
+    """``schema.registry.url``'s URLs: Confluent's comma-separated list, blanks dropped, no trailing slash."""
+    return tuple(u.strip().rstrip("/") for u in str(config.get("schema.registry.url") or "").split(",") if u.strip())
+
+
+def settings_problems(config: dict[str, Any], is_key: bool, converter: str = "AvroConverter") -> dict[str, list[str]]:
+    """What is wrong with one registry converter's settings, per setting (prefix removed); empty when fine."""
     out: dict[str, list[str]] = {}
-    for key in sorted(k for k in config if k not in _KNOWN):
-        out[key] = [f"AvroConverter setting {key!r} is not implemented by sparkcat; remove it (implemented: "
-                    f"{', '.join(sorted(_KNOWN))})"]
-    if not str(config.get("schema.registry.url") or "").split(",")[0].strip():
-        out["schema.registry.url"] = ["AvroConverter needs schema.registry.url, the Schema Registry's URL "
-                                      "(e.g. http://localhost:8081)"]
-    checks = (("subject.name.strategy", lambda: _strategy(config, is_key)),
-              ("auto.register.schemas", lambda: _bool(config, "auto.register.schemas", True)),
-              ("use.latest.version", lambda: _bool(config, "use.latest.version", False)),
-              ("basic.auth.credentials.source", lambda: _user_info(config)))
+    for key in sorted(k for k in config if k not in KNOWN):
+        out[key] = [f"{converter} setting {key!r} is not implemented by sparkcat; remove it (implemented: "
+                    f"{', '.join(sorted(KNOWN))})"]
+    urls = registry_urls(config)
+    if not urls:
+        out["schema.registry.url"] = [f"{converter} needs schema.registry.url, the Schema Registry's URL "
+                                      "(e.g. http://localhost:8081; several, comma-separated, are failed over)"]
+    elif bad := [u for u in urls if not u.lower().startswith(("http://", "https://"))]:
+        out["schema.registry.url"] = [f"{converter}: schema.registry.url must list http:// or https:// URLs, "
+                                      f"not {', '.join(map(repr, bad))}"]
+    checks = [("subject.name.strategy", lambda: _strategy(config, is_key, converter)),
+              ("auto.register.schemas", lambda: _bool(config, "auto.register.schemas", True, converter)),
+              ("use.latest.version", lambda: _bool(config, "use.latest.version", False, converter)),
+              ("basic.auth.credentials.source", lambda: _user_info(config, converter))]
+    checks += [(key, lambda key=key: _count(config, key, converter)) for key in RETRIES]
     for key, check in checks:
         try:
             check()
@@ -68,112 +89,157 @@ def settings_problems(config: dict[str, Any], is_key: bool) -> dict[str, list[st
     return out
 
 
-def _strategy(config: dict[str, Any], is_key: bool) -> str:
+def _strategy(config: dict[str, Any], is_key: bool, converter: str) -> str:
     strategy = str(config.get(f"{'key' if is_key else 'value'}.subject.name.strategy",
                               _STRATEGY_PKG + "TopicNameStrategy")).rsplit(".", 1)[-1]
     if strategy not in STRATEGIES:
-        raise ConfigError(f"AvroConverter: unknown subject name strategy {strategy!r}; "
+        raise ConfigError(f"{converter}: unknown subject name strategy {strategy!r}; "
                           f"use one of {[_STRATEGY_PKG + s for s in STRATEGIES]}")
     return strategy
 
 
-def _bool(config: dict[str, Any], key: str, default: bool) -> bool:
+def _bool(config: dict[str, Any], key: str, default: bool, converter: str) -> bool:
     value = config.get(key, default)
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
     if text not in ("true", "false"):
-        raise ConfigError(f"AvroConverter: {key} must be true or false, not {value!r}")
+        raise ConfigError(f"{converter}: {key} must be true or false, not {value!r}")
     return text == "true"
 
 
-def _user_info(config: dict[str, Any]) -> str | None:
+def _count(config: dict[str, Any], key: str, converter: str) -> int:
+    value = config.get(key, RETRIES[key])
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise ConfigError(f"{converter}: {key} must be a whole number of at least 0, not {value!r}")
+    return number
+
+
+def _user_info(config: dict[str, Any], converter: str) -> str | None:
     source = str(config.get("basic.auth.credentials.source", "URL")).upper()
     info = config.get("basic.auth.user.info")
     if source != "USER_INFO":
         if info is not None or source != "URL":
-            raise ConfigError("AvroConverter: only basic.auth.credentials.source=USER_INFO "
+            raise ConfigError(f"{converter}: only basic.auth.credentials.source=USER_INFO "
                               "(with basic.auth.user.info) is implemented")
         return None
     text = info.value if hasattr(info, "value") else info  # a PASSWORD setting
     if not text or ":" not in str(text):
-        raise ConfigError("AvroConverter: basic.auth.user.info must be user:password")
+        raise ConfigError(f"{converter}: basic.auth.user.info must be user:password")
     return str(text)
 
 
-def subject_name(strategy: str, topic: str, is_key: bool, schema: Any) -> str:
-    """The subject a schema is registered under, per Confluent's strategy."""
+def subject_name(strategy: str, topic: str, is_key: bool, schema: Any,
+                 name: Callable[[Any], str] = record_name) -> str:
+    """The subject a schema is registered under, per Confluent's strategy (``name``: the schema's record name)."""
     if strategy == "TopicNameStrategy":
         return f"{topic}-{'key' if is_key else 'value'}"
     if strategy == "RecordNameStrategy":
-        return record_name(schema)
-    return f"{topic}-{record_name(schema)}"
+        return name(schema)
+    return f"{topic}-{name(schema)}"
+
+
+#: HTTP statuses after which Confluent's RestService tries the next URL (its retriable ones).
+_FAIL_OVER_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+#: The URL each list of URLs last answered at (its index), in this Python process. A Connect task keeps one
+#: converter, and so one RestService, for its life; sparkcat makes converters per batch, which start here
+#: rather than at a URL known to be down.
+_ANSWERED: dict[tuple[str, ...], int] = {}
 
 
 class RegistryClient:
-    """The registry calls AvroConverter needs, through confluent-kafka's ``SchemaRegistryClient``.
+    """The registry calls a converter needs, through confluent-kafka's ``SchemaRegistryClient``.
 
     That client brings the REST calls, basic auth, retries and its own caches; this one adds the
     choice Confluent's converter makes between registering, looking up and the subject's latest
-    version, and a cache per (subject, schema) so a batch asks once per schema, never per record.
+    version, a cache per (subject, schema) so a batch asks once per schema, never per record, and
+    fail-over as Confluent's RestService and UrlList do: a call that cannot reach a URL (or gets a
+    retriable status there) goes to the next, and the URL that answered stays first for later calls (of
+    every client of the same URL list in this process).
+    ``schema_type`` is the registry's name of the schemas registered: ``AVRO`` or ``JSON``.
     """
 
-    def __init__(self, settings: RegistrySettings) -> None:
+    def __init__(self, settings: RegistrySettings, schema_type: str = "AVRO") -> None:
         self.settings = settings
-        self._sr: Any = None  # made on first use, where the calls run (an HTTP client does not pickle)
+        self.schema_type = schema_type
+        self.current = _ANSWERED.get(settings.urls, 0)  # the index of the URL tried first
+        self._clients: dict[str, Any] = {}  # made on first use, where the calls run (HTTP clients do not pickle)
         self._ids: dict[tuple[str, str], int] = {}
         self._schemas: dict[int, Any] = {}
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_sr": None}
+        return {**self.__dict__, "_clients": {}}
 
-    @property
-    def _client(self) -> Any:
-        if self._sr is None:
+    def _client(self, url: str) -> Any:
+        if url not in self._clients:
             from confluent_kafka.schema_registry import SchemaRegistryClient
 
-            conf = {"url": self.settings.url}
+            conf: dict[str, Any] = {"url": url, **dict(self.settings.retries)}
             if self.settings.user_info:
                 conf["basic.auth.user.info"] = self.settings.user_info
-            self._sr = SchemaRegistryClient(conf)
-        return self._sr
+            self._clients[url] = SchemaRegistryClient(conf)
+        return self._clients[url]
 
     def id_for(self, subject: str, schema: Any) -> tuple[int, Any]:
         """The id (and schema) to write with: registered, looked up or the subject's latest."""
         key = (subject, json.dumps(schema, sort_keys=True))
         if key not in self._ids:
-            self._ids[key] = self._call(f"schema id for subject {subject}", lambda: self._resolve(subject, schema))
+            self._ids[key] = self._call(f"schema id for subject {subject}",
+                                        lambda sr: self._resolve(sr, subject, schema))
         return self._ids[key], self._schemas[self._ids[key]]
 
     def schema(self, schema_id: int) -> Any:
         if schema_id not in self._schemas:
-            found = self._call(f"schema {schema_id}", lambda: self._client.get_schema(schema_id))
+            found = self._call(f"schema {schema_id}", lambda sr: sr.get_schema(schema_id))
             self._schemas[schema_id] = json.loads(found.schema_str)
         return self._schemas[schema_id]
 
-    def _resolve(self, subject: str, schema: Any) -> int:
+    def _resolve(self, sr: Any, subject: str, schema: Any) -> int:
         from confluent_kafka.schema_registry import Schema
 
         if self.settings.use_latest:
-            latest = self._client.get_latest_version(subject)
+            latest = sr.get_latest_version(subject)
             self._schemas[latest.schema_id] = json.loads(latest.schema.schema_str)
             return latest.schema_id
-        wanted = Schema(json.dumps(schema), "AVRO")
+        wanted = Schema(schema_text(schema), self.schema_type)
         if self.settings.auto_register:
-            schema_id = self._client.register_schema(subject, wanted)
+            schema_id = sr.register_schema(subject, wanted)
         else:
-            schema_id = self._client.lookup_schema(subject, wanted).schema_id
+            schema_id = sr.lookup_schema(subject, wanted).schema_id
         self._schemas[schema_id] = schema
         return schema_id
 
-    def _call(self, what: str, call: Callable[[], Any]) -> Any:
-        """``call``, with the registry's errors as SparkcatError naming the registry and what was asked."""
+    def _call(self, what: str, call: Callable[[Any], Any]) -> Any:
+        """``call`` on each URL's client in turn from the current one, until one answers.
+
+        A registry's answer (a 404, a 409 incompatible schema) is final, as in Confluent's RestService;
+        only an unreachable URL or a retriable status fails over. The errors are SparkcatErrors naming
+        the URLs and what was asked.
+        """
         from confluent_kafka.schema_registry.error import SchemaRegistryError
 
-        try:
-            return call()
-        except SchemaRegistryError as exc:
-            raise SparkcatError(f"schema registry {self.settings.url}, {what}: HTTP {exc.http_status_code} "
-                                f"{exc.error_message}"[:400]) from exc
-        except Exception as exc:  # httpx's transport errors: refused, timed out, bad address
-            raise SparkcatError(f"schema registry {self.settings.url} unreachable ({what}): {exc}") from exc
+        urls, failures = self.settings.urls, []
+        for _ in urls:
+            url = urls[self.current]
+            try:
+                answer = call(self._client(url))
+                _ANSWERED[urls] = self.current
+                return answer
+            except SchemaRegistryError as exc:
+                if exc.http_status_code not in _FAIL_OVER_STATUSES:
+                    raise SparkcatError(f"schema registry {url}, {what}: HTTP {exc.http_status_code} "
+                                        f"{exc.error_message}"[:400]) from exc
+                failures.append(f"{url}: HTTP {exc.http_status_code} {exc.error_message}")
+            except Exception as exc:  # httpx's transport errors: refused, timed out, bad address
+                failures.append(f"{url}: {exc}")
+            self.current = (self.current + 1) % len(urls)
+        raise SparkcatError(f"schema registry unreachable ({what}): {'; '.join(failures)}"[:600])
+
+
+def schema_text(schema: Any) -> str:
+    """A schema as the compact JSON text registered (Jackson's, as Confluent's converters send it)."""
+    return json.dumps(schema, separators=(",", ":"), ensure_ascii=False)

@@ -20,8 +20,11 @@ __all__ = ["other_plugin_infos", "other_plugin_definition"]
 
 def _avro_keys() -> ConfigDef:
     """AvroConverter's settings sparkcat implements (``converters/schema_registry.py``)."""
-    return (ConfigDef()
-            .define("schema.registry.url", Type.LIST, documentation="The Schema Registry's URL.")
+    from sparkcat.converters.schema_registry import RETRIES
+
+    keys = (ConfigDef()
+            .define("schema.registry.url", Type.LIST,
+                    documentation="The Schema Registry's URLs, comma-separated, failed over in turn.")
             .define("key.subject.name.strategy", Type.STRING, "io.confluent.kafka.serializers.subject."
                     "TopicNameStrategy", documentation="Subject name strategy of keys.")
             .define("value.subject.name.strategy", Type.STRING, "io.confluent.kafka.serializers.subject."
@@ -30,11 +33,24 @@ def _avro_keys() -> ConfigDef:
             .define("use.latest.version", Type.BOOLEAN, False, documentation="Use the subject's latest schema.")
             .define("basic.auth.credentials.source", Type.STRING, "URL", documentation="URL or USER_INFO.")
             .define("basic.auth.user.info", Type.PASSWORD, None, documentation="user:password."))
+    for key, default in RETRIES.items():
+        keys.define(key, Type.INT, default, documentation="The registry client's retries per URL "
+                    "(max.retries) and their back-off (retries.wait.ms, retries.max.wait.ms).")
+    return keys
+
+
+def _json_schema_keys() -> ConfigDef:
+    """JsonSchemaConverter's settings sparkcat implements: the registry's and JsonSchemaData's own two."""
+    return (_avro_keys()
+            .define("decimal.format", Type.STRING, "BASE64", documentation="How Decimals are written: BASE64 "
+                    "(their unscaled bytes) or NUMERIC (JSON numbers).")
+            .define("object.additional.properties", Type.BOOLEAN, True, documentation="Whether a struct's "
+                    "JSON Schema allows other properties (false: \"additionalProperties\": false)."))
 
 
 def _definitions() -> dict[str, tuple[str, ConfigDef]]:
     """Every listed plugin's class name and alias -> (its PluginInfo type, its keys)."""
-    from sparkcat.converters import AVRO_CONVERTER, HEADER_CONVERTERS
+    from sparkcat.converters import AVRO_CONVERTER, HEADER_CONVERTERS, JSON_SCHEMA_CONVERTER
     from sparkcat.converters.declared import CONVERTER_KEYS
     from sparkcat.transforms.catalog import PREDICATE_KEYS, TRANSFORM_KEYS  # every SMT module registered
 
@@ -43,6 +59,7 @@ def _definitions() -> dict[str, tuple[str, ConfigDef]]:
         out.update({name: (kind, keys.definition) for name, keys in declared.items()})
     out.update({name: ("converter", keys.definition) for name, keys in CONVERTER_KEYS.items()})
     out[AVRO_CONVERTER] = ("converter", _avro_keys())
+    out[JSON_SCHEMA_CONVERTER] = ("converter", _json_schema_keys())
     out.update({name: ("header_converter", ConfigDef()) for name in HEADER_CONVERTERS})
     return out
 

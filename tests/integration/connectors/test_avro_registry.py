@@ -121,3 +121,27 @@ def test_connect_logical_types_are_avros_logical_types_both_ways(schema_registry
     fresh = AvroConverter()
     fresh.configure({"schema.registry.url": schema_registry.url}, is_key=False)
     assert [fresh.from_bytes(p) for p in payloads] == expected
+
+
+def test_a_dead_first_registry_url_fails_over_to_the_next_and_stays_there(schema_registry, unique_name) -> None:
+    """schema.registry.url lists a URL nobody answers first: calls go to the second (Confluent's RestService
+    fails over the same way), and the converter, and any made later in the process, keep using it without trying
+    the dead one again."""
+    from pyspark.sql import Row
+
+    from sparkcat.converters import at_topic, converter_for
+    from tests.broker import free_port
+
+    topic = f"avro-failover-{unique_name}"
+    urls = f"http://127.0.0.1:{free_port()},{schema_registry.url}"
+    conv = converter_for({"value.converter": "io.confluent.connect.avro.AvroConverter",
+                          "value.converter.schema.registry.url": urls, "value.converter.max.retries": "0"},
+                         is_key=False)
+    payload = at_topic(conv, topic).to_bytes(Row(id=7, name="x"), ROW[:2])
+    assert conv._client.current == 1
+    reader = AvroDeserializer(SchemaRegistryClient({"url": schema_registry.url}))
+    assert reader(payload, SerializationContext(topic, MessageField.VALUE)) == {"id": 7, "name": "x"}
+    fresh = converter_for({"value.converter": "avro", "value.converter.schema.registry.url": urls,
+                           "value.converter.max.retries": "0"}, is_key=False)
+    assert fresh._client.current == 1  # a converter made later (sparkcat makes them per batch) starts there
+    assert at_topic(fresh, topic).from_bytes(payload) == {"id": 7, "name": "x"}

@@ -123,3 +123,33 @@ def test_settings_defaults_and_refusals() -> None:
     s = RegistrySettings.parse({"schema.registry.url": "http://r", "basic.auth.credentials.source":
                                 "USER_INFO", "basic.auth.user.info": "u:p"}, is_key=False)
     assert s.user_info == "u:p" and "u:p" not in repr(s)
+
+
+def test_every_registry_url_of_the_list_is_kept_in_order() -> None:
+    """Confluent's converters take schema.registry.url as a comma-separated list and fail over along it."""
+    s = RegistrySettings.parse({"schema.registry.url": " http://a:1/ , http://b:2,,https://c:3/x/ "}, is_key=False)
+    assert s.urls == ("http://a:1", "http://b:2", "https://c:3/x") and s.url == "http://a:1"
+    assert dict(s.retries) == {"max.retries": 3, "retries.wait.ms": 1000, "retries.max.wait.ms": 20000}
+    s = RegistrySettings.parse({"schema.registry.url": "http://a", "max.retries": "0", "retries.wait.ms": "5"},
+                               is_key=False)
+    assert dict(s.retries)["max.retries"] == 0 and dict(s.retries)["retries.wait.ms"] == 5
+    with pytest.raises(ConfigError, match="must list http:// or https:// URLs, not 'b:2'"):
+        RegistrySettings.parse({"schema.registry.url": "http://a,b:2"}, is_key=False)
+    with pytest.raises(ConfigError, match="max.retries must be a whole number of at least 0"):
+        RegistrySettings.parse({"schema.registry.url": "http://a", "max.retries": "-1"}, is_key=False)
+
+
+def test_an_unreachable_registry_list_names_every_url_tried() -> None:
+    """Each URL is tried once per call (no retries here); the error names them all, and the first is tried again
+    next time only after the others."""
+    from sparkcat.converters.schema_registry import RegistryClient
+    from sparkcat.errors import SparkcatError
+    from tests.broker import free_port
+
+    dead = [f"http://127.0.0.1:{free_port()}" for _ in range(2)]
+    client = RegistryClient(RegistrySettings.parse({"schema.registry.url": ",".join(dead), "max.retries": "0"},
+                                                   is_key=False))
+    with pytest.raises(SparkcatError, match="schema registry unreachable \\(schema 7\\)") as info:
+        client.schema(7)
+    assert all(url in str(info.value) for url in dead)
+    assert client.current == 0  # both failed: round the list once, back where it started

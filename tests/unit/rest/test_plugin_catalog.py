@@ -19,6 +19,7 @@ def test_connectors_only_false_lists_every_kind_of_plugin_as_connect_does(client
     assert by_class[T + "predicates.TopicNameMatches"]["type"] == "predicate"
     assert by_class["org.apache.kafka.connect.json.JsonConverter"]["type"] == "converter"
     assert by_class["io.confluent.connect.avro.AvroConverter"]["type"] == "converter"
+    assert by_class["io.confluent.connect.json.JsonSchemaConverter"]["type"] == "converter"
     assert by_class["org.apache.kafka.connect.storage.SimpleHeaderConverter"]["type"] == "header_converter"
     assert "RegexRouter" not in by_class and "sql" not in by_class  # aliases are not plugins of their own
     assert all(set(p) == {"class", "type", "version"} for p in everything)
@@ -38,3 +39,9 @@ def test_a_converters_config_is_the_settings_it_takes(client):
     keys = client.get("/connector-plugins/org.apache.kafka.connect.json.JsonConverter/config").json()
     assert [k["name"] for k in keys] == ["schemas.enable", "schemas.cache.size", "decimal.format"]
     assert keys[0]["type"] == "BOOLEAN" and keys[0]["default_value"] == "true"
+
+
+def test_json_schema_converters_config_is_the_registry_keys_and_its_own(client):
+    keys = client.get("/connector-plugins/io.confluent.connect.json.JsonSchemaConverter/config").json()
+    names = [k["name"] for k in keys]
+    assert {"schema.registry.url", "max.retries", "decimal.format", "object.additional.properties"} <= set(names)
