@@ -21,12 +21,7 @@ from pyspark.sql import types as T
 from sparkcat.api.converter import Converter
 from sparkcat.converters.avro_data import AvroCodec, AvroError, avro_schema, schema_id_of
 from sparkcat.converters.builtins import unscaled_bytes
-from sparkcat.converters.schema_registry import RegistryClient, RegistrySettings, subject_name
-
-#: Python type -> the Spark type (one object each: codecs are cached per type object) of a schemaless value.
-_SCHEMALESS: tuple[tuple[type | tuple[type, ...], T.DataType], ...] = (
-    (bool, T.BooleanType()), (int, T.LongType()), (float, T.DoubleType()), (str, T.StringType()),
-    ((bytes, bytearray, memoryview), T.BinaryType()))
+from sparkcat.converters.schema_registry import RegistryClient, RegistrySettings, schemaless_type, subject_name
 
 
 class AvroConverter(Converter):
@@ -76,12 +71,7 @@ class AvroConverter(Converter):
         return self._codecs[key]
 
     def _schemaless_type(self, value: Any) -> T.DataType:
-        for kind, spark_type in _SCHEMALESS:
-            if isinstance(value, kind):
-                return spark_type
-        side = "key" if self.is_key else "value"
-        raise AvroError(f"AvroConverter: a {side} without a schema (topic {self.topic!r}) can be written only as "
-                        f"a string, number, boolean or bytes, not a {type(value).__name__}")
+        return schemaless_type(value, "AvroConverter", self.is_key, self.topic, AvroError)
 
     def _registry(self) -> RegistryClient:
         if self._client is None:

@@ -25,7 +25,8 @@ from pyspark.sql import types as T
 from sparkcat.api.converter import Converter
 from sparkcat.converters.json_schema_data import JsonSchemaOptions, dumps, json_schema, json_value, schema_title
 from sparkcat.converters.json_schema_values import JsonSchemaError, loads, read_value
-from sparkcat.converters.schema_registry import RegistryClient, RegistrySettings, settings_problems, subject_name
+from sparkcat.converters.schema_registry import (RegistryClient, RegistrySettings, schemaless_type,
+                                                 settings_problems, subject_name)
 from sparkcat.errors import ConfigError
 
 __all__ = ["JsonSchemaConverter", "json_schema_problems"]
@@ -34,9 +35,6 @@ MAGIC = 0
 _NAME = "JsonSchemaConverter"
 #: JsonSchemaData's settings sparkcat implements, besides the registry's.
 OWN_KEYS = ("decimal.format", "object.additional.properties")
-_SCHEMALESS: tuple[tuple[type | tuple[type, ...], T.DataType], ...] = (
-    (bool, T.BooleanType()), (int, T.LongType()), (float, T.DoubleType()), (str, T.StringType()),
-    ((bytes, bytearray, memoryview), T.BinaryType()))
 
 
 def json_schema_problems(config: dict[str, Any], is_key: bool) -> dict[str, list[str]]:
@@ -131,12 +129,7 @@ class JsonSchemaConverter(Converter):
         return self._ids[key]
 
     def _schemaless_type(self, value: Any) -> T.DataType:
-        for kind, spark_type in _SCHEMALESS:
-            if isinstance(value, kind):
-                return spark_type
-        side = "key" if self.is_key else "value"
-        raise JsonSchemaError(f"{_NAME}: a {side} without a schema (topic {self.topic!r}) can be written only as "
-                              f"a string, number, boolean or bytes, not a {type(value).__name__}")
+        return schemaless_type(value, _NAME, self.is_key, self.topic, JsonSchemaError)
 
     def _registry(self) -> RegistryClient:
         if self._client is None:

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyspark.sql import types as T
+
 from sparkcat.converters.avro_data import record_name
 from sparkcat.errors import ConfigError, SparkcatError
 
@@ -238,6 +240,25 @@ class RegistryClient:
                 failures.append(f"{url}: {exc}")
             self.current = (self.current + 1) % len(urls)
         raise SparkcatError(f"schema registry unreachable ({what}): {'; '.join(failures)}"[:600])
+
+
+#: Python type -> the Spark type of a schemaless value (one object each: converters cache codecs and schema ids
+#: per type object).
+SCHEMALESS_TYPES: tuple[tuple[type | tuple[type, ...], T.DataType], ...] = (
+    (bool, T.BooleanType()), (int, T.LongType()), (float, T.DoubleType()), (str, T.StringType()),
+    ((bytes, bytearray, memoryview), T.BinaryType()))
+
+
+def schemaless_type(value: Any, converter: str, is_key: bool, topic: str | None,
+                    error: type[Exception]) -> T.DataType:
+    """The Spark type ``converter`` writes a ``value`` without a schema with; ``error`` naming the side and topic
+    when it can write none (a dict, a list)."""
+    for kind, spark_type in SCHEMALESS_TYPES:
+        if isinstance(value, kind):
+            return spark_type
+    side = "key" if is_key else "value"
+    raise error(f"{converter}: a {side} without a schema (topic {topic!r}) can be written only as a string, number, "
+                f"boolean or bytes, not a {type(value).__name__}")
 
 
 def schema_text(schema: Any) -> str:
