@@ -31,6 +31,7 @@ from sparkcat.kafka.partitioner import partition_for
 from sparkcat.kafka.producers import produce_all
 from sparkcat.storage.kafka import partitions as multi
 from sparkcat.storage.kafka.error_codes import FENCED_CODES, unavailable
+from sparkcat.storage.kafka.topic_identity import TopicIdentity
 from sparkcat.storage.log import Cursor, KeyedLog, LogRecord
 
 _CLIENT_LOG = logging.getLogger("sparkcat.storage.kafka.client")  # librdkafka's own messages
@@ -80,7 +81,8 @@ class KafkaLog(KeyedLog):
         self._opened = False
         self._producer: Producer | None = None
         self._consumer: Consumer | None = None
-        self._admin: AdminClient | None = None  # multi-partition reads: one ListOffsets for all partitions
+        self._admin: AdminClient | None = None  # multi-partition reads (one ListOffsets), the topic id
+        self._identity = TopicIdentity(topic, self._get_admin, timeout_s)  # a reader notices a recreated topic
         self._fenced = False
         # One reading consumer, re-assigned per scan: concurrent scans (REST threads asking for the
         # end offset while the herder reads) would unassign each other's partition mid-fetch.
@@ -225,6 +227,11 @@ class KafkaLog(KeyedLog):
             self._consumer = Consumer(self._config(consumer_settings, defaults))
         return self._consumer
 
+    def _get_admin(self) -> AdminClient:
+        if self._admin is None:
+            self._admin = AdminClient(self._config(admin_settings))
+        return self._admin
+
     def start_writer(self) -> None:
         """Create the producer now: a transactional one fences every older writer with its id at once."""
         self.open()
@@ -311,10 +318,14 @@ class KafkaLog(KeyedLog):
             consumer = self._get_consumer()
             partition = TopicPartition(self.topic, 0)
             with self._wrapped("reading"):
+                if start == 0:
+                    self._identity.remember()
                 low, high = self._watermarks(consumer)
                 if start > high:  # a reader's cursor is at most the end it saw: the topic is not that log any more
                     raise LogRewound(f"Kafka log {self.topic!r} ends at offset {high}, before offset {start} already "
                                      "read: the topic was deleted and created again, or truncated")
+                if start > 0:  # the end alone misses a new topic that already holds as many records
+                    self._identity.check(idle=start == high)
                 if start == high:
                     return []
                 partition.offset = max(start, low)
@@ -331,9 +342,7 @@ class KafkaLog(KeyedLog):
             return super().read_since(cursor)
         self.open()
         with self._scan_lock, self._wrapped("reading"):
-            if self._admin is None:
-                self._admin = AdminClient(self._config(admin_settings))
-            return multi.read_partitions(self._get_consumer(), self._admin, self.topic, self._count, dict(cursor or {}),
+            return multi.read_partitions(self._get_consumer(), self._get_admin(), self.topic, self._count, dict(cursor or {}),
                                          self.timeout_s, _to_record, self._error)
 
     def end_offset(self) -> int:
