@@ -12,6 +12,7 @@ from sparkcat.errors import FencedError, LogRewound, StorageError
 from sparkcat.storage.kafka.log import KafkaLog
 from sparkcat.storage.log import LogRecord
 from tests.broker import free_port
+from tests.kafka_helpers import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -238,11 +239,18 @@ def test_multi_partition_log_writes_each_key_where_javas_partitioner_puts_it(bro
         kafka_log.append([("status-task-conn-0", b"3")])
         assert [(r.key, r.value) for r in other.read_since(cursor)[0]] == [("status-task-conn-0", b"3")]
         consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": unique_name})
-        try:  # where each record is, read by partition: Java's toPositive(murmur2(key)) % 5
+        try:  # where each record is, read by partition to its end offset: Java's toPositive(murmur2(key)) % 5
+            total = 0
             for p in range(5):
-                consumer.assign([TopicPartition(unique_name, p, 0)])
-                got = consumer.consume(100, timeout=2)
+                low, high = consumer.get_watermark_offsets(TopicPartition(unique_name, p), timeout=10)
+                consumer.assign([TopicPartition(unique_name, p, low)])
+                got: list = []
+                wait_until(lambda: got.extend(m for m in consumer.consume(100, timeout=0.2) if m.error() is None)
+                           or len(got) >= high - low, timeout_s=20, interval_s=0,  # no transactions: dense offsets
+                           message=lambda: f"partition {p} read to its end offset {high} (from {low}): {len(got)}")
                 assert {m.key().decode() for m in got} <= {k for k in keys if partition_for(k.encode(), 5) == p}
+                total += len(got)
+            assert total == 31  # every record was read, each in its key's partition
         finally:
             consumer.close()
     finally:
