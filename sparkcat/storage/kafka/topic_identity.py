@@ -36,9 +36,16 @@ class TopicIdentity:
         self._checked_at = 0.0
 
     def remember(self) -> None:
-        """A read from the beginning: the topic it reads is the one later reads must find."""
+        """A read from the beginning: the topic it reads is the one later reads must find. A reader of an empty
+        log reads from the beginning at every poll: the broker is asked again only every ``IDLE_CHECK_S``."""
+        if self.topic_id is not None and time.monotonic() - self._checked_at < IDLE_CHECK_S:
+            return
         self.topic_id = self._current()
         self._checked_at = time.monotonic()
+
+    def forget(self) -> None:
+        """The reader was closed or starts over: its next read from the beginning takes the topic there now."""
+        self.topic_id = None
 
     def check(self, idle: bool) -> None:
         """Raise ``LogRewound`` when the topic is not the one read so far. ``idle``: nothing new to read, so
@@ -50,7 +57,8 @@ class TopicIdentity:
         if self.topic_id is None:
             self.topic_id = current
         elif current is not None and current != self.topic_id:
-            raise LogRewound(f"Kafka log {self.topic!r} is a new topic (topic id {current}, was {self.topic_id}): "
+            was, self.topic_id = self.topic_id, None  # the reader starts over: its next read from 0 takes the new id
+            raise LogRewound(f"Kafka log {self.topic!r} is a new topic (topic id {current}, was {was}): "
                              "the topic was deleted and created again")
 
     def _current(self) -> str | None:

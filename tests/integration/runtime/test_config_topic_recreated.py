@@ -49,12 +49,12 @@ class HeldLog(KafkaLog):
         self.open_gate.set()
         self.parked = threading.Event()
 
-    def read(self, start: int = 0):
+    def read_since(self, cursor):
         if not self.open_gate.is_set():
             self.parked.set()
             assert self.open_gate.wait(60), "the test never let the follower read again"
             self.parked.clear()
-        return super().read(start)
+        return super().read_since(cursor)
 
 
 def write_connectors(config: ConfigLog, names: list[str]) -> None:
@@ -116,7 +116,7 @@ def test_a_config_topic_created_again_with_more_records_replaces_the_state_and_n
         assert herder.target_state("z") == TargetState.PAUSED
         wait_until(lambda: herder.wait_ready(0) and follower.outage.live, timeout_s=30, interval_s=0.05,
                    message="the follower to be live again")
-        ConfigLog(again).put_connector_config("x", PAUSED)  # and the new topic is followed from there
+        herder.put_connector_config("x", PAUSED)  # the herder writes to the new topic and follows it from there
         wait_until(lambda: herder.connectors() == ["x", "y", "z"], timeout_s=30, interval_s=0.05,
                    message=lambda: f"the next record of the new topic, got {herder.connectors()}")
     finally:
