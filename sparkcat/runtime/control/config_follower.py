@@ -13,8 +13,9 @@ control plane's pace whatever the connectors do, and costs no Python process of 
 A read or an apply that fails ends the follower; ``check`` (at the start of every herder pass) starts a new
 one after capped exponential backoff, from the log's beginning, into a fresh config state that the herder
 swaps in once it has read as far as the old one (``Herder.rebuild_config_state``), or once it has read the
-whole log: a config topic deleted and created again ends before the position already read (``LogRewound``),
-and its new records, not the old state, say which connectors the cluster runs. A read that takes longer
+whole log. A config topic deleted and created again ends before the position already read, or has a new topic
+id (``LogRewound``, raised by the reader): then the fresh state replaces the old one only once the new topic was
+read to its end, and its records, not the old state, say which connectors the cluster runs. A read that takes longer
 than ``STALL_S`` (the broker is unreachable) is reported as a stall. Meanwhile ``outage`` holds the reason,
 which ``/health`` reports.
 """
@@ -65,6 +66,7 @@ class ConfigFollower:
         self._ended: BaseException | None = None
         self._reading_since: float | None = None
         self._retry_at = 0.0
+        self._recreated = False  # the last follower ended because the config topic was recreated
 
     @property
     def running(self) -> bool:
@@ -90,10 +92,11 @@ class ConfigFollower:
         if self._thread is not None:  # it ended: why, and when to try again
             error = self._ended or ConfigStreamStopped("the config log follower stopped")
             self._thread = None
+            self._recreated = isinstance(error, LogRewound)
             self._retry_at = time.monotonic() + self.outage.failed(error)
         if time.monotonic() < self._retry_at:
             return
-        self.herder.rebuild_config_state()  # before the start: its first records go to the fresh state
+        self.herder.rebuild_config_state(self._recreated)  # before the start: its first records go to the fresh state
         self.start()
 
     def stop(self) -> None:

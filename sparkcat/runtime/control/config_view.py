@@ -2,7 +2,9 @@
 
 Records are applied in log order as they are read. After the follower restarts (it failed, or the config
 topic was recreated) a fresh state is built from the log's beginning and replaces the one in use only once
-it has read as far, or has read the whole log: readers never see a half-read log.
+it has read as far, or has read the whole log: readers never see a half-read log. A recreated topic is a
+different log, so its state replaces the old one only once the whole of it was read, and the connectors the
+old state had and the new one has not are named in a WARNING (they are stopped: the new topic says what runs).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ class ConfigView:
     def __init__(self) -> None:
         self._builder = ConfigStateBuilder()
         self._pending: ConfigStateBuilder | None = None  # a restarted follower's, until caught up
+        self._whole_log = False  # the pending state replaces the one in use only once the whole log was read
         self._lock = threading.Lock()
         self._applied = threading.Condition(self._lock)
 
@@ -34,7 +37,7 @@ class ConfigView:
                 self._builder.apply_all(records)
             else:
                 pending.apply_all(records)
-                if pending.state.offset >= self._builder.state.offset:
+                if not self._whole_log and pending.state.offset >= self._builder.state.offset:
                     self._builder, self._pending = pending, None
                     log.info("Config state rebuilt from the config log up to offset %d", pending.state.offset)
             self._applied.notify_all()
@@ -44,11 +47,12 @@ class ConfigView:
         """True while a restarted follower has not yet read as far as the state in use."""
         return self._pending is not None
 
-    def rebuild(self) -> None:
-        """The follower reads the log from its beginning again (nothing read yet: the empty state goes on)."""
+    def rebuild(self, recreated: bool = False) -> None:
+        """The follower reads the log from its beginning again (nothing read yet: the empty state goes on).
+        ``recreated``: the log is a new one (its topic was deleted and created again), not the one read so far."""
         with self._applied:
             if self._builder.state.offset >= 0:
-                self._pending = ConfigStateBuilder()
+                self._pending, self._whole_log = ConfigStateBuilder(), recreated
 
     def read_to_end(self) -> bool:
         """The follower has read the whole log: a state being rebuilt replaces the one in use, even at a lower
@@ -57,8 +61,12 @@ class ConfigView:
             pending = self._pending
             if pending is None:
                 return False
+            gone = sorted(set(self._builder.state.connectors()) - set(pending.state.connectors()))
             self._builder, self._pending = pending, None
             log.info("Config state rebuilt from the whole config log (up to offset %d)", pending.state.offset)
+            if gone:
+                log.warning("Connectors not in the config log read again, stopped: %s (the config topic was "
+                            "deleted and created again without them)", ", ".join(gone))
             self._applied.notify_all()
             return True
 

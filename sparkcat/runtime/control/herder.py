@@ -123,9 +123,10 @@ class Herder:
         if self._config.read_to_end():
             self._wake.set()
 
-    def rebuild_config_state(self) -> None:
-        """The config stream was restarted and reads the log from its beginning again."""
-        self._config.rebuild()
+    def rebuild_config_state(self, recreated: bool = False) -> None:
+        """The config stream was restarted and reads the log from its beginning again; ``recreated``: the config
+        topic was deleted and created again, so the new state replaces the old one only once all of it was read."""
+        self._config.rebuild(recreated)
 
     def _run(self) -> None:
         """Tick until stopped; a pass that raises (a store or broker error) is retried with backoff."""

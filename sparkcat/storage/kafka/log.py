@@ -31,6 +31,7 @@ from sparkcat.kafka.partitioner import partition_for
 from sparkcat.kafka.producers import produce_all
 from sparkcat.storage.kafka import partitions as multi
 from sparkcat.storage.kafka.error_codes import FENCED_CODES, unavailable
+from sparkcat.storage.kafka.topic_identity import TopicIdentity
 from sparkcat.storage.log import Cursor, KeyedLog, LogRecord
 
 _CLIENT_LOG = logging.getLogger("sparkcat.storage.kafka.client")  # librdkafka's own messages
@@ -80,7 +81,8 @@ class KafkaLog(KeyedLog):
         self._opened = False
         self._producer: Producer | None = None
         self._consumer: Consumer | None = None
-        self._admin: AdminClient | None = None  # multi-partition reads: one ListOffsets for all partitions
+        self._admin: AdminClient | None = None  # multi-partition reads (one ListOffsets), the topic id
+        self._identity = TopicIdentity(topic, self._get_admin, timeout_s)  # a reader notices a recreated topic
         self._fenced = False
         # One reading consumer, re-assigned per scan: concurrent scans (REST threads asking for the
         # end offset while the herder reads) would unassign each other's partition mid-fetch.
@@ -225,6 +227,11 @@ class KafkaLog(KeyedLog):
             self._consumer = Consumer(self._config(consumer_settings, defaults))
         return self._consumer
 
+    def _get_admin(self) -> AdminClient:
+        if self._admin is None:
+            self._admin = AdminClient(self._config(admin_settings))
+        return self._admin
+
     def start_writer(self) -> None:
         """Create the producer now: a transactional one fences every older writer with its id at once."""
         self.open()
@@ -307,14 +314,24 @@ class KafkaLog(KeyedLog):
             if start != 0:
                 raise StorageError(f"Kafka log {self.topic!r} has {self._count} partitions: read it with read_since")
             return self.read_since(None)[0]
+        return self._read_partition(start, follow=False)
+
+    def _read_partition(self, start: int, follow: bool) -> list[LogRecord]:
+        """``read`` of the one partition; ``follow``: a reader going on from what it read (``read_since``), which
+        must also notice a new topic of the same name that already holds as many records (``TopicIdentity``)."""
         with self._scan_lock:
             consumer = self._get_consumer()
             partition = TopicPartition(self.topic, 0)
             with self._wrapped("reading"):
+                if follow and start == 0:
+                    self._identity.remember()
                 low, high = self._watermarks(consumer)
                 if start > high:  # a reader's cursor is at most the end it saw: the topic is not that log any more
+                    self._identity.forget()
                     raise LogRewound(f"Kafka log {self.topic!r} ends at offset {high}, before offset {start} already "
                                      "read: the topic was deleted and created again, or truncated")
+                if follow and start > 0:
+                    self._identity.check(idle=start == high)
                 if start == high:
                     return []
                 partition.offset = max(start, low)
@@ -327,14 +344,14 @@ class KafkaLog(KeyedLog):
         On a multi-partition log the cursor is ``{partition: next offset}``; records of one partition
         come in order, partitions one after another (a key lives in one partition).
         """
-        if not self.multi_partition:
-            return super().read_since(cursor)
         self.open()
+        if not self.multi_partition:
+            start = cursor or 0
+            records = self._read_partition(start, follow=True)
+            return records, (records[-1].offset + 1 if records else start)
         with self._scan_lock, self._wrapped("reading"):
-            if self._admin is None:
-                self._admin = AdminClient(self._config(admin_settings))
-            return multi.read_partitions(self._get_consumer(), self._admin, self.topic, self._count, dict(cursor or {}),
-                                         self.timeout_s, _to_record, self._error)
+            return multi.read_partitions(self._get_consumer(), self._get_admin(), self.topic, self._count,
+                                         dict(cursor or {}), self.timeout_s, _to_record, self._error)
 
     def end_offset(self) -> int:
         """The high watermark of partition 0 (the offset the next record will get); summed over a multi-partition log."""
@@ -384,6 +401,7 @@ class KafkaLog(KeyedLog):
     def close(self) -> None:
         """Close the consumer and drop the producer; the next call reopens."""
         consumer, self._consumer, self._admin = self._consumer, None, None
+        self._identity.forget()
         if consumer is not None:
             consumer.close()
         if self._producer is not None and self.transactional_id is None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import time
 
 import pytest
 
@@ -105,7 +104,10 @@ def test_timestamp_mode_reads_late_rows_committed_within_the_delay(postgres, pg_
     db.execute("INSERT INTO events VALUES (3, now() - INTERVAL '1 second')")
     assert reader.batch() == []
     db.execute("UPDATE events SET updated = now() WHERE id = 1")  # an update moves row 1 past the offset
-    time.sleep(3.2)
+    # until the database's clock has passed every row by the delay (the task's own condition)
+    wait_until(lambda: db.execute("SELECT bool_and(updated < CURRENT_TIMESTAMP - INTERVAL '3 seconds') "
+                                  "FROM events").fetchone()[0], timeout_s=30, interval_s=0.1,
+               message="every row to be older than timestamp.delay.interval.ms")
     # In timestamp order: the late row 3 is not skipped, and the updated row 1 is read again.
     assert [v["id"] for v in reader.batch()] == [3, 2, 1]
     assert reader.batch() == []
@@ -138,9 +140,9 @@ def test_bulk_mode_and_query_mode(postgres, pg_database, db):
     reader = Reader(bulk)
     assert sorted(v["sku"] for v in reader.batch()) == ["a", "b"]
     assert reader.batch() == []  # within poll.interval.ms
-    time.sleep(0.35)
     db.execute("INSERT INTO prices VALUES ('c', 1)")
-    assert sorted(v["sku"] for v in reader.batch()) == ["a", "b", "c"]  # the whole table again
+    again = wait_until(reader.batch, timeout_s=30, interval_s=0.05, message="the next bulk poll")
+    assert sorted(v["sku"] for v in again) == ["a", "b", "c"]  # the whole table again
     (query,) = make_tasks(base(postgres, pg_database, mode="incrementing", query="SELECT cents AS n, sku FROM "
                                "prices WHERE cents > 50", **{"incrementing.column.name": "n"}))
     assert query.partitions() == [{"query": "query"}]  # Connect JDBC's constant partition for query mode

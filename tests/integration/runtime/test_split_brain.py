@@ -102,7 +102,12 @@ def test_a_leader_cut_off_from_kafka_stops_before_the_standby_leads_and_stands_b
         start_leader_and_standby((one, two), logs, tmp_path, direct, prefix, children, exactly_once)
         wait_until(lambda: grown(direct, topics, (0, 0)) and running(url_one) == ["copy", "inc"],
                    message="records from the first leader")
-        time.sleep(FAST_GROUP["session_timeout_ms"] / 1000 + 2)
+        # The cut comes once each connector committed a batch after the standby joined (the leader kept leading
+        # through that join's rebalance, and what was committed before the cut bounds what is written again).
+        joined = committed_offsets(url_two, topics[0])
+        wait_until(lambda: all(now > then for now, then in zip(committed_offsets(url_two, topics[0]), joined)),
+                   timeout_s=120, interval_s=0.2,
+                   message=lambda: f"a committed batch of each connector after {joined}: " + tail("one"))
 
         proxy.cut()
         at_cut = counts(direct, topics)
@@ -143,21 +148,28 @@ def committed_at_cut(standby: str, bootstrap: str, topic: str) -> tuple[int, int
     The cut-off leader can no longer write, and the standby, still a standby after the read, has not
     written either: these are the positions the new leader resumes after.
     """
-    def offsets(name: str) -> list:
-        answer = httpx.get(f"{standby}/connectors/{name}/offsets", timeout=10)
-        assert answer.status_code == 200, answer.text
-        return answer.json()["offsets"]
-
-    source = max((o["offset"]["position"] for o in offsets("inc")), default=0)
+    source, copied = committed_offsets(standby, topic)
     # The copy's offset is the next one of the source topic to read; without transactions (at least once)
     # the records before it are the source's first positions, each once (one leader so far).
-    copied = sum(o["offset"]["kafka_offset"] for o in offsets("copy") if o["partition"]["kafka_topic"] == topic)
     assert (role(standby) or (None,))[0] == "standby", "the standby led before the committed positions were read"
     # Read after the check: the first ``copied`` records of the topic never change, whoever leads now, and
     # reading the whole topic takes longer than the standby's session timeout on a loaded machine.
     copy = max(positions(bootstrap, topic)[:copied], default=0)
     print(f"committed at the cut: source position {source}, copy through position {copy}")
     return source, copy
+
+
+def committed_offsets(url: str, topic: str) -> tuple[int, int]:
+    """What the offsets store holds now, read through ``url``: the source's newest committed position and the
+    copy's next offset to read of ``topic`` (summed over its partitions)."""
+    def offsets(name: str) -> list:
+        answer = httpx.get(f"{url}/connectors/{name}/offsets", timeout=10)
+        assert answer.status_code == 200, answer.text
+        return answer.json()["offsets"]
+
+    source = max((o["offset"]["position"] for o in offsets("inc")), default=0)
+    copied = sum(o["offset"]["kafka_offset"] for o in offsets("copy") if o["partition"]["kafka_topic"] == topic)
+    return source, copied
 
 
 def assert_at_least_once(got: list[int], settled: int, topic: str) -> None:

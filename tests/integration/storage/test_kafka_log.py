@@ -12,6 +12,7 @@ from sparkcat.errors import FencedError, LogRewound, StorageError
 from sparkcat.storage.kafka.log import KafkaLog
 from sparkcat.storage.log import LogRecord
 from tests.broker import free_port
+from tests.kafka_helpers import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -133,6 +134,41 @@ def test_a_topic_deleted_and_created_again_is_reported_to_a_reader_past_its_end(
         again.close()
 
 
+def _recreate(bootstrap: str, topic: str, records: list[tuple[str, bytes]]) -> KafkaLog:
+    """Delete ``topic``, create it again and write ``records`` into it; the new topic's writer."""
+    admin = _admin(bootstrap)  # alive until its future resolves
+    admin.delete_topics([topic])[topic].result(timeout=10)
+    again = KafkaLog(bootstrap, topic, timeout_s=10)
+    deadline = time.monotonic() + 30
+    while True:  # the deletion completes in the background; creating the topic again waits for it
+        try:
+            again.append(records)
+            return again
+        except StorageError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def test_a_topic_created_again_with_more_records_than_were_read_is_a_new_log(broker, unique_name):
+    """Its end is not below the reader's position, so only its topic id says it is another log: a reader must
+    not take its records from the old position on as if they followed what it read."""
+    reader = KafkaLog(broker.bootstrap, unique_name, timeout_s=10)
+    reader.append([(f"old{i}", b"v") for i in range(3)])
+    records, cursor = reader.read_since(None)
+    assert cursor == 3
+    again = _recreate(broker.bootstrap, unique_name, [(f"new{i}", b"v") for i in range(5)])
+    try:
+        with pytest.raises(LogRewound, match=f"{unique_name}.*is a new topic .*deleted and created again"):
+            reader.read_since(cursor)  # the same reader (its clients, its cursor), as the config follower holds it
+        assert [r.key for r in reader.read_since(None)[0]] == [f"new{i}" for i in range(5)]
+        again.append([("next", b"v")])
+        assert [r.key for r in reader.read_since(5)[0]] == ["next"]  # the new topic, followed from there
+    finally:
+        reader.close()
+        again.close()
+
+
 def test_end_offset_grows_with_multi_record_appends(log):
     assert log.end_offset() == 0
     log.append([("a", b"1"), ("b", b"2"), ("c", b"3")])
@@ -203,11 +239,18 @@ def test_multi_partition_log_writes_each_key_where_javas_partitioner_puts_it(bro
         kafka_log.append([("status-task-conn-0", b"3")])
         assert [(r.key, r.value) for r in other.read_since(cursor)[0]] == [("status-task-conn-0", b"3")]
         consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": unique_name})
-        try:  # where each record is, read by partition: Java's toPositive(murmur2(key)) % 5
+        try:  # where each record is, read by partition to its end offset: Java's toPositive(murmur2(key)) % 5
+            total = 0
             for p in range(5):
-                consumer.assign([TopicPartition(unique_name, p, 0)])
-                got = consumer.consume(100, timeout=2)
+                low, high = consumer.get_watermark_offsets(TopicPartition(unique_name, p), timeout=10)
+                consumer.assign([TopicPartition(unique_name, p, low)])
+                got: list = []
+                wait_until(lambda: got.extend(m for m in consumer.consume(100, timeout=0.2) if m.error() is None)
+                           or len(got) >= high - low, timeout_s=20, interval_s=0,  # no transactions: dense offsets
+                           message=lambda: f"partition {p} read to its end offset {high} (from {low}): {len(got)}")
                 assert {m.key().decode() for m in got} <= {k for k in keys if partition_for(k.encode(), 5) == p}
+                total += len(got)
+            assert total == 31  # every record was read, each in its key's partition
         finally:
             consumer.close()
     finally:

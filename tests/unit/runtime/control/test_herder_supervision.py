@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 
 from sparkcat.errors import StorageError
 from sparkcat.runtime.control.herder import Herder
@@ -103,8 +102,8 @@ def test_outage_logs_once_per_cause_and_backs_off_to_its_cap(caplog):
         outage.failed(ValueError("something else"))
         outage.recovered()  # not yet: an outage ends after confirm_s of attempts that worked
         assert not outage.live
-        time.sleep(0.06)
-        outage.recovered()
+        wait_until(lambda: (outage.recovered(), outage.live)[1], timeout_s=5, interval_s=0.01,
+                   message="the outage to end once attempts worked for confirm_s")
         outage.recovered()
     assert delays == [1.0, 2.0, 4.0, 4.0]
     messages = [r.getMessage() for r in caplog.records]
