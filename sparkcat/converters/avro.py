@@ -18,30 +18,23 @@ from typing import Any
 
 from pyspark.sql import types as T
 
-from sparkcat.api.converter import Converter
 from sparkcat.converters.avro_data import AvroCodec, AvroError, avro_schema, schema_id_of
 from sparkcat.converters.builtins import unscaled_bytes
-from sparkcat.converters.schema_registry import RegistryClient, RegistrySettings, schemaless_type, subject_name
+from sparkcat.converters.schema_registry import RegistryClient, RegistryConverter, RegistrySettings, subject_name
 
 
-class AvroConverter(Converter):
+class AvroConverter(RegistryConverter):
     """Avro values in the Confluent wire format, schemas in a Schema Registry."""
 
+    NAME, ERROR = "AvroConverter", AvroError
+
     def __init__(self) -> None:
-        self.is_key = False
-        self.topic = ""
-        self._client: RegistryClient | None = None
-        self._schemas: dict[int, tuple[T.DataType, Any]] = {}  # id(spark type) -> (the type, kept alive; Avro schema)
+        super().__init__()
         self._codecs: dict[tuple[str, int], AvroCodec] = {}
 
     def configure(self, settings: dict[str, Any], is_key: bool) -> None:
         self.is_key = is_key
         self._client = RegistryClient(RegistrySettings.parse(dict(settings), is_key))
-
-    def for_topic(self, topic: str) -> AvroConverter:
-        """Name the topic of the records converted next (their subject depends on it)."""
-        self.topic = topic
-        return self
 
     def to_bytes(self, value: Any, spark_type: T.DataType | None) -> bytes | None:
         if value is None:
@@ -63,20 +56,13 @@ class AvroConverter(Converter):
     def _codec(self, spark_type: T.DataType) -> AvroCodec:
         key = (self.topic, id(spark_type))
         if key not in self._codecs:
-            schema = self._schemas.setdefault(id(spark_type), (spark_type, avro_schema(spark_type)))[1]
+            schema = self._schema(spark_type, avro_schema)
             client = self._registry()
             subject = subject_name(client.settings.strategy, self.topic, self.is_key, schema)
             schema_id, write_schema = client.id_for(subject, schema)
             self._codecs[key] = AvroCodec(schema_id, write_schema)
         return self._codecs[key]
 
-    def _schemaless_type(self, value: Any) -> T.DataType:
-        return schemaless_type(value, "AvroConverter", self.is_key, self.topic, AvroError)
-
-    def _registry(self) -> RegistryClient:
-        if self._client is None:
-            raise TypeError("AvroConverter used before configure()")
-        return self._client
 
 
 def _datum(value: Any, spark_type: T.DataType) -> Any:

@@ -22,10 +22,9 @@ from typing import Any
 
 from pyspark.sql import types as T
 
-from sparkcat.api.converter import Converter
 from sparkcat.converters.json_schema_data import JsonSchemaOptions, dumps, json_schema, json_value, schema_title
 from sparkcat.converters.json_schema_values import JsonSchemaError, loads, read_value
-from sparkcat.converters.schema_registry import (RegistryClient, RegistrySettings, schemaless_type,
+from sparkcat.converters.schema_registry import (RegistryClient, RegistryConverter, RegistrySettings,
                                                  settings_problems, subject_name)
 from sparkcat.errors import ConfigError
 
@@ -66,15 +65,14 @@ def _additional(config: dict[str, Any]) -> bool:
     return value == "true"
 
 
-class JsonSchemaConverter(Converter):
+class JsonSchemaConverter(RegistryConverter):
     """JSON values in the Confluent wire format, their JSON Schemas in a Schema Registry."""
 
+    NAME, ERROR = _NAME, JsonSchemaError
+
     def __init__(self) -> None:
-        self.is_key = False
-        self.topic = ""
+        super().__init__()
         self.options = JsonSchemaOptions()
-        self._client: RegistryClient | None = None
-        self._schemas: dict[int, tuple[T.DataType, Any]] = {}  # id(spark type) -> (the type, kept alive; schema)
         self._ids: dict[tuple[str, int], int] = {}  # (topic, id(spark type)) -> schema id
 
     def configure(self, settings: dict[str, Any], is_key: bool) -> None:
@@ -85,11 +83,6 @@ class JsonSchemaConverter(Converter):
         self.options = JsonSchemaOptions(_decimal_format(settings), _additional(settings))
         registry = {k: v for k, v in settings.items() if k not in OWN_KEYS}
         self._client = RegistryClient(RegistrySettings.parse(registry, is_key, _NAME), "JSON")
-
-    def for_topic(self, topic: str) -> JsonSchemaConverter:
-        """Name the topic of the records converted next (their subject depends on it)."""
-        self.topic = topic
-        return self
 
     def to_bytes(self, value: Any, spark_type: T.DataType | None) -> bytes | None:
         if value is None:
@@ -122,16 +115,9 @@ class JsonSchemaConverter(Converter):
     def _schema_id(self, spark_type: T.DataType) -> int:
         key = (self.topic, id(spark_type))
         if key not in self._ids:
-            schema = self._schemas.setdefault(id(spark_type), (spark_type, json_schema(spark_type, self.options)))[1]
+            schema = self._schema(spark_type, lambda t: json_schema(t, self.options))
             client = self._registry()
             subject = subject_name(client.settings.strategy, self.topic, self.is_key, schema, schema_title)
             self._ids[key] = client.id_for(subject, schema)[0]
         return self._ids[key]
 
-    def _schemaless_type(self, value: Any) -> T.DataType:
-        return schemaless_type(value, _NAME, self.is_key, self.topic, JsonSchemaError)
-
-    def _registry(self) -> RegistryClient:
-        if self._client is None:
-            raise TypeError(f"{_NAME} used before configure()")
-        return self._client

@@ -15,10 +15,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from pyspark.sql import types as T
 
+from sparkcat.api.converter import Converter
 from sparkcat.converters.avro_data import record_name
 from sparkcat.errors import ConfigError, SparkcatError
 
@@ -249,16 +250,46 @@ SCHEMALESS_TYPES: tuple[tuple[type | tuple[type, ...], T.DataType], ...] = (
     ((bytes, bytearray, memoryview), T.BinaryType()))
 
 
-def schemaless_type(value: Any, converter: str, is_key: bool, topic: str | None,
-                    error: type[Exception]) -> T.DataType:
-    """The Spark type ``converter`` writes a ``value`` without a schema with; ``error`` naming the side and topic
-    when it can write none (a dict, a list)."""
-    for kind, spark_type in SCHEMALESS_TYPES:
-        if isinstance(value, kind):
-            return spark_type
-    side = "key" if is_key else "value"
-    raise error(f"{converter}: a {side} without a schema (topic {topic!r}) can be written only as a string, number, "
-                f"boolean or bytes, not a {type(value).__name__}")
+class RegistryConverter(Converter):
+    """What the converters with a Schema Registry share (AvroConverter, JsonSchemaConverter): the registry client
+    ``configure`` makes, the topic of the records converted next (their subject depends on it), each Spark type's
+    schema made once, and the type a schemaless value is written with. ``NAME`` and ``ERROR`` name the converter
+    and its record error in messages."""
+
+    NAME = "RegistryConverter"
+    ERROR: type[Exception] = ValueError
+
+    def __init__(self) -> None:
+        self.is_key = False
+        self.topic = ""
+        self._client: RegistryClient | None = None
+        self._schemas: dict[int, tuple[T.DataType, Any]] = {}  # id(spark type) -> (the type, kept alive; schema)
+
+    def for_topic(self, topic: str) -> Self:
+        """Name the topic of the records converted next (their subject depends on it)."""
+        self.topic = topic
+        return self
+
+    def _schema(self, spark_type: T.DataType, make: Callable[[T.DataType], Any]) -> Any:
+        """``spark_type``'s schema, made by ``make`` once per type object (kept so that its id stays its own)."""
+        if id(spark_type) not in self._schemas:
+            self._schemas[id(spark_type)] = (spark_type, make(spark_type))
+        return self._schemas[id(spark_type)][1]
+
+    def _schemaless_type(self, value: Any) -> T.DataType:
+        """The Spark type a ``value`` without a schema is written with; ``ERROR`` naming the side and topic when
+        there is none (a dict, a list)."""
+        for kind, spark_type in SCHEMALESS_TYPES:
+            if isinstance(value, kind):
+                return spark_type
+        side = "key" if self.is_key else "value"
+        raise self.ERROR(f"{self.NAME}: a {side} without a schema (topic {self.topic!r}) can be written only as a "
+                         f"string, number, boolean or bytes, not a {type(value).__name__}")
+
+    def _registry(self) -> RegistryClient:
+        if self._client is None:
+            raise TypeError(f"{self.NAME} used before configure()")
+        return self._client
 
 
 def schema_text(schema: Any) -> str:
