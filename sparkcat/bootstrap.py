@@ -32,7 +32,7 @@ from sparkcat.runtime.execution.status_reporter import new_status_reporter
 from sparkcat.config.worker import WorkerConfig, load_worker_config
 from sparkcat.config.stores import open_stores
 from sparkcat.runtime.supervision import install_thread_excepthook, unhealthy_reason
-from sparkcat.spark.driver.kafka_input import drop_admins
+from sparkcat.kafka.admins import drop_admins
 from sparkcat.storage.factory import Stores
 
 log = logging.getLogger("sparkcat.driver")

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sparkcat.kafka.sink_groups import commit_positions, sink_group_id
-from sparkcat.spark.driver.kafka_input import connector_admin, worker_admin
+from sparkcat.kafka.admins import worker_admin
+from sparkcat.spark.driver.kafka_input import connector_admin
 from sparkcat.spark.query_plan import QueryPlan
 
 log = logging.getLogger(__name__)

@@ -39,19 +39,19 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sparkcat.api.util import group_partitions
 from sparkcat.errors import ConnectorError
-from sparkcat.kafka.client_settings import ClientKind, admin_settings, connector_overrides, spark_source_options
+from sparkcat.kafka.admins import worker_admin
+from sparkcat.kafka.client_settings import ClientKind, connector_overrides, spark_source_options
 from sparkcat.spark.query_plan import TopicPartitionKey, tp_key
 
 __all__ = ["SparkKafkaError", "Assignment", "reader_options",
            "starting_offsets_option", "assign_tasks", "subscribed_partitions", "partition_route_keys",
-           "murmur3_int", "route", "worker_admin", "drop_admins", "INTERNAL_TOPICS",
+           "murmur3_int", "route", "INTERNAL_TOPICS",
            "subscribed_topics"]
 
 #: Kafka's own internal topics, which a pattern subscription never matches.
@@ -168,29 +168,6 @@ def assign_tasks(partitions: Iterable[TopicPartitionKey], task_ids: Sequence[int
 
 
 # ---------------------------------------------------------------- metadata (driver)
-
-_ADMINS: dict[tuple[tuple[str, str], ...], Any] = {}
-_ADMINS_LOCK = threading.Lock()
-
-
-def worker_admin(bootstrap: str, kafka_config: Mapping[str, Any], overrides: Mapping[str, Any] | None = None) -> Any:
-    """A cached AdminClient for the worker's Kafka (its admin settings, then ``overrides``), shared by all queries."""
-    from confluent_kafka.admin import AdminClient
-    conf = admin_settings(bootstrap, kafka_config, overrides)
-    key = tuple(sorted(conf.items()))
-    with _ADMINS_LOCK:
-        admin = _ADMINS.get(key)
-        if admin is None:
-            admin = _ADMINS[key] = AdminClient(conf)
-        return admin
-
-
-def drop_admins() -> None:
-    """Forget the cached AdminClients (a driver stopping): an AdminClient has no close, dropping the last
-    reference ends its threads and connections; one in use elsewhere stays valid, a new one is made on next use."""
-    with _ADMINS_LOCK:
-        _ADMINS.clear()
-
 
 def connector_admin(plan: Any) -> Any:
     """The AdminClient of one connector's work on the worker's Kafka: the worker's settings and its ``admin.override.*``."""

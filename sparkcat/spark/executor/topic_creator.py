@@ -21,7 +21,8 @@ from typing import Any
 
 from sparkcat.config.topic_creation import TopicCreation, topic_creation
 from sparkcat.errors import ConnectorError
-from sparkcat.kafka.client_settings import ClientKind, admin_settings, connector_overrides
+from sparkcat.kafka.admins import worker_admin
+from sparkcat.kafka.client_settings import ClientKind, connector_overrides
 from sparkcat.policy.input_policy import prepare
 from sparkcat.spark.query_plan import QueryPlan
 
@@ -33,7 +34,6 @@ TIMEOUT_S = 30.0
 _LOCK = threading.Lock()
 #: (bootstrap servers, connector, its topic creation) -> the topics found or created in this process
 _KNOWN: dict[tuple[str, str, TopicCreation], set[str]] = {}
-_ADMINS: dict[tuple, Any] = {}
 
 
 class TopicCreationError(ConnectorError):
@@ -42,15 +42,8 @@ class TopicCreationError(ConnectorError):
 
 def _admin(plan: QueryPlan) -> Any:
     """The process's AdminClient of the connector's settings: the worker's, then its ``admin.override.*``."""
-    from confluent_kafka.admin import AdminClient
     overrides = connector_overrides(prepare(plan.connector_config), ClientKind.ADMIN)
-    conf = admin_settings(plan.bootstrap_servers, plan.kafka_config, overrides)
-    key = tuple(sorted(conf.items()))
-    with _LOCK:
-        admin = _ADMINS.get(key)
-        if admin is None:
-            admin = _ADMINS[key] = AdminClient(conf)
-        return admin
+    return worker_admin(plan.bootstrap_servers, plan.kafka_config, overrides)
 
 
 class SourceTopics:

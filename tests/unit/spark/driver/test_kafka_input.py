@@ -9,7 +9,8 @@ from types import SimpleNamespace
 import pytest
 from confluent_kafka import KafkaException
 
-from sparkcat.spark.driver import kafka_input
+from sparkcat.kafka import admins
+from sparkcat.kafka.admins import worker_admin
 from sparkcat.spark.driver.kafka_input import (
     Assignment,
     SparkKafkaError,
@@ -20,7 +21,6 @@ from sparkcat.spark.driver.kafka_input import (
     reader_options,
     starting_offsets_option,
     subscribed,
-    worker_admin,
 )
 from sparkcat.spark.query_plan import QueryPlan
 
@@ -104,7 +104,7 @@ def test_route_keys_give_every_spark_partition_exactly_one_key():
 
 
 def test_a_connectors_admin_override_reaches_its_admin_client(monkeypatch):
-    monkeypatch.setattr(kafka_input, "_ADMINS", {})  # this test's clients are dropped with it
+    monkeypatch.setattr(admins, "_ADMINS", {})  # this test's clients are dropped with it
     worker = {"admin.request.timeout.ms": "9000", "log_level": "0"}  # nothing listens there: keep librdkafka quiet
     plan = SimpleNamespace(bootstrap_servers="127.0.0.1:9", kafka_config=worker,
                            connector_config={"admin.override.no.such.property": "1"})
