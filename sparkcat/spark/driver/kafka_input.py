@@ -93,10 +93,7 @@ def subscribed_topics(config: Mapping[str, str], existing: Mapping[str, Any]) ->
 
 def subscribed(config: Mapping[str, str], topic: str) -> bool:
     """Whether a sink connector's config subscribes ``topic`` (Connect's full-match regex)."""
-    topics, regex = _subscription(config)
-    if regex is not None:
-        return topic not in INTERNAL_TOPICS and re.fullmatch(regex, topic) is not None
-    return topic in topics
+    return bool(subscribed_topics(config, {topic: None}))
 
 
 def starting_offsets_option(stored: Mapping[str, int], partitions: Iterable[TopicPartitionKey]) -> str:
@@ -188,11 +185,9 @@ def subscribed_partitions(plan: Any) -> list[TopicPartitionKey]:
     except KafkaException as e:
         raise SparkKafkaError(f"Kafka at {plan.bootstrap_servers}: listing topics for connector "
                               f"{plan.connector!r} failed: {e}") from e
-    found = []
-    for name, topic in metadata.topics.items():
-        if topic.error is None and subscribed(plan.connector_config, name):
-            found.extend((name, p) for p in topic.partitions)
-    return sorted(found)
+    existing = {name: topic for name, topic in metadata.topics.items() if topic.error is None}
+    return sorted((name, p) for name in subscribed_topics(plan.connector_config, existing)
+                  for p in existing[name].partitions)
 
 
 # ---------------------------------------------------------------- routing rows to tasks (driver builds, executors run)
