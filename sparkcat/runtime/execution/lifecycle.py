@@ -13,7 +13,7 @@ log), ``restart`` / ``restart_task`` (requests), ``retire`` (deleted or replaced
 ``QueryThreads`` callbacks ``on_query_started`` / ``on_start_failed`` / ``on_query_stopped``. What follows
 a stop is named by ``AfterStop``, not passed as a callable. Observed state leaves through the
 ``StatusReporter``; batches are accounted by ``BatchAccounting``. Starting the instance is
-``connector_instance``'s; the transitions stay in this one class (a little over 400 lines) because they read
+``connector_instance``'s; the transitions stay in this one class (about 440 lines) because they read
 and change the same two state machines, and split across modules they would reach into each other's fields.
 """
 

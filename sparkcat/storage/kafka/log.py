@@ -9,6 +9,10 @@ Connect or sparkcat wrote them, and a read covers every partition.
 The end of the log is the partition's high watermark (ListOffsets; under ``read_committed`` the last
 stable offset). A read fetches until librdkafka's end-of-partition event, so it also ends where the
 log ends in a transaction marker or a compacted gap rather than in a record.
+
+The reading, writing and topic-id checks of one ``KafkaLog`` stay in this module (a little over 400 lines):
+they share its consumer, producer and positions under one lock; what stands alone is elsewhere
+(``partitions``, ``topic_identity``).
 """
 
 from __future__ import annotations
