@@ -86,7 +86,7 @@ class Driver:
             self.membership.on_change = lambda: (herder.wake(), runner.publish_lease())
             self.membership.start()
         self.herder.start()
-        self.config_follower = ConfigFollower(self.worker, self.herder)
+        self.config_follower = ConfigFollower(self.worker, self.herder, appended=self.stores.config.appended)
         self.config_follower.start()
         self.herder.watches.append(self.config_follower.check)  # restarted with backoff whenever it ends
         log.info("Driver %s started (stores: %s)", self.driver_id,

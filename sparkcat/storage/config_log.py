@@ -7,6 +7,7 @@ written by Kafka Connect can be read here and the other way round.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterable
 
 from sparkcat.api.config import connect_string
@@ -205,6 +206,8 @@ class ConfigLog:
         self.backend = log_backend
         #: Where appends go when set: the leader's transactional writer (fenced by a newer leader's).
         self.writer: KeyedLog | None = None
+        #: Set after each append: the driver's config follower asks the log at once (``ConfigFollower``).
+        self.appended = threading.Event()
         self._builder = ConfigStateBuilder()
 
     def use_writer(self, writer: KeyedLog | None) -> None:
@@ -215,6 +218,7 @@ class ConfigLog:
 
     def _append(self, records: list[tuple[str, bytes | None]]) -> None:
         (self.writer or self.backend).append(records)
+        self.appended.set()
 
     def last_offset(self) -> int:
         """The offset of the last record a reader sees (-1: none).

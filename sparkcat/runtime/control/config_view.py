@@ -28,10 +28,14 @@ class ConfigView:
         self._whole_log = False  # the pending state replaces the one in use only once the whole log was read
         self._lock = threading.Lock()
         self._applied = threading.Condition(self._lock)
+        #: cache: the copy ``snapshot`` made of the state in use, until a record or a swap changes that state (the
+        #: herder asks several times a pass; a copy of hundreds of connectors' configs each time was an idle cost)
+        self._copy: ClusterConfigState | None = None
 
     def apply(self, records: list[LogRecord]) -> None:
         """Records in log order, into the state being rebuilt when there is one (swapped in once it caught up)."""
         with self._applied:
+            self._copy = None
             pending = self._pending
             if pending is None:
                 self._builder.apply_all(records)
@@ -62,7 +66,7 @@ class ConfigView:
             if pending is None:
                 return False
             gone = sorted(set(self._builder.state.connectors()) - set(pending.state.connectors()))
-            self._builder, self._pending = pending, None
+            self._builder, self._pending, self._copy = pending, None, None
             log.info("Config state rebuilt from the whole config log (up to offset %d)", pending.state.offset)
             if gone:
                 log.warning("Connectors not in the config log read again, stopped: %s (the config topic was "
@@ -71,9 +75,11 @@ class ConfigView:
             return True
 
     def snapshot(self) -> ClusterConfigState:
-        """A copy of the state in use, safe to read while records keep coming."""
+        """A copy of the state in use, safe to read while records keep coming (shared by readers: never changed)."""
         with self._lock:
-            return copy_state(self._builder.state)
+            if self._copy is None:
+                self._copy = copy_state(self._builder.state)
+            return self._copy
 
     def wait_for_offset(self, offset: int, timeout_s: float) -> bool:
         """Wait until the record at ``offset`` was applied (a write of ours came back), at most ``timeout_s``."""

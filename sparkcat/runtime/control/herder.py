@@ -132,7 +132,7 @@ class Herder:
         """Tick until stopped; a pass that raises (a store or broker error) is retried with backoff."""
         pause = TICK_S
         while not self._stop.is_set():
-            self._wake.wait(pause)
+            woken = self._wake.wait(pause)
             self._wake.clear()
             for watch in self.watches:
                 try:
@@ -140,7 +140,7 @@ class Herder:
                 except Exception:  # a watch keeps its own outage; this is a bug in it, not an outage
                     log.exception("A watch of the herder loop failed")
             try:
-                self._tick()
+                self._tick(woken)
             except FencedError as e:  # e.g. a task-config write of the reconciler: a newer leader took over
                 self._role.fenced(e)
             except Exception as e:  # noqa: BLE001 - whatever it is, the loop must go on (logged by Outage)
@@ -149,13 +149,14 @@ class Herder:
                 self.outage.recovered()
                 pause = TICK_S
 
-    def _tick(self) -> None:
+    def _tick(self, woken: bool = True) -> None:
+        """``woken``: something happened since the last pass (else the tick's time ran out)."""
         self._role.follow_group(self._start_offset)
         self._drain_requests(self._role.publish(self._read_to()))
         state = self.snapshot()
         if state.offset + 1 >= self._start_offset:
             if self._role.leading and state.offset + 1 >= self._role.lead_from:
-                self.reconciler.reconcile(state)
+                self.reconciler.reconcile(state, woken)
             self._ready.set()
 
     def _read_to(self) -> int:

@@ -205,6 +205,7 @@ class ConnectorLifecycle:
         """``ConnectorContext.raise_error``, from any thread: one assignment, taken by the next pass, which stops
         the query and reports the connector FAILED."""
         self._raised = Failure.of_connector(error)
+        self.services.threads.wakeup.set()  # a pass now: the reconciler's steady passes are seconds apart
 
     def _take_raised(self) -> None:
         raised, self._raised = self._raised, None

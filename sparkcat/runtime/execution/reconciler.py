@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +35,12 @@ from sparkcat.storage.factory import Stores
 
 log = logging.getLogger(__name__)
 
+#: With nothing new (no config record, request, query start, stop or end, connector event), every connector is
+#: brought in line this often rather than at every tick: what is left to notice then runs on clocks (a retry's
+#: backoff, an automatic restart), and a pass over hundreds of steady connectors was most of an idle driver's
+#: Python time. The queries' ends are still looked at on every tick.
+STEADY_PASS_S = 2.0
+
 
 class Reconciler:
     """Starts, pauses, stops and restarts connectors and their queries to match the target state.
@@ -55,6 +62,7 @@ class Reconciler:
         self.lifecycles: dict[str, ConnectorLifecycle] = {}
         self._restart_floor = 0
         self._restart_offsets: dict[str, int] = {}  # of a replaced config's lifecycle, for its successor
+        self._last_pass: tuple[int, float] | None = None  # (config state offset, monotonic time) of the last pass
 
     @property
     def worker(self) -> WorkerConfig:
@@ -86,16 +94,22 @@ class Reconciler:
 
     # ------------------------------------------------------------------ the loop
 
-    def reconcile(self, state: ClusterConfigState) -> None:
-        """One pass: deliver ended starts, stops and queries, then bring every connector in line."""
-        self.finish_pending()
-        self._check_queries()
+    def reconcile(self, state: ClusterConfigState, woken: bool = True) -> None:
+        """One pass: deliver ended starts, stops and queries, then bring every connector in line; ``woken=False``
+        (the herder's tick ran out with nothing new) does the latter only every ``STEADY_PASS_S``."""
+        moved = self.finish_pending()
+        ended = self._check_queries()
+        now = time.monotonic()
+        if not (woken or moved or ended or self._last_pass is None or self._last_pass[0] != state.offset
+                or now - self._last_pass[1] >= STEADY_PASS_S):
+            return
         for name in state.connectors():
             lc = self.lifecycles.get(name)
             if lc is None or not lc.busy:  # else reconciled on a pass after its query started or stopped
                 self._guarded(name, lambda n=name: self._reconcile_one(state, n))
         for name in [n for n, lc in self.lifecycles.items() if not state.contains(n) and not lc.busy]:
             self._guarded(name, lambda n=name: self._retire(self.lifecycles[n], deleted=True))
+        self._last_pass = (state.offset, now)  # not when a store failed the pass: the next tick does it again
 
     def _guarded(self, name: str, action: Callable[[], Any]) -> None:
         try:
@@ -149,22 +163,28 @@ class Reconciler:
         else:
             self._restart_offsets[lc.name] = lc.last_restart_offset
 
-    def _check_queries(self) -> None:
-        """Queries Spark ended since the last pass: each failure read from Spark's text once, here."""
+    def _check_queries(self) -> int:
+        """Queries Spark ended since the last pass: each failure read from Spark's text once, here; how many."""
+        ended = 0
         for lc in list(self.lifecycles.values()):
             query = lc.query
             if query is None or lc.busy or query.is_active():
                 continue
             text = query.failure()
             lc.on_query_ended(None if text is None else Failure.of_query(lc.name, text, query.plan.live_tasks))
+            ended += 1
+        return ended
 
-    def finish_pending(self, wait: bool = False) -> None:
-        """Deliver each query start or stop that ended (herder thread); ``wait``: for all in flight."""
+    def finish_pending(self, wait: bool = False) -> int:
+        """Deliver each query start or stop that ended (herder thread); ``wait``: for all in flight; how many."""
+        moved = 0
         while (move := self.services.threads.next_done(wait)) is not None:
             self._guarded(move.owner.name, move.deliver)
+            moved += 1
             lc = move.owner
             if isinstance(lc, ConnectorLifecycle) and lc.retired:
                 self._take_away(lc)
+        return moved
 
     # ------------------------------------------------------------------ requests
 

@@ -113,17 +113,21 @@ class GroupPlanner:
     def _step(self, m: Member, mine: Any, pending: set[str]) -> Any:
         """``m``'s end of the next batch (None: it failed and left)."""
         try:
-            if mine is None or _text(mine) not in m.produced:
+            mine_text = None if mine is None else _text(mine)
+            if mine_text is None or mine_text not in m.produced:
                 end = m.reader.initialOffset()
+                text = _text(end)
             else:
                 end = m.reader.latestOffset(mine, ReadMaxRows(m.plan.batch_max_records))
                 self._latest[m.name] = m.reader.reportLatestOffset()
+                text = mine_text if end == mine else _text(end)  # an idle member's offsets: not serialised again
                 if end != mine:
                     pending.add(m.name)
         except Exception:
             self.group.fail(m, traceback.format_exc())
             return None
-        m.produced.append(_text(end))
+        if not m.produced or m.produced[-1] != text:  # idle triggers do not push its earlier ends out
+            m.produced.append(text)
         return end
 
     def reportLatestOffset(self) -> str | None:  # noqa: N802
