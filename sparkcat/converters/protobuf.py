@@ -163,7 +163,9 @@ class ProtobufConverter(RegistryConverter):
         return self._readers[schema_id]
 
     @staticmethod
-    def _loaded(schema_id: int, text: str) -> Any:
+    def _loaded(schema_id: int, registered: str | tuple[str, tuple[tuple[str, str], ...]]) -> Any:
+        """A registered schema loaded: its text, or its text and referenced files (``RegistryClient``)."""
         from sparkcat.converters.protobuf_values import ProtoSchema
 
-        return ProtoSchema(schema_id, text)
+        text, references = (registered, ()) if isinstance(registered, str) else registered
+        return ProtoSchema(schema_id, text, references)

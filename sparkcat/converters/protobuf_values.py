@@ -3,7 +3,8 @@ Confluent's wire format.
 
 A registered schema (base64 of a serialized FileDescriptorProto, the format confluent-kafka's serdes use and
 Confluent's registry gives with ``format=serialized``) is loaded into a DescriptorPool of its own with the
-well-known files it imports (google/protobuf, google/type, confluent/type); its message classes come from
+well-known files it imports (google/protobuf, google/type, confluent/type) and the files it references (fetched by
+subject and version, ``RegistryClient``); its message classes come from
 protobuf's message_factory. Writing fills a message by field name, as ProtobufData does (null leaves a field
 unset); reading gives what ProtobufData gives Connect: a message a dict, a repeated field a list, a map a dict,
 ``google.protobuf.Timestamp`` an aware UTC datetime, ``google.type.Date`` a date, ``confluent.type.Decimal`` a
@@ -51,7 +52,7 @@ class ProtoSchema:
 
     schema_id: int
     text: str
-    references: tuple[str, ...] = ()  # referenced schemas' texts, in the order to add them
+    references: tuple[tuple[str, str], ...] = ()  # referenced files' (name, text), in the order to add them
     _pool: Any = field(init=False, repr=False)
     _file: Any = field(init=False, repr=False)
     _classes: dict[tuple[int, ...], Any] = field(init=False, repr=False, default_factory=dict)
@@ -61,7 +62,13 @@ class ProtoSchema:
 
         self._pool = descriptor_pool.DescriptorPool()
         known = _known_files()
-        protos = [_parse(self.schema_id, text, descriptor_pb2) for text in (*self.references, self.text)]
+        protos = []
+        for name, text in (*self.references, ("", self.text)):
+            if name in known:
+                continue  # a well-known file registered as a reference (skip.known.types=false): ours is the same
+            protos.append(_parse(self.schema_id, text, descriptor_pb2))
+            if name:
+                protos[-1].name = name  # the name the referencing file imports
         for proto in protos:
             for dependency in proto.dependency:
                 if dependency in known:

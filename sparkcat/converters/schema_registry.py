@@ -222,14 +222,26 @@ class RegistryClient:
         return "serialized" if self.schema_type == "PROTOBUF" else None
 
     def _parsed(self, schema: Any) -> Any:
-        """A registered schema as converters take it: JSON parsed; Protobuf's text as it is (a schema with
-        references is refused: sparkcat does not resolve them yet)."""
+        """A registered schema as converters take it: JSON parsed; Protobuf's text as it is, or with references
+        the text and the referenced files' ``(name, text)`` pairs (``_referenced``)."""
         if self.schema_type != "PROTOBUF":
             return json.loads(schema.schema_str)
-        if schema.references:
-            raise SparkcatError(f"a Protobuf schema with references ({', '.join(r.name for r in schema.references)}) "
-                                "is not supported by sparkcat yet")
-        return schema.schema_str
+        if not schema.references:
+            return schema.schema_str
+        return schema.schema_str, tuple(self._referenced(schema, set(), []))
+
+    def _referenced(self, schema: Any, seen: set[str], out: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The files a Protobuf schema references (by subject and version), each once, a file after those it
+        references: what a descriptor pool needs added in order."""
+        for ref in schema.references or ():
+            if ref.name in seen:
+                continue
+            seen.add(ref.name)
+            found = self._call(f"schema reference {ref.name} ({ref.subject} version {ref.version})",
+                               lambda sr, ref=ref: sr.get_version(ref.subject, ref.version, fmt=self._format))
+            self._referenced(found.schema, seen, out)
+            out.append((ref.name, found.schema.schema_str))
+        return out
 
     def _call(self, what: str, call: Callable[[Any], Any]) -> Any:
         """``call`` on each URL's client in turn from the current one, until one answers.

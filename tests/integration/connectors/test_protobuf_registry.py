@@ -131,3 +131,31 @@ def test_a_dead_first_registry_url_fails_over_to_the_next(schema_registry, uniqu
     payload = conv.to_bytes(SAMPLE, ROW)
     assert conv._client.current == 1
     assert at_topic(_converter(urls, max_retries="0"), topic).from_bytes(payload)["id"] == 1
+
+
+def test_a_schema_with_references_reads_through_the_referenced_files(schema_registry, unique_name):
+    """confluent-kafka's serializer registers an imported file as a reference (its own subject); sparkcat fetches
+    it by subject and version to read the record."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
+    from google.protobuf import descriptor_pb2, descriptor_pool
+    from google.protobuf.message_factory import GetMessageClass
+
+    package = f"shared{unique_name.replace('-', '_')}"
+    money = descriptor_pb2.FileDescriptorProto(name=f"{package}/money.proto", package=package, syntax="proto3")
+    money.message_type.add(name="Money").field.add(name="cents", number=1, type=3, label=1)
+    order = descriptor_pb2.FileDescriptorProto(name=f"{package}/order.proto", package=package, syntax="proto3",
+                                               dependency=[money.name])
+    fields = order.message_type.add(name="Order").field
+    fields.add(name="sku", number=1, type=9, label=1)
+    fields.add(name="price", number=2, type=11, label=1, type_name=f".{package}.Money")
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(money)
+    cls = GetMessageClass(pool.Add(order).message_types_by_name["Order"])
+    topic = f"protobuf-refs-{unique_name}"
+    data = ProtobufSerializer(cls, SchemaRegistryClient({"url": schema_registry.url}))(
+        cls(sku="A-1", price={"cents": 250}), _ctx(topic))
+    latest = schema_registry.get(f"/subjects/{topic}-value/versions/latest")
+    assert [r["name"] for r in latest["references"]] == [money.name]
+    assert at_topic(_converter(schema_registry.url), topic).from_bytes(data) == {
+        "sku": "A-1", "price": {"cents": 250}}

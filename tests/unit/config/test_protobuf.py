@@ -118,3 +118,29 @@ def test_values_without_a_struct_schema_fail_naming_the_topic():
         conv.to_bytes("k1", None)
     with pytest.raises(ProtobufError, match="topic 'orders' is not in Confluent's wire format"):
         conv.from_bytes(b"\x01")
+
+
+def test_references_are_fetched_each_once_a_file_after_those_it_references():
+    """Files order.proto -> money.proto -> currency.proto (and order.proto -> currency.proto again)."""
+    from confluent_kafka.schema_registry import RegisteredSchema, Schema, SchemaReference
+
+    from sparkcat.converters.schema_registry import RegistryClient, RegistrySettings
+
+    def schema(text, *refs):
+        return Schema(text, "PROTOBUF", [SchemaReference(name, name, 1) for name in refs])
+    files = {"money.proto": schema("M", "currency.proto"), "currency.proto": schema("C")}
+    fetched = []
+
+    class Registry:
+        def get_schema(self, schema_id, fmt=None):
+            assert fmt == "serialized"
+            return schema("O", "money.proto", "currency.proto")
+
+        def get_version(self, subject, version, fmt=None):
+            fetched.append(subject)
+            return RegisteredSchema(subject=subject, version=version, schema_id=1, guid=None, schema=files[subject])
+
+    client = RegistryClient(RegistrySettings((URL,)), "PROTOBUF")
+    client._clients[URL] = Registry()
+    assert client.schema(5) == ("O", (("currency.proto", "C"), ("money.proto", "M")))
+    assert fetched == ["money.proto", "currency.proto"]
