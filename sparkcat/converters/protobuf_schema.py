@@ -79,7 +79,8 @@ def connect_name(struct: T.StructType) -> str | None:
 
 
 def proto_file(spark_type: T.DataType, optional_for_nullables: bool = False) -> Any:
-    """The ``FileDescriptorProto`` ProtobufData gives a struct; ConfigError for any other root type."""
+    """The ``FileDescriptorProto`` ProtobufData gives a struct (a ProtobufError for any other root type, a
+    ConfigError naming the field for a type Protobuf cannot hold)."""
     if not isinstance(spark_type, T.StructType):
         raise ProtobufError(f"{NAME}: only structs can be written (ProtobufData's root is a message), not "
                             f"{spark_type.simpleString()}")

@@ -196,7 +196,9 @@ def _set(message: Any, fd: Any, value: Any) -> None:
         else:
             setattr(message, fd.name, value)
     except ProtobufError as exc:
-        raise ProtobufError(f"field {where}: {exc}") if not str(exc).startswith("field ") else exc
+        if str(exc).startswith("field "):
+            raise  # a nested field's error names that field
+        raise ProtobufError(f"field {where}: {exc}") from exc
     except (TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise ProtobufError(f"field {where}: {exc}") from exc
 
