@@ -1,9 +1,14 @@
-"""A real Schema Registry for the Avro tests: Apicurio Registry 2.4.2 with in-memory storage.
+"""A real Schema Registry for the registry converters' tests: Apicurio Registry 2.4.2 with in-memory storage.
 
 ``jvm/registry/pom.xml`` builds it from Maven Central's jars with Quarkus (``scripts/jars.sh``
 ``sparkcat_need_jars registry`` -> ``.jars/registry/registry-runner.jar`` + ``lib/``); this starts
 it with ``java -jar`` on a free loopback port. Clients use its Confluent-compatible API, whose base
 URL is :attr:`SchemaRegistry.url` (``.../apis/ccompat/v7``), as ``schema.registry.url``.
+
+The Avro, JSON Schema and Protobuf tests share it. For ``PROTOBUF`` it stores a schema as given and gives it back
+as stored, whatever ``format`` asks: a base64 FileDescriptorProto (what confluent-kafka and sparkcat register)
+comes back as such, as Confluent's registry gives it for ``format=serialized``; references (an imported file under
+its own subject) are kept. It cannot parse .proto text importing google/protobuf files (HTTP 500).
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ A connector runs with its own converter of a side, or the worker's (inherited wi
 ``policy/worker_converters.py``), or JsonConverter when neither names one; each setting of that side must be
 one the converter takes, with a value of its type. Built-in converters declare their settings
 (``converters/declared.py``); a plugin's converter does with a ``config_def()`` classmethod returning a
-``ConfigDef`` (without one its settings are passed on unchecked); AvroConverter's and JsonSchemaConverter's
-are checked by ``config/avro.py``. The same check runs on the worker config, so a bad worker setting stops the worker,
+``ConfigDef`` (without one its settings are passed on unchecked); AvroConverter's, JsonSchemaConverter's and
+ProtobufConverter's are checked by ``config/avro.py``. The same check runs on the worker config, so a bad worker setting stops the worker,
 naming the worker's key.
 """
 
@@ -19,23 +19,19 @@ from sparkcat.api.config import ConfigDef, ConfigValue
 __all__ = ["converter_setting_errors", "REFUSED_CONVERTERS"]
 
 #: Connect converters users paste in that sparkcat does not implement, with the reason: refused by name, in
-#: connector and worker configs alike, rather than as an unknown class.
-REFUSED_CONVERTERS: dict[str, str] = {
-    "io.confluent.connect.protobuf.ProtobufConverter": (
-        "io.confluent.connect.protobuf.ProtobufConverter (Confluent's Protobuf converter) is not implemented by "
-        "sparkcat; use io.confluent.connect.avro.AvroConverter or io.confluent.connect.json.JsonSchemaConverter "
-        "with the same Schema Registry, or a plugin converter from plugin.packages"),
-}
+#: connector and worker configs alike, rather than as an unknown class (none today).
+REFUSED_CONVERTERS: dict[str, str] = {}
 
 
 def _declared(name: str, packages: Sequence[str]):
     """The converter's declared keys (``ConverterKeys``), or None when they are checked elsewhere or unknown."""
-    from sparkcat.converters import is_avro_converter, is_json_schema_converter, java_name
+    from sparkcat.converters import is_avro_converter, is_json_schema_converter, is_protobuf_converter, java_name
     from sparkcat.converters.declared import CONVERTER_KEYS, ConverterKeys
 
     java = java_name(name)
     if java is not None:
-        return None if is_avro_converter(name) or is_json_schema_converter(name) else CONVERTER_KEYS.get(java)
+        registry = is_avro_converter(name) or is_json_schema_converter(name) or is_protobuf_converter(name)
+        return None if registry else CONVERTER_KEYS.get(java)
     if not plugins.in_packages(name, packages):
         return None  # refused by the class check, not imported
     try:

@@ -3,8 +3,8 @@
 Kafka Connect's worker names the converters of every connector that names none
 (``policy/worker_converters.py`` hands them down). They are checked when the worker config is read,
 each error naming its key: a class sparkcat has neither built in nor in ``plugin.packages``, a header
-converter other than SimpleHeaderConverter, settings of an AvroConverter or JsonSchemaConverter it does
-not implement, a Confluent converter sparkcat does not have (ProtobufConverter), named as such.
+converter other than SimpleHeaderConverter, settings of an AvroConverter, JsonSchemaConverter or
+ProtobufConverter it does not implement, a Connect converter sparkcat refuses by name (``REFUSED_CONVERTERS``).
 Built-in names are kept as Connect's class names (``string`` becomes
 ``org.apache.kafka.connect.storage.StringConverter``), so that a Java connector's JVM host, which
 knows only Java classes, gets what a Connect worker would.
@@ -56,7 +56,8 @@ def checked_worker_converters(converters: Mapping[str, str], packages: Sequence[
             out[side] = str(java_name(name))
         elif name and not plugins.in_packages(name, packages):
             errors[side] = [f"{name} is neither a converter sparkcat has (JsonConverter, StringConverter, "
-                            f"ByteArrayConverter, the numeric converters, AvroConverter, JsonSchemaConverter) nor "
+                            f"ByteArrayConverter, the numeric converters, AvroConverter, JsonSchemaConverter, "
+                            f"ProtobufConverter) nor "
                             f"a module:Class in plugin.packages ({', '.join(packages)})"]
     header = out.get("header.converter", "")
     if header and header not in HEADER_CONVERTERS:

@@ -31,13 +31,15 @@ from sparkcat.errors import ConfigError
 
 __all__ = ["JsonConverter", "StringConverter", "ByteArrayConverter", "SimpleHeaderConverter",
            "HEADER_CONVERTERS", "SIMPLE_HEADER_CONVERTER", "connect_schema",
-           "JSON_CONVERTER", "STRING_CONVERTER", "BYTE_ARRAY_CONVERTER", "AVRO_CONVERTER", "JSON_SCHEMA_CONVERTER"]
+           "JSON_CONVERTER", "STRING_CONVERTER", "BYTE_ARRAY_CONVERTER", "AVRO_CONVERTER", "JSON_SCHEMA_CONVERTER",
+           "PROTOBUF_CONVERTER"]
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
 BYTE_ARRAY_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
 AVRO_CONVERTER = "io.confluent.connect.avro.AvroConverter"
 JSON_SCHEMA_CONVERTER = "io.confluent.connect.json.JsonSchemaConverter"
+PROTOBUF_CONVERTER = "io.confluent.connect.protobuf.ProtobufConverter"
 
 _EPOCH_DATE = dt.date(1970, 1, 1)
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)

@@ -13,14 +13,15 @@ from typing import Any
 from sparkcat.api.converter import Converter
 from sparkcat.converters.avro import AvroConverter
 from sparkcat.converters.builtins import (
-    AVRO_CONVERTER, BYTE_ARRAY_CONVERTER, JSON_CONVERTER, JSON_SCHEMA_CONVERTER, STRING_CONVERTER, ByteArrayConverter,
-    JsonConverter, StringConverter,
+    AVRO_CONVERTER, BYTE_ARRAY_CONVERTER, JSON_CONVERTER, JSON_SCHEMA_CONVERTER, PROTOBUF_CONVERTER, STRING_CONVERTER,
+    ByteArrayConverter, JsonConverter, StringConverter,
 )
 from sparkcat.converters.json_schema import JsonSchemaConverter
 from sparkcat.converters.numeric import NUMERIC_CONVERTERS
+from sparkcat.converters.protobuf import ProtobufConverter
 
-__all__ = ["converter_for", "is_builtin_converter", "is_avro_converter", "is_json_schema_converter", "java_name",
-           "topic_aware", "at_topic"]
+__all__ = ["converter_for", "is_builtin_converter", "is_avro_converter", "is_json_schema_converter",
+           "is_protobuf_converter", "java_name", "topic_aware", "at_topic"]
 
 _BUILTINS: dict[str, tuple[type[Converter], tuple[str, ...]]] = {
     JSON_CONVERTER: (JsonConverter, ("json",)),
@@ -28,6 +29,7 @@ _BUILTINS: dict[str, tuple[type[Converter], tuple[str, ...]]] = {
     BYTE_ARRAY_CONVERTER: (ByteArrayConverter, ("bytearray", "bytes")),
     AVRO_CONVERTER: (AvroConverter, ("avro",)),
     JSON_SCHEMA_CONVERTER: (JsonSchemaConverter, ("jsonschema", "json-schema")),
+    PROTOBUF_CONVERTER: (ProtobufConverter, ("protobuf",)),
     **NUMERIC_CONVERTERS,
 }
 
@@ -70,6 +72,11 @@ def is_avro_converter(name: str) -> bool:
 def is_json_schema_converter(name: str) -> bool:
     """True for the names of Confluent's JsonSchemaConverter (nothing is imported)."""
     return _ALIASES.get(name, _ALIASES.get(name.lower())) is JsonSchemaConverter
+
+
+def is_protobuf_converter(name: str) -> bool:
+    """True for the names of Confluent's ProtobufConverter (nothing is imported)."""
+    return _ALIASES.get(name, _ALIASES.get(name.lower())) is ProtobufConverter
 
 
 def topic_aware(converter: Any) -> bool:

@@ -163,7 +163,8 @@ class RegistryClient:
     fail-over as Confluent's RestService and UrlList do: a call that cannot reach a URL (or gets a
     retriable status there) goes to the next, and the URL that answered stays first for later calls (of
     every client of the same URL list in this process).
-    ``schema_type`` is the registry's name of the schemas registered: ``AVRO`` or ``JSON``.
+    ``schema_type`` is the registry's name of the schemas registered: ``AVRO``, ``JSON`` (schemas as JSON) or
+    ``PROTOBUF`` (schemas as text: a serialized FileDescriptorProto in base64, asked for with ``format=serialized``).
     """
 
     def __init__(self, settings: RegistrySettings, schema_type: str = "AVRO") -> None:
@@ -197,24 +198,50 @@ class RegistryClient:
 
     def schema(self, schema_id: int) -> Any:
         if schema_id not in self._schemas:
-            found = self._call(f"schema {schema_id}", lambda sr: sr.get_schema(schema_id))
-            self._schemas[schema_id] = json.loads(found.schema_str)
+            found = self._call(f"schema {schema_id}", lambda sr: sr.get_schema(schema_id, fmt=self._format))
+            self._schemas[schema_id] = self._parsed(found)
         return self._schemas[schema_id]
 
     def _resolve(self, sr: Any, subject: str, schema: Any) -> int:
         from confluent_kafka.schema_registry import Schema
 
         if self.settings.use_latest:
-            latest = sr.get_latest_version(subject)
-            self._schemas[latest.schema_id] = json.loads(latest.schema.schema_str)
+            latest = sr.get_latest_version(subject, fmt=self._format)
+            self._schemas[latest.schema_id] = self._parsed(latest.schema)
             return latest.schema_id
-        wanted = Schema(schema_text(schema), self.schema_type)
+        wanted = Schema(schema if self.schema_type == "PROTOBUF" else schema_text(schema), self.schema_type)
         if self.settings.auto_register:
             schema_id = sr.register_schema(subject, wanted)
         else:
             schema_id = sr.lookup_schema(subject, wanted).schema_id
         self._schemas[schema_id] = schema
         return schema_id
+
+    @property
+    def _format(self) -> str | None:
+        return "serialized" if self.schema_type == "PROTOBUF" else None
+
+    def _parsed(self, schema: Any) -> Any:
+        """A registered schema as converters take it: JSON parsed; Protobuf's text as it is, or with references
+        the text and the referenced files' ``(name, text)`` pairs (``_referenced``)."""
+        if self.schema_type != "PROTOBUF":
+            return json.loads(schema.schema_str)
+        if not schema.references:
+            return schema.schema_str
+        return schema.schema_str, tuple(self._referenced(schema, set(), []))
+
+    def _referenced(self, schema: Any, seen: set[str], out: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The files a Protobuf schema references (by subject and version), each once, a file after those it
+        references: what a descriptor pool needs added in order."""
+        for ref in schema.references or ():
+            if ref.name in seen:
+                continue
+            seen.add(ref.name)
+            found = self._call(f"schema reference {ref.name} ({ref.subject} version {ref.version})",
+                               lambda sr, ref=ref: sr.get_version(ref.subject, ref.version, fmt=self._format))
+            self._referenced(found.schema, seen, out)
+            out.append((ref.name, found.schema.schema_str))
+        return out
 
     def _call(self, what: str, call: Callable[[Any], Any]) -> Any:
         """``call`` on each URL's client in turn from the current one, until one answers.
@@ -237,6 +264,8 @@ class RegistryClient:
                     raise SparkcatError(f"schema registry {url}, {what}: HTTP {exc.http_status_code} "
                                         f"{exc.error_message}"[:400]) from exc
                 failures.append(f"{url}: HTTP {exc.http_status_code} {exc.error_message}")
+            except SparkcatError:
+                raise
             except Exception as exc:  # httpx's transport errors: refused, timed out, bad address
                 failures.append(f"{url}: {exc}")
             self.current = (self.current + 1) % len(urls)

@@ -48,9 +48,18 @@ def _json_schema_keys() -> ConfigDef:
                     "JSON Schema allows other properties (false: \"additionalProperties\": false)."))
 
 
+def _protobuf_keys() -> ConfigDef:
+    """ProtobufConverter's settings sparkcat implements: the registry's and ProtobufData's own two."""
+    return (_avro_keys()
+            .define("optional.for.nullables", Type.BOOLEAN, False, documentation="Whether a nullable field is "
+                    "proto3 optional (false: a null is written as the field's default value).")
+            .define("schemas.cache.size", Type.INT, 1000, documentation="The size of the schema cache (sparkcat "
+                    "keeps one schema per Spark type; accepted for compatibility)."))
+
+
 def _definitions() -> dict[str, tuple[str, ConfigDef]]:
     """Every listed plugin's class name and alias -> (its PluginInfo type, its keys)."""
-    from sparkcat.converters import AVRO_CONVERTER, HEADER_CONVERTERS, JSON_SCHEMA_CONVERTER
+    from sparkcat.converters import AVRO_CONVERTER, HEADER_CONVERTERS, JSON_SCHEMA_CONVERTER, PROTOBUF_CONVERTER
     from sparkcat.converters.declared import CONVERTER_KEYS
     from sparkcat.transforms.catalog import PREDICATE_KEYS, TRANSFORM_KEYS  # every SMT module registered
 
@@ -60,6 +69,7 @@ def _definitions() -> dict[str, tuple[str, ConfigDef]]:
     out.update({name: ("converter", keys.definition) for name, keys in CONVERTER_KEYS.items()})
     out[AVRO_CONVERTER] = ("converter", _avro_keys())
     out[JSON_SCHEMA_CONVERTER] = ("converter", _json_schema_keys())
+    out[PROTOBUF_CONVERTER] = ("converter", _protobuf_keys())
     out.update({name: ("header_converter", ConfigDef()) for name in HEADER_CONVERTERS})
     return out
 

@@ -1,5 +1,5 @@
 """JsonSchemaConverter in connector and worker configs: accepted with its registry URL, every bad setting refused
-naming its key; ProtobufConverter refused by name."""
+naming its key."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from sparkcat.converters.json_schema_values import JsonSchemaError
 from sparkcat.errors import ConfigError
 
 JSON_SCHEMA = "io.confluent.connect.json.JsonSchemaConverter"
-PROTOBUF = "io.confluent.connect.protobuf.ProtobufConverter"
 SOURCE = {"name": "inc", "connector.class": "increment", "increments": "1"}
 SINK = {"name": "out", "connector.class": "file-sink", "topics": "t", "file": "state/json-schema-out.txt"}
 URL = "http://localhost:8081"
@@ -67,23 +66,11 @@ def test_bytes_not_in_confluents_wire_format_fail_naming_the_topic():
                                True), "orders").to_bytes({"id": 1}, None)
 
 
-@pytest.mark.parametrize("side", ["key", "value"])
-def test_protobuf_converter_is_refused_by_name(side):
-    errors = validate_connector_config({**SOURCE, f"{side}.converter": PROTOBUF,
-                                        f"{side}.converter.schema.registry.url": URL}).errors
-    assert "ProtobufConverter (Confluent's Protobuf converter) is not implemented by sparkcat" in \
-        errors[f"{side}.converter"][0]
-
-
-def test_the_worker_config_takes_json_schema_and_refuses_protobuf(tmp_path):
+def test_the_worker_config_takes_json_schema(tmp_path):
     path = tmp_path / "worker.yaml"
     path.write_text(f"value.converter: jsonschema\nvalue.converter.schema.registry.url: {URL}\n"
                     "value.converter.decimal.format: NUMERIC\n")
     assert load_worker_config(path).converters["value.converter"] == JSON_SCHEMA
-    path.write_text(f"value.converter: {PROTOBUF}\n")
-    with pytest.raises(ConfigError, match="ProtobufConverter .* is not implemented by sparkcat") as e:
-        load_worker_config(path)
-    assert "value.converter" in e.value.errors
     path.write_text(f"key.converter: {JSON_SCHEMA}\n")
     with pytest.raises(ConfigError) as e:
         load_worker_config(path)

@@ -45,3 +45,10 @@ def test_json_schema_converters_config_is_the_registry_keys_and_its_own(client):
     keys = client.get("/connector-plugins/io.confluent.connect.json.JsonSchemaConverter/config").json()
     names = [k["name"] for k in keys]
     assert {"schema.registry.url", "max.retries", "decimal.format", "object.additional.properties"} <= set(names)
+
+
+def test_protobuf_converters_config_is_the_registry_keys_and_its_own(client):
+    keys = client.get("/connector-plugins/io.confluent.connect.protobuf.ProtobufConverter/config").json()
+    names = [k["name"] for k in keys]
+    assert {"schema.registry.url", "use.latest.version", "optional.for.nullables", "schemas.cache.size"} <= set(names)
+    assert "enhanced.protobuf.schema.support" not in names
