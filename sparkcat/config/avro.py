@@ -35,7 +35,8 @@ def avro_converter_errors(config: Mapping[str, object]) -> list[ConfigValue]:
         missing = avro_missing(with_fastavro=avro)
         if missing:
             out.append(ConfigValue(prefix, name, errors=[avro_missing_message(missing, name)]))
-        settings = {k[len(prefix) + 1:]: v for k, v in config.items() if k.startswith(prefix + ".")}
+        settings = {k[len(prefix) + 1:]: v for k, v in config.items()
+                    if k.startswith(prefix + ".") and k != prefix + ".plugin.version"}  # the framework's key
         problems = settings_problems(settings, is_key) if avro else json_schema_problems(settings, is_key)
         for key, messages in problems.items():
             full = f"{prefix}.{key}"
