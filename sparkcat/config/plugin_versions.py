@@ -27,7 +27,8 @@ from sparkcat.api.connector import Connector
 from sparkcat.config.maven_version import InvalidVersionSpec, VersionRange
 
 __all__ = ["LATEST", "PLUGIN_VERSION", "VersionedKey", "invalid_spec", "java_version_errors", "plugin_version_errors",
-           "requirement", "spec_problem", "unsatisfied", "version_errors", "versioned_keys"]
+           "requirement", "spec_problem", "unsatisfied", "version_errors", "versioned_keys",
+           "worker_converter_version_errors"]
 
 #: The key under every plugin's prefix (``transforms.ALIAS.plugin.version``) or after its class key.
 PLUGIN_VERSION = "plugin.version"
@@ -61,19 +62,22 @@ def invalid_spec(key: str, spec: object, problem: str) -> str:
     return f"Invalid value {spec} for configuration {key}: {problem}"
 
 
-def unsatisfied(key: str, spec: str | None, plugin: str, installed: str) -> str | None:
-    """Connect's ``VersionedPluginLoadingException`` message when ``installed`` does not satisfy ``spec``, else None.
+def unsatisfied(key: str, spec: str | None, plugin: str, installed: str | Sequence[str]) -> str | None:
+    """Connect's ``VersionedPluginLoadingException`` message when no ``installed`` version satisfies ``spec``, else
+    None (``installed``: the one version, or every copy Connect's plugin scan found, a Java plugin's).
 
     ``key`` names the key in the message only when the spec is not one (Connect's message for an unsatisfied
     range names the plugin, the range and the versions installed; the response puts it on ``key``).
     """
+    versions = [installed] if isinstance(installed, str) else list(installed)
     try:
         wanted = requirement(spec)
     except InvalidVersionSpec as e:
         return invalid_spec(key, spec, str(e))
-    if wanted is None or wanted.contains(installed):
+    if wanted is None or any(wanted.contains(v) for v in versions):
         return None
-    return f"Plugin {plugin} not found that matches the version range {wanted}, available versions: [{installed}]"
+    return (f"Plugin {plugin} not found that matches the version range {wanted}, available versions: "
+            f"[{', '.join(versions)}]")
 
 
 @dataclass(frozen=True)
@@ -104,35 +108,38 @@ def versioned_keys(config: Mapping[str, object]) -> list[VersionedKey]:
     return out
 
 
-def version_errors(config: Mapping[str, object], installed: Callable[[VersionedKey], str | None]
-                   ) -> dict[str, list[str]]:
+def version_errors(config: Mapping[str, object], installed: Callable[[VersionedKey], str | Sequence[str] | None],
+                   defined: bool = True) -> dict[str, list[str]]:
     """The errors of ``config``'s version keys, per key: ``installed(key)`` gives the installed version of the
-    plugin the key is about (None: a plugin sparkcat does not know, refused on its class key instead)."""
+    plugin the key is about (None: a plugin sparkcat does not know, refused on its class key instead).
+
+    ``defined``: the framework's version keys are in the config's ConfigDef, whose validator reports a spec
+    Maven cannot parse (a connector config's); else (the worker's converter keys) it is reported here.
+    """
     out: dict[str, list[str]] = {}
     for versioned in versioned_keys(config):
         problem = spec_problem(versioned.spec)
         if problem is not None:
-            if versioned.key not in CLASS_KEYS:  # a framework key's validator reports it (ConnectorConfig's)
+            if not defined or versioned.key not in CLASS_KEYS:
                 out[versioned.key] = [invalid_spec(versioned.key, versioned.spec, problem)]
             continue
         version = installed(versioned)
         message = None if version is None else unsatisfied(versioned.key, versioned.spec, versioned.plugin, version)
-        if message is not None:
+        if message is not None:  # on the class key (or the alias's type) too, as Connect puts it
             out[versioned.key] = [message]
-            if versioned.class_key in ("connector.class", "key.converter", "value.converter", "header.converter"):
-                out[versioned.class_key] = [message]  # Connect adds it to the class key too
+            out[versioned.class_key] = [message]
     return out
 
 
 def _installed_converter(name: str, packages: Sequence[str]) -> str | None:
-    """The version of converter ``name``: sparkcat's for a built-in, a plugin's ``plugin_version`` ("unknown"
-    without one), None for a class neither (refused on its class key)."""
+    """The version of converter (or header converter) ``name``: sparkcat's for a built-in, a plugin's
+    ``plugin_version`` ("unknown" without one), None for a class neither (refused on its class key)."""
     from sparkcat.config.converter_keys import REFUSED_CONVERTERS
-    from sparkcat.converters import is_builtin_converter
+    from sparkcat.converters import HEADER_CONVERTERS, is_builtin_converter
 
     if name in REFUSED_CONVERTERS:
         return None
-    if is_builtin_converter(name):
+    if is_builtin_converter(name) or name in HEADER_CONVERTERS:
         return __version__
     if not plugins.in_packages(name, packages):
         return None
@@ -146,42 +153,62 @@ def plugin_version_errors(cls: type[Connector], config: Mapping[str, object],
                           packages: Sequence[str]) -> dict[str, list[str]]:
     """KIP-891: each ``*.plugin.version`` key checked against the one installed version of its plugin.
 
-    The connector's version is its ``version()``, a converter's as ``_installed_converter`` says, SimpleHeaderConverter's
-    and every transformation's and predicate's sparkcat's own (they are built in).
+    The connector's version is its ``version()``, a converter's as ``_installed_converter`` says, and every
+    transformation's and predicate's sparkcat's own (they are built in).
     """
-    from sparkcat.converters import HEADER_CONVERTERS, JSON_CONVERTER, SIMPLE_HEADER_CONVERTER
     from sparkcat.transforms.catalog import PREDICATES, TRANSFORMS
-
-    defaults = {"key.converter": JSON_CONVERTER, "value.converter": JSON_CONVERTER,
-                "header.converter": SIMPLE_HEADER_CONVERTER}
-    effective = {**config, **{k: str(config.get(k) or "").strip() or d for k, d in defaults.items()}}
 
     def installed(versioned: VersionedKey) -> str | None:
         if versioned.class_key == "connector.class":
             return cls().version()
-        if versioned.class_key == "header.converter":
-            return __version__ if versioned.plugin in HEADER_CONVERTERS else None
         if versioned.class_key in CLASS_KEYS.values():
             return _installed_converter(versioned.plugin, packages)
         registry = TRANSFORMS if versioned.key.startswith("transforms.") else PREDICATES
         return __version__ if versioned.plugin in registry else None
 
-    return version_errors(effective, installed)
+    return version_errors(_with_default_converters(config), installed)
+
+
+def worker_converter_version_errors(converters: Mapping[str, str], packages: Sequence[str]
+                                    ) -> dict[str, list[str]]:
+    """KIP-891's ``key.converter.plugin.version`` (and value's, header's) of the worker config, against the
+    worker's converters, each error naming the worker's key."""
+    keys = set(CLASS_KEYS) | set(CLASS_KEYS.values())
+    only = {k: v for k, v in _with_default_converters(converters).items() if k in keys}
+    return version_errors(only, lambda versioned: _installed_converter(versioned.plugin, packages), defined=False)
+
+
+def _with_default_converters(config: Mapping[str, object]) -> dict[str, object]:
+    """``config`` with the converters that run where it names none (JsonConverter, SimpleHeaderConverter)."""
+    from sparkcat.converters import JSON_CONVERTER, SIMPLE_HEADER_CONVERTER
+
+    defaults = {"key.converter": JSON_CONVERTER, "value.converter": JSON_CONVERTER,
+                "header.converter": SIMPLE_HEADER_CONVERTER}
+    return {**config, **{k: str(config.get(k) or "").strip() or d for k, d in defaults.items()}}
 
 
 def java_version_errors(config: Mapping[str, str], java_plugins: Any,
                         errors: Mapping[str, list[str]]) -> dict[str, list[str]]:
-    """``errors`` plus KIP-891's for a Java connector's ``connector.plugin.version``: its one installed version (the
-    default Connect's config definition shows for the key) must satisfy the spec. Connect's own classes only check
-    that the spec parses: they pick among the versions installed, and here there is one."""
-    spec = config.get("connector.plugin.version")
+    """``errors`` plus KIP-891's for a Java connector's ``connector.plugin.version`` and converter versions.
+
+    The connector's one installed version is the default Connect's definition of the key shows; a converter's,
+    every copy of it Connect's plugin scan lists. Connect's own validation, which sparkcat's Java host runs, only
+    checks that these specs parse (a Connect worker then picks among the versions installed); it judges the
+    transformations' and predicates' versions itself, as Connect does.
+    """
     out = {k: list(v) for k, v in errors.items()}
-    if spec is None:
-        return out
-    name = str(config.get("connector.class"))
-    keys = {k["name"]: k for k in java_plugins.plugin_config(name)}
-    installed = str((keys.get("connector.plugin.version") or {}).get("default_value") or "undefined")
-    found = version_errors({"connector.plugin.version": spec, "connector.class": name}, lambda _: installed)
-    for key, messages in found.items():
+    asked = [v for v in versioned_keys(config) if v.key in CLASS_KEYS and v.plugin]  # Connect: a named converter
+    listed: dict[str, list[str]] = {}
+    for info in java_plugins.plugin_infos(False) if any(v.class_key != "connector.class" for v in asked) else []:
+        listed.setdefault(str(info["class"]), []).append(str(info["version"]))
+
+    def installed(versioned: VersionedKey) -> Sequence[str] | None:
+        if versioned.key == "connector.plugin.version":
+            keys = {k["name"]: k for k in java_plugins.plugin_config(versioned.plugin)}
+            return [str((keys.get(versioned.key) or {}).get("default_value") or "undefined")]
+        return next((v for name, v in listed.items() if versioned.plugin in (name, name.rsplit(".", 1)[-1])), None)
+
+    for key, messages in version_errors({v.key: v.spec for v in asked} | {v.class_key: v.plugin for v in asked},
+                                        installed).items():
         out.setdefault(key, []).extend(messages)
     return out

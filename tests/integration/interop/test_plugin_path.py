@@ -100,9 +100,13 @@ def test_kip_891_plugin_versions_are_checked_against_the_java_plugins_own_versio
     config = {"connector.class": FILE_SOURCE, "name": "fs", "file": str(tmp_path / "in.txt"), "topic": "lines"}
     validate = f"/connector-plugins/{FILE_SOURCE}/config/validate"
 
-    def version_errors(response: dict) -> list[str]:
-        return next(c["value"]["errors"] for c in response["configs"]
-                    if c["value"]["name"] == "connector.plugin.version")
+    def version_errors(response: dict, key: str = "connector.plugin.version") -> list[str]:
+        return next(c["value"]["errors"] for c in response["configs"] if c["value"]["name"] == key)
+
+    string = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
+              "key.converter.plugin.version": "[9,)"}
+    router = {"transforms": "r", "transforms.r.type": "org.apache.kafka.connect.transforms.RegexRouter",
+              "transforms.r.regex": "a", "transforms.r.replacement": "b", "transforms.r.plugin.version": "[9,)"}
 
     with httpx.Client(base_url=driver.url, timeout=120) as ours, \
             ConnectWorker(broker.bootstrap, unique_name, shared_topics(unique_name), tmp_path / "connect") as connect:
@@ -112,6 +116,12 @@ def test_kip_891_plugin_versions_are_checked_against_the_java_plugins_own_versio
         theirs = connect.request("PUT", validate, {**config, "connector.plugin.version": "[5.0,)"})
         assert version_errors(refused) == version_errors(theirs) == [
             f"Plugin {FILE_SOURCE} not found that matches the version range [5.0,), available versions: [4.1.1]"]
+        for extra, keys in ((string, ("key.converter", "key.converter.plugin.version")),
+                            (router, ("transforms.r.type", "transforms.r.plugin.version"))):
+            mine = ours.put(validate, json={**config, **extra}).json()
+            theirs = connect.request("PUT", validate, {**config, **extra})
+            for key in keys:  # Connect's message on both keys, its copies of the plugin listed
+                assert version_errors(mine, key) == version_errors(theirs, key) != [], key
         put = ours.put("/connectors/fs/config", json={**config, "connector.plugin.version": "[5.0,)"})
         assert put.status_code == 400 and "connector.plugin.version" in put.json()["message"]
         assert ours.get("/connectors/fs").status_code == 404  # nothing was written

@@ -16,6 +16,7 @@ INCREMENT = {"name": "inc", "connector.class": "increment", "increments": "1", "
 ROUTER = {"transforms": "r", "transforms.r.type": "org.apache.kafka.connect.transforms.RegexRouter",
           "transforms.r.regex": "(.*)", "transforms.r.replacement": "copy-$1"}
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
 NOT_FOUND = "Plugin {plugin} not found that matches the version range {range}, available versions: [{version}]"
 
 
@@ -66,7 +67,8 @@ def test_converter_versions_are_checked_against_the_converter_in_effect():
     message = NOT_FOUND.format(plugin="org.apache.kafka.connect.json.JsonConverter", range="[9,)", version=__version__)
     assert errors == {"key.converter.plugin.version": [message], "key.converter": [message]}
     errors = validate_connector_config({**INCREMENT, "header.converter.plugin.version": "[9,)"}).errors
-    assert "org.apache.kafka.connect.storage.SimpleHeaderConverter not found" in errors["header.converter.plugin.version"][0]
+    header = errors["header.converter.plugin.version"][0]
+    assert "org.apache.kafka.connect.storage.SimpleHeaderConverter not found" in header
 
 
 def test_a_plugin_converter_is_checked_against_its_own_plugin_version():
@@ -78,14 +80,15 @@ def test_a_plugin_converter_is_checked_against_its_own_plugin_version():
         plugin="tests.unit.config.declaring_converter:UpperConverter", range="[3.0,)", version="2.3.0")]
 
 
-def test_transform_and_predicate_versions_are_refused_on_their_own_key_only():
+def test_transform_and_predicate_versions_are_refused_on_their_key_and_type_as_on_connect():
     config = {**INCREMENT, **ROUTER, "transforms.r.plugin.version": "[2,3)", "transforms.r.predicate": "p",
               "predicates": "p", "predicates.p.type": "TopicNameMatches", "predicates.p.pattern": "s.*",
               "predicates.p.plugin.version": "(,0.0.1]"}
     errors = validate_connector_config(config).errors
-    assert set(errors) == {"transforms.r.plugin.version", "predicates.p.plugin.version"}
-    assert errors["predicates.p.plugin.version"] == [
-        NOT_FOUND.format(plugin="TopicNameMatches", range="(,0.0.1]", version=__version__)]
+    assert set(errors) == {"transforms.r.plugin.version", "transforms.r.type", "predicates.p.plugin.version",
+                           "predicates.p.type"}
+    message = NOT_FOUND.format(plugin="TopicNameMatches", range="(,0.0.1]", version=__version__)
+    assert errors["predicates.p.plugin.version"] == errors["predicates.p.type"] == [message]
 
 
 class VersionedCatalog:
@@ -97,8 +100,13 @@ class VersionedCatalog:
     def plugin_config(self, name):
         return [{"name": "connector.plugin.version", "default_value": "4.1.1"}]
 
+    def plugin_infos(self, connectors_only=True):
+        converter = {"class": STRING_CONVERTER, "type": "converter", "version": "4.1.1"}
+        return [{"class": FILE_SOURCE, "type": "source", "version": "4.1.1"}] + ([] if connectors_only else
+                                                                                 [converter, converter])
+
     def validate(self, config, exactly_once=False):
-        keys = ("connector.class", "connector.plugin.version", "topic")
+        keys = ("connector.class", "connector.plugin.version", "topic", "key.converter", "key.converter.plugin.version")
         return {"name": FILE_SOURCE, "error_count": 0, "groups": ["Common"], "configs": [
             {"definition": {"name": k}, "value": {"name": k, "value": config.get(k), "errors": []}} for k in keys]}
 
@@ -113,6 +121,15 @@ def test_a_java_connectors_version_is_its_own_as_connects_classes_report_it(tmp_
     assert result.response["error_count"] == 2
 
 
+def test_a_java_connectors_converter_version_is_the_java_converters_as_connect_lists_it(tmp_path):
+    policy = InputPolicy.of(WorkerConfig(state_dir=str(tmp_path / "state")), VersionedCatalog())
+    config = {"connector.class": FILE_SOURCE, "topic": "t", "key.converter": STRING_CONVERTER}
+    assert validate_connector_config({**config, "key.converter.plugin.version": "4.1.1"}, policy).errors == {}
+    errors = validate_connector_config({**config, "key.converter.plugin.version": "[9,)"}, policy).errors
+    message = NOT_FOUND.format(plugin=STRING_CONVERTER, range="[9,)", version="4.1.1, 4.1.1")  # two copies found
+    assert errors == {"key.converter": [message], "key.converter.plugin.version": [message]}
+
+
 def test_converters_and_transforms_get_no_plugin_version_setting():
     from sparkcat.converters.registry import converter_for
     from sparkcat.transforms import parse_chain
@@ -122,3 +139,21 @@ def test_converters_and_transforms_get_no_plugin_version_setting():
                                "value.converter.schemas.enable": "false"}, is_key=False)
     assert converter is not None
     assert parse_chain({**ROUTER, "transforms.r.plugin.version": __version__})
+
+
+def test_the_workers_converter_versions_stop_the_worker_naming_its_key(tmp_path):
+    from sparkcat.config.worker import load_worker_config
+
+    path = tmp_path / "worker.yaml"
+    path.write_text('key.converter: string\nkey.converter.plugin.version: "[9,)"\n')
+    with pytest.raises(ConfigError) as e:
+        load_worker_config(path)
+    assert e.value.errors["key.converter.plugin.version"] == [NOT_FOUND.format(
+        plugin="org.apache.kafka.connect.storage.StringConverter", range="[9,)", version=__version__)]
+    path.write_text('value.converter.plugin.version: "(1"\n')
+    with pytest.raises(ConfigError, match=r"value.converter.plugin.version: Unbounded range: \(1"):
+        load_worker_config(path)
+    path.write_text(f'header.converter.plugin.version: "{__version__}"\nvalue.converter.plugin.version: latest\n')
+    worker = load_worker_config(path)
+    policy = InputPolicy.of(worker)
+    assert validate_connector_config(INCREMENT, policy).errors == {}  # inherited by the connector, satisfied
