@@ -27,8 +27,9 @@ class JavaPluginCatalog(Protocol):
     def connector_type(self, name: str) -> str | None:
         """``"source"`` or ``"sink"`` when ``name`` is a connector on plugin.path, else None."""
 
-    def plugin_infos(self) -> list[dict[str, Any]]:
-        """Connect's ``PluginInfo`` (``class``, ``type``, ``version``) of each connector on plugin.path."""
+    def plugin_infos(self, connectors_only: bool = True) -> list[dict[str, Any]]:
+        """Connect's ``PluginInfo`` (``class``, ``type``, ``version``) of each connector on plugin.path (of every
+        plugin Connect's scan found, converters and SMTs included, when not ``connectors_only``)."""
 
     def plugin_config(self, name: str) -> list[dict[str, Any]]:
         """Connect's ``ConfigKeyInfo`` list of the connector: its own keys, then the framework's."""

@@ -39,7 +39,8 @@ def avro_converter_errors(config: Mapping[str, object]) -> list[ConfigValue]:
         if missing:
             message = protobuf_missing_message if protobuf else avro_missing_message
             out.append(ConfigValue(prefix, name, errors=[message(missing, name)]))
-        settings = {k[len(prefix) + 1:]: v for k, v in config.items() if k.startswith(prefix + ".")}
+        settings = {k[len(prefix) + 1:]: v for k, v in config.items()
+                    if k.startswith(prefix + ".") and k != prefix + ".plugin.version"}  # the framework's key
         problems = (settings_problems(settings, is_key) if avro else protobuf_problems(settings, is_key) if protobuf
                     else json_schema_problems(settings, is_key))
         for key, messages in problems.items():

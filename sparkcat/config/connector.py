@@ -26,6 +26,7 @@ from sparkcat.api.config import (
     Width,
     config_error,
 )
+from sparkcat.config.plugin_versions import spec_problem
 
 __all__ = ["COMMON_CONNECTOR_CONFIG", "SINK_CONNECTOR_CONFIG", "SOURCE_CONNECTOR_CONFIG"]
 
@@ -71,6 +72,14 @@ def _at_least_zero_or_null(name: str, value: Any) -> str | None:
     return None
 
 
+def _version_spec_problem(name: str, value: Any) -> str | None:
+    """Connect's ``PluginVersionValidator``: unset, ``latest``, or a spec Maven parses (KIP-891)."""
+    return spec_problem(value)
+
+
+_PLUGIN_VERSION = Custom(_version_spec_problem, "a Maven version or version range (KIP-891)")
+
+
 _CONVERTER_DOC = (
     "Converter class used to convert between Kafka Connect format and the serialized form that is written"
     " to Kafka. This controls the format of the {part} in messages written to or read from Kafka, and since"
@@ -86,20 +95,28 @@ def _common_connector_config() -> ConfigDef:
                 "Globally unique name to use for this connector.", COMMON_GROUP, 1, Width.MEDIUM, "Connector name")
         .define("connector.class", Type.STRING, NO_DEFAULT, None, Importance.HIGH,
                 "Name or alias of the class for this connector.", COMMON_GROUP, 2, Width.LONG, "Connector class")
+        .define("connector.plugin.version", Type.STRING, None, _PLUGIN_VERSION, Importance.MEDIUM,
+                "Version of the connector.", COMMON_GROUP, 3, Width.MEDIUM, "Connector version")
         .define("tasks.max", Type.INT, 1, Range.at_least(1), Importance.HIGH,
-                "Maximum number of tasks to use for this connector.", COMMON_GROUP, 3, Width.SHORT, "Tasks max")
+                "Maximum number of tasks to use for this connector.", COMMON_GROUP, 4, Width.SHORT, "Tasks max")
         .define("tasks.max.enforce", Type.BOOLEAN, True, None, Importance.LOW,
                 "(Deprecated) Whether to enforce that the tasks.max property is respected by the connector. By "
                 "default, a connector that generates more task configs than tasks.max fails; if false, all of "
-                "them run (KIP-1004).", COMMON_GROUP, 4, Width.SHORT, "Enforce tasks max")
+                "them run (KIP-1004).", COMMON_GROUP, 5, Width.SHORT, "Enforce tasks max")
         .define("key.converter", Type.CLASS, None, None, Importance.LOW,
-                _CONVERTER_DOC.format(part="keys"), COMMON_GROUP, 5, Width.SHORT, "Key converter class")
+                _CONVERTER_DOC.format(part="keys"), COMMON_GROUP, 6, Width.SHORT, "Key converter class")
+        .define("key.converter.plugin.version", Type.STRING, None, _PLUGIN_VERSION, Importance.LOW,
+                "Version of the key converter.", COMMON_GROUP, 7, Width.SHORT, "Key converter version")
         .define("value.converter", Type.CLASS, None, None, Importance.LOW,
-                _CONVERTER_DOC.format(part="values"), COMMON_GROUP, 6, Width.SHORT, "Value converter class")
+                _CONVERTER_DOC.format(part="values"), COMMON_GROUP, 8, Width.SHORT, "Value converter class")
+        .define("value.converter.plugin.version", Type.STRING, None, _PLUGIN_VERSION, Importance.LOW,
+                "Version of the value converter.", COMMON_GROUP, 9, Width.SHORT, "Value converter version")
         .define("header.converter", Type.CLASS, None, None, Importance.LOW,
                 "HeaderConverter class used to convert between Kafka Connect format and the serialized form that is"
                 " written to Kafka. Unset means the worker's setting is used.",
-                COMMON_GROUP, 7, Width.SHORT, "Header converter class")
+                COMMON_GROUP, 10, Width.SHORT, "Header converter class")
+        .define("header.converter.plugin.version", Type.STRING, None, _PLUGIN_VERSION, Importance.LOW,
+                "Version of the header converter.", COMMON_GROUP, 11, Width.SHORT, "Header converter version")
         .define("transforms", Type.LIST, "", _UniqueAliases("transformation"), Importance.LOW,
                 "Aliases for the transformations to be applied to records.",
                 TRANSFORMS_GROUP, 8, Width.LONG, "Transforms")
@@ -108,7 +125,7 @@ def _common_connector_config() -> ConfigDef:
         .define("config.action.reload", Type.STRING, "restart", ValidString.in_("none", "restart"), Importance.LOW,
                 "The action to take on the connector when external configuration providers change its"
                 " configuration: 'none' does nothing, 'restart' restarts it with the updated configuration.",
-                COMMON_GROUP, 10, Width.MEDIUM, "Reload Action")
+                COMMON_GROUP, 12, Width.MEDIUM, "Reload Action")
         .define("errors.retry.timeout", Type.LONG, 0, None, Importance.MEDIUM,
                 "The maximum duration in milliseconds that a failed operation will be reattempted. The default is 0,"
                 " which means no retries will be attempted. Use -1 for infinite retries.",

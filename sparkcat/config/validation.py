@@ -23,6 +23,7 @@ from sparkcat.config.infos import validate_response
 from sparkcat.config.connector import SINK_CONNECTOR_CONFIG, SOURCE_CONNECTOR_CONFIG
 from sparkcat.config.error_handling import error_handling_errors
 from sparkcat.config.names import name_problem
+from sparkcat.config.plugin_versions import java_version_errors, plugin_version_errors
 from sparkcat.config.sink_guarantees import sink_exactly_once_errors
 from sparkcat.config.topic_creation import PREFIX as TOPIC_CREATION_PREFIX, topic_creation_errors
 
@@ -41,8 +42,6 @@ UNSUPPORTED_PREFIXES = {
     "consumer.override.": "Consumer overrides apply to sink connectors only (their Kafka input); a source "
                           "connector has no consumer",
     "topic.creation.": "Topic creation settings apply to source connectors only (KIP-158): a sink creates no topics",
-    "connector.plugin.version": "Plugin versions (KIP-891) are not supported by sparkcat yet: each connector has one "
-                                "version, the one installed",
 }
 
 
@@ -300,6 +299,7 @@ def validate_connector_config(config: Mapping[str, object], policy: InputPolicy 
             config, policy.topic_creation, to_kafka=embedded_sink_config(config) is None))  # KIP-158's keys
         extra += exactly_once.source_errors(cls, config, embedded_sink_config(config), policy)
     extra += [ConfigValue(k, raw.get(k), errors=msgs) for k, msgs in provider_errors.items()]
+    extra += ConfigValue.for_problems(config, plugin_version_errors(cls, config, policy.plugin_packages))
     extra += cls().validate(config)
     response = validate_response(definition, cls.__name__, config, extra)
     response = _mask_response(response, raw, secret_keys(raw, policy))
@@ -318,13 +318,14 @@ def _java_validation(config: Mapping[str, object], policy: InputPolicy, connecto
     resolved, provider_errors = policy.config_providers.resolve(raw)
     response = policy.java_plugins.validate({**raw, **resolved},
                                             exactly_once=policy.exactly_once_source and policy.kafka_stores)
+    added = java_version_errors({**raw, **resolved}, policy.java_plugins, provider_errors)
     for entry in response.get("configs", []):
         value = entry.get("value") or {}
         name = value.get("name")
         if name in raw and has_placeholder(raw[name]) and value.get("value") not in (None, "[hidden]"):
             value["value"] = raw[name]
-        if name in provider_errors:
-            value["errors"] = list(value.get("errors") or []) + provider_errors[name]
+        if name in added:
+            value["errors"] = list(value.get("errors") or []) + added[name]
     response["error_count"] = sum(len((c.get("value") or {}).get("errors") or []) for c in response.get("configs", []))
     errors = {c["value"]["name"]: list(c["value"]["errors"]) for c in response.get("configs", [])
               if c.get("value") and c["value"].get("errors")}

@@ -4,7 +4,8 @@ Kafka Connect's worker names the converters of every connector that names none
 (``policy/worker_converters.py`` hands them down). They are checked when the worker config is read,
 each error naming its key: a class sparkcat has neither built in nor in ``plugin.packages``, a header
 converter other than SimpleHeaderConverter, settings of an AvroConverter, JsonSchemaConverter or
-ProtobufConverter it does not implement, a Connect converter sparkcat refuses by name (``REFUSED_CONVERTERS``).
+ProtobufConverter it does not implement, a Connect converter sparkcat refuses by name (``REFUSED_CONVERTERS``),
+and a ``*.converter.plugin.version`` (KIP-891) the converter's one version does not satisfy.
 Built-in names are kept as Connect's class names (``string`` becomes
 ``org.apache.kafka.connect.storage.StringConverter``), so that a Java connector's JVM host, which
 knows only Java classes, gets what a Connect worker would.
@@ -17,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from sparkcat import plugins
 from sparkcat.config.avro import avro_converter_errors
 from sparkcat.config.converter_keys import REFUSED_CONVERTERS, converter_setting_errors
+from sparkcat.config.plugin_versions import worker_converter_version_errors
 from sparkcat.errors import ConfigError
 from sparkcat.policy.worker_converters import SIDES, side_of
 
@@ -64,10 +66,12 @@ def checked_worker_converters(converters: Mapping[str, str], packages: Sequence[
         errors["header.converter"] = [f"{header} is not implemented; only "
                                       f"org.apache.kafka.connect.storage.SimpleHeaderConverter (the default) is"]
     for key in out:
-        if key.startswith("header.converter."):
+        if key.startswith("header.converter.") and key != "header.converter.plugin.version":
             errors[key] = ["SimpleHeaderConverter has no settings sparkcat implements"]
     for value in avro_converter_errors(out) + converter_setting_errors(out, packages):
         errors.setdefault(value.name, []).extend(value.errors)
+    for key, messages in worker_converter_version_errors(out, packages).items():
+        errors.setdefault(key, []).extend(messages)
     if errors:
         details = "; ".join(f"{k}: {' '.join(m)}" for k, m in errors.items())
         raise ConfigError(f"worker converters: {details}", errors)

@@ -70,10 +70,8 @@ def setting_errors(keys: ConverterKeys, settings: Mapping[str, object], prefix: 
     for key, value in settings.items():
         full = prefix + key
         if key == "plugin.version":
-            out.append(ConfigValue(full, value, errors=[
-                f"{full!r} (KIP-891) is not supported by sparkcat yet: each converter has one version, the one "
-                "installed; remove it"]))
-        elif key in keys.refused:
+            continue  # KIP-891's version key: the framework's (config/plugin_versions.py), never the converter's
+        if key in keys.refused:
             out.append(ConfigValue(full, value, errors=[keys.refused[key].replace(key, full, 1)]))
         elif key not in keys.definition.keys:
             taken = ", ".join(prefix + k for k in keys.definition.names()) or "none"

@@ -110,7 +110,8 @@ def converter_for(config: dict[str, str], is_key: bool) -> Converter:
     config = prepare(config)  # a plan's connector config: its placeholders resolved here, where it is used
     prefix = "key.converter" if is_key else "value.converter"
     name = (config.get(prefix) or JSON_CONVERTER).strip()
-    settings = {k[len(prefix) + 1:]: v for k, v in config.items() if k.startswith(prefix + ".")}
+    settings = {k[len(prefix) + 1:]: v for k, v in config.items()
+                if k.startswith(prefix + ".") and k != prefix + ".plugin.version"}  # KIP-891's, not the converter's
     converter = _converter_class(name)()
     converter.configure(settings, is_key)
     return converter

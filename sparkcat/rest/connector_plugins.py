@@ -25,9 +25,10 @@ def router(ctx: RestContext) -> APIRouter:
         return connectors if java_boolean(connectorsOnly, True) else connectors + other_plugin_infos()
 
     @api.get("/{plugin}/config", summary="Config key definitions of a plugin",
-             responses={404: {"description": "Unknown plugin"}})
-    def plugin_config(plugin: str) -> Any:
-        return views.plugin_config(plugin, ctx.policy)
+             responses={400: {"description": "version (KIP-891) is no version spec, or not the installed one's"},
+                        404: {"description": "Unknown plugin"}})
+    def plugin_config(plugin: str, version: Optional[str] = None) -> Any:
+        return views.plugin_config(plugin, ctx.policy, version)
 
     @api.put("/{plugin}/config/validate", summary="Validate a config: every error, per key",
              responses={400: {"description": "Body's connector.class is not the plugin, or is unknown"}})

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from sparkcat import plugins, redact
-from sparkcat.errors import NotFoundError, SparkcatError
+from sparkcat import __version__, plugins, redact
+from sparkcat.errors import BadRequestError, NotFoundError, SparkcatError
 from sparkcat.model.config_state import ClusterConfigState
 from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.config.infos import key_infos
+from sparkcat.config.maven_version import InvalidVersionSpec, VersionRange
+from sparkcat.config.plugin_versions import requirement
 from sparkcat.rest.plugin_catalog import other_plugin_definition
 from sparkcat.config.validation import framework_definition, mask_connector_config, secret_keys
 from sparkcat.runtime.control.status_view import connector_type
@@ -68,26 +70,46 @@ def plugin_infos(policy: InputPolicy | None = None) -> list[dict[str, Any]]:
     return out
 
 
-def plugin_config(plugin: str, policy: InputPolicy | None = None) -> list[dict[str, Any]]:
+def plugin_config(plugin: str, policy: InputPolicy | None = None, version: str | None = None
+                  ) -> list[dict[str, Any]]:
     """``GET /connector-plugins/PLUGIN/config``: the plugin's keys, then the framework's (Connect's order).
 
     Only plugins in the worker's ``plugin.packages`` are looked at (404 otherwise, nothing imported); a Java
     connector on plugin.path is described by Connect's own classes; a transformation, predicate or
-    converter by the keys it declares (``plugin_catalog``).
+    converter by the keys it declares (``plugin_catalog``). ``version`` (KIP-891's ``?version=``) must be
+    satisfied by the one version installed (400 with Connect's messages otherwise); a connector's
+    ``connector.plugin.version`` shows that version as its default, as Connect 4.1 does.
     """
+    try:
+        wanted = requirement(version)
+    except InvalidVersionSpec:
+        raise BadRequestError(f"Invalid version specification: {version}") from None
     if policy is not None and policy.java_connector(plugin) is not None:
-        return policy.java_plugins.plugin_config(plugin)
+        keys = policy.java_plugins.plugin_config(plugin)
+        installed = next((k["default_value"] for k in keys if k["name"] == "connector.plugin.version"), None)
+        return _in_version(plugin, wanted, str(installed or "undefined"), keys)
     other = other_plugin_definition(plugin)
     if other is not None:
-        return key_infos(other)
+        return _in_version(plugin, wanted, __version__, key_infos(other))
     try:
         cls = plugins.connector_class(plugin, (policy or InputPolicy.default()).plugin_packages)
     except SparkcatError:
         raise NotFoundError(f"Unknown plugin {plugin}.") from None
+    installed = cls().version()
     own = key_infos(cls().config_def())
-    base = key_infos(framework_definition(cls))
+    base = [{**k, "default_value": installed} if k["name"] == "connector.plugin.version" else k
+            for k in key_infos(framework_definition(cls))]
     names = {k["name"] for k in own}
-    return own + [k for k in base if k["name"] not in names]
+    return _in_version(plugin, wanted, installed, own + [k for k in base if k["name"] not in names])
+
+
+def _in_version(plugin: str, wanted: VersionRange | None, installed: str, keys: list[dict[str, Any]]
+                ) -> list[dict[str, Any]]:
+    """``keys`` when the installed version satisfies ``?version=`` (or none was given), else Connect's 400."""
+    if wanted is not None and not wanted.contains(installed):
+        raise BadRequestError(f"Plugin {plugin} not found that matches the version range {wanted}, available "
+                              f"versions: [{installed}]")
+    return keys
 
 
 def plugin_matches(included: str, requested: str) -> bool:

@@ -26,7 +26,7 @@ from sparkcat.errors import ConfigError
 from sparkcat.transforms.catalog import PREDICATES, TRANSFORMS
 from sparkcat.transforms.field_path import FIELD_SYNTAX_VERSION
 from sparkcat.transforms.registry import (
-    PLUGIN_VERSION, PLUGIN_VERSION_REFUSAL, PREDICATE_KEYS, TRANSFORM_KEYS, Factory, PluginKeys, bool_value, invalid,
+    PLUGIN_VERSION, PREDICATE_KEYS, TRANSFORM_KEYS, Factory, PluginKeys, bool_value, invalid,
     list_value, missing, settings_of,
 )
 
@@ -82,8 +82,7 @@ def undeclared_key_errors(keys: PluginKeys, settings: Mapping[str, Any], prefix:
         if key in keys.definition.keys:
             continue
         if key == PLUGIN_VERSION:
-            out[full] = [PLUGIN_VERSION_REFUSAL.format(key=repr(full))]
-            continue
+            continue  # KIP-891's version key: checked against the installed version (config/plugin_versions.py)
         if key == FIELD_SYNTAX_VERSION:
             out[full] = [FIELD_SYNTAX_REFUSAL.format(key=repr(full), name=keys.class_name)]
             continue
@@ -116,7 +115,7 @@ def _build(registry: Mapping[str, Factory], declared: Mapping[str, PluginKeys], 
     for key, messages in undeclared_key_errors(declared[name], settings, prefix).items():
         errors.setdefault(key, []).extend(messages)
     try:
-        return factory(settings_of(config, prefix), prefix)
+        return factory({k: v for k, v in settings_of(config, prefix).items() if k != PLUGIN_VERSION}, prefix)
     except ConfigError as e:
         for key, messages in (e.errors or {type_key: [e.message]}).items():
             errors.setdefault(key, []).extend(messages)

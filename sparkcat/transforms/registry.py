@@ -17,7 +17,7 @@ from sparkcat.errors import ConfigError
 
 __all__ = ["missing", "invalid", "settings_of", "list_value", "register_transform", "register_predicate",
            "TRANSFORMS", "PREDICATES", "VALUE_SMTS", "TRANSFORM_KEYS", "PREDICATE_KEYS", "PluginKeys",
-           "REPLACE_NULL_WITH_DEFAULT", "PLUGIN_VERSION", "PLUGIN_VERSION_REFUSAL", "bool_value", "Factory"]
+           "REPLACE_NULL_WITH_DEFAULT", "PLUGIN_VERSION", "bool_value", "Factory"]
 
 Factory = Callable[[dict[str, str], str], Any]
 
@@ -49,10 +49,9 @@ REPLACE_NULL_WITH_DEFAULT = MappingProxyType({
     "replace.null.with.default": "Connect replaces a null field with its schema's default value; sparkcat's "
                                  "records carry no field defaults"})
 
-#: KIP-891's key under every plugin's prefix (Connect 4.1): which of several installed versions to run.
+#: KIP-891's key under every plugin's prefix (Connect 4.1): which of several installed versions to run. A
+#: transformation takes it besides its own keys; ``config/plugin_versions.py`` checks it.
 PLUGIN_VERSION = "plugin.version"
-PLUGIN_VERSION_REFUSAL = ("{key} (KIP-891) is not supported by sparkcat yet: each plugin has one version, the one "
-                          "installed; remove it")
 
 #: Every name of a transformation (Java class name and aliases) -> the keys it takes.
 TRANSFORM_KEYS: dict[str, PluginKeys] = {}

@@ -88,8 +88,8 @@ class JavaPlugins:
             self._types[name] = self._ready_host().connectorType(name)
         return self._types[name]
 
-    def plugin_infos(self) -> list[dict[str, Any]]:
-        return json.loads(self._ready_host().plugins(True))
+    def plugin_infos(self, connectors_only: bool = True) -> list[dict[str, Any]]:
+        return json.loads(self._ready_host().plugins(connectors_only))
 
     def plugin_config(self, name: str) -> list[dict[str, Any]]:
         host = self._ready_host()

@@ -6,8 +6,10 @@ The plugin is Apache Kafka's connect-file 4.1.1 jar in a plugin directory of its
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -16,7 +18,7 @@ from sparkcat.bootstrap import Driver
 from sparkcat.config.worker import WorkerConfig
 from sparkcat.model.config_state import TargetState
 from tests.broker import REPO, free_port
-from tests.connect_worker import ConnectWorker
+from tests.connect_worker import ConnectError, ConnectWorker
 from tests.integration.interop.test_connect_topics import shared_topics
 from tests.kafka_helpers import wait_until
 
@@ -91,3 +93,43 @@ def test_a_java_connector_is_never_run_as_the_python_port_of_its_name(driver, tm
                timeout_s=120, message="the connector written by Connect to be FAILED")
     assert "Java source connector found on plugin.path" in driver.stores.status.get("from-connect").trace
     assert not (tmp_path / "out.txt").exists()
+
+
+def test_kip_891_plugin_versions_are_checked_against_the_java_plugins_own_version(
+        driver, broker, tmp_path, unique_name):
+    config = {"connector.class": FILE_SOURCE, "name": "fs", "file": str(tmp_path / "in.txt"), "topic": "lines"}
+    validate = f"/connector-plugins/{FILE_SOURCE}/config/validate"
+
+    def version_errors(response: dict, key: str = "connector.plugin.version") -> list[str]:
+        return next(c["value"]["errors"] for c in response["configs"] if c["value"]["name"] == key)
+
+    string = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
+              "key.converter.plugin.version": "[9,)"}
+    router = {"transforms": "r", "transforms.r.type": "org.apache.kafka.connect.transforms.RegexRouter",
+              "transforms.r.regex": "a", "transforms.r.replacement": "b", "transforms.r.plugin.version": "[9,)"}
+
+    with httpx.Client(base_url=driver.url, timeout=120) as ours, \
+            ConnectWorker(broker.bootstrap, unique_name, shared_topics(unique_name), tmp_path / "connect") as connect:
+        accepted = ours.put(validate, json={**config, "connector.plugin.version": "4.1.1"}).json()
+        assert accepted["error_count"] == 0 and version_errors(accepted) == []
+        refused = ours.put(validate, json={**config, "connector.plugin.version": "[5.0,)"}).json()
+        theirs = connect.request("PUT", validate, {**config, "connector.plugin.version": "[5.0,)"})
+        assert version_errors(refused) == version_errors(theirs) == [
+            f"Plugin {FILE_SOURCE} not found that matches the version range [5.0,), available versions: [4.1.1]"]
+        for extra, keys in ((string, ("key.converter", "key.converter.plugin.version")),
+                            (router, ("transforms.r.type", "transforms.r.plugin.version"))):
+            mine = ours.put(validate, json={**config, **extra}).json()
+            theirs = connect.request("PUT", validate, {**config, **extra})
+            for key in keys:  # Connect's message on both keys, its copies of the plugin listed
+                assert version_errors(mine, key) == version_errors(theirs, key) != [], key
+        put = ours.put("/connectors/fs/config", json={**config, "connector.plugin.version": "[5.0,)"})
+        assert put.status_code == 400 and "connector.plugin.version" in put.json()["message"]
+        assert ours.get("/connectors/fs").status_code == 404  # nothing was written
+        described = f"/connector-plugins/{FILE_SOURCE}/config"
+        assert ours.get(described, params={"version": "4.1.1"}).json() == ours.get(described).json()
+        for spec in ("[5.0,)", "[1.0"):
+            mine = ours.get(described, params={"version": spec})
+            with pytest.raises(ConnectError) as theirs_error:
+                connect.request("GET", f"{described}?version={quote(spec)}")
+            assert mine.status_code == theirs_error.value.status == 400
+            assert mine.json()["message"] == json.loads(theirs_error.value.body)["message"]

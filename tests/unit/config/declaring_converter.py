@@ -7,7 +7,9 @@ from sparkcat.api.converter import Converter
 
 
 class UpperConverter(Converter):
-    """Text in upper case; ``strip`` (boolean) trims it first."""
+    """Text in upper case; ``strip`` (boolean) trims it first. Its version is what KIP-891's keys are checked against."""
+
+    plugin_version = "2.3.0"
 
     @classmethod
     def config_def(cls) -> ConfigDef:

@@ -52,3 +52,20 @@ def test_protobuf_converters_config_is_the_registry_keys_and_its_own(client):
     names = [k["name"] for k in keys]
     assert {"schema.registry.url", "use.latest.version", "optional.for.nullables", "schemas.cache.size"} <= set(names)
     assert "enhanced.protobuf.schema.support" not in names
+
+
+def test_a_plugins_config_answers_for_the_installed_version_only_kip_891(client):
+    path = "/connector-plugins/increment/config"
+    keys = client.get(path, params={"version": __version__}).json()
+    assert {k["name"]: k for k in keys}["connector.plugin.version"]["default_value"] == __version__
+    assert client.get(path, params={"version": "latest"}).json() == keys == client.get(path).json()
+    wrong = client.get(path, params={"version": "[5.0,)"})
+    assert wrong.status_code == 400
+    assert wrong.json()["message"] == ("Plugin increment not found that matches the version range [5.0,), available "
+                                       f"versions: [{__version__}]")
+    bad = client.get(path, params={"version": "[1.0"})
+    assert bad.status_code == 400 and bad.json()["message"] == "Invalid version specification: [1.0"
+    assert client.get("/connector-plugins/nope/config", params={"version": "1.0"}).status_code == 404
+    router = f"/connector-plugins/{T}RegexRouter/config"
+    assert client.get(router, params={"version": f"[{__version__}]"}).status_code == 200
+    assert client.get(router, params={"version": "[9,)"}).status_code == 400

@@ -88,10 +88,5 @@ def test_validate_and_parse_refuse_the_key():
         parse_chain({**ROUTER, "transforms.r.regexx": "a"})
 
 
-def test_kip_891_plugin_versions_are_refused_as_not_supported_yet():
-    errors = chain_errors({**ROUTER, "transforms.r.plugin.version": "4.1.0"})
-    assert "KIP-891" in errors["transforms.r.plugin.version"][0]
-    result = validate_connector_config({**INCREMENT, "connector.plugin.version": "4.1.0",
-                                        "value.converter.plugin.version": "4.1.0"})
-    assert set(result.errors) == {"connector.plugin.version", "value.converter.plugin.version"}
-    assert all("KIP-891" in messages[0] for messages in result.errors.values())
+def test_kip_891_plugin_version_is_a_key_every_transformation_takes():
+    assert chain_errors({**ROUTER, "transforms.r.plugin.version": "latest"}) == {}  # judged by config/plugin_versions
