@@ -6,7 +6,8 @@ own. sparkcat runs ``file-source`` (one shared query) and the sink ``--scale-sin
 ``file-sink`` (exactly once) or ``append`` (at least once, Connect's FileStreamSink's guarantee);
 Connect runs ``FileStreamSourceConnector`` and ``FileStreamSinkConnector``. Per level and side, each side alone
 (sparkcat's connectors are deleted before Connect's start): time from the first create request to all N
-RUNNING, the runtime's CPU and RSS idle, then three rounds of one line appended to every source file at once,
+RUNNING, the runtime's CPU and RSS idle (over ``IDLE_S``, from ``SETTLE_S`` after all were RUNNING: the first
+batches, JIT compilation and start-up's garbage are not idleness, on either side), then three rounds of one line appended to every source file at once,
 each line's latency from its append to its appearance in its sink's output file (p50/p95/p99 over the
 N/2 x 3 lines, the files polled every 20 ms).
 """
@@ -20,10 +21,13 @@ from typing import Any
 
 from bench.clients import percentile
 from bench.harness import Bench, log, wait_for
-from bench.measure import stats
+from bench.measure import driver_processes, stats
 from bench.scenarios.connect import _proc_cpu, _processes
 from bench.scenarios.scale import SINK_CLASSES
 from bench.scenarios.sourcescale import IDLE_S, ROUNDS, STRING, _delete, _running, beside_connect
+
+#: Seconds between all RUNNING and the start of the idle measurement.
+SETTLE_S = 15.0
 
 CONNECT_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 CONNECT_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
@@ -54,18 +58,33 @@ def _level(bench: Bench, worker: Any, side: str, n: int) -> None:
     names = list(configs)
     wait_for(lambda: _running(bench, worker, side, names), 1200, 0.5, f"{len(names)} {side} connectors RUNNING")
     all_running = time.monotonic() - t0
+    time.sleep(SETTLE_S)
     procs = _processes(bench, worker, side)  # the Python workers the connectors started, too
+    kinds = _kinds(bench, worker, side)
     cpu0, _ = _proc_cpu(procs)
+    kind0 = {k: _proc_cpu(v)[0] for k, v in kinds.items()}
     idle_from = time.monotonic()
     time.sleep(IDLE_S)
     cpu1, rss = _proc_cpu(procs)
-    idle_cpu = (cpu1 - cpu0) / (time.monotonic() - idle_from)
+    idle_s = time.monotonic() - idle_from
+    idle_cpu = (cpu1 - cpu0) / idle_s
+    if kinds:
+        log.info("pipelinescale %d %s: idle %% of a core by process: %s", n, side,
+                 ", ".join(f"{k} {(_proc_cpu(v)[0] - kind0[k]) / idle_s * 100:.1f}" for k, v in kinds.items()))
     latencies: list[float] = []
     for round_ in range(ROUNDS):
         latencies += _round(list(sources.values()), list(outs.values()), round_)
     latencies.sort()
     _delete(bench, worker, side, names)
     _figures(bench, f"pipelinescale_{n}_{side}", len(names), all_running, latencies, idle_cpu, rss, rss0)
+
+
+def _kinds(bench: Bench, worker: Any, side: str) -> dict[str, list[Any]]:
+    """sparkcat's processes by kind (the driver's Python, its JVM, the Python workers); none for Connect's one JVM."""
+    if side != "sparkcat":
+        return {}
+    groups = driver_processes(bench.broker_pids() | {worker._proc.pid})
+    return {k: v for k, v in groups.items() if k != "other"}
 
 
 def _source(side: str, path: Path, topic: str) -> dict[str, str]:
@@ -121,7 +140,8 @@ def _figures(bench: Bench, prefix: str, n: int, all_running: float, latencies: l
             [percentile(latencies, q)], "s", f"a line's append to a source file -> in its sink's file, {n // 2} x "
                                              f"{ROUNDS} lines")
     f[f"{prefix}_idle_cpu_pct"] = stats([idle_cpu * 100], "% of a core",
-                                        f"the runtime's processes in all, {IDLE_S:.0f} s with nothing to read")
+                                        f"the runtime's processes in all, {IDLE_S:.0f} s with nothing to read, "
+                                        f"from {SETTLE_S:.0f} s after all RUNNING")
     f[f"{prefix}_rss_mb_per_connector"] = stats([(rss - rss0) / n], "MB", "RSS growth of the runtime's processes")
     f[f"{prefix}_rss_mb"] = stats([rss], "MB", "RSS of the runtime's processes")
     log.info("pipelinescale %d %s: all RUNNING in %.1f s; latency p50/p95/p99 %.2f/%.2f/%.2f s; idle %.1f%% of a "
