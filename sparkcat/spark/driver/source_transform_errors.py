@@ -28,8 +28,7 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from sparkcat.spark.driver.transform_errors import (MAX_PROBES, TRANSFORMATION, TooManyBadRecords, _probe,
-                                                    with_skipped)
+from sparkcat.spark.driver.transform_errors import MAX_PROBES, TRANSFORMATION, TooManyBadRecords, probe, with_skipped
 from sparkcat.spark.executor.error_handling import RecordErrors, SourceRow, keys_of
 from sparkcat.spark.query_plan import TASK_FAILURE_MARK, BatchResult
 from sparkcat.transforms import KEEP, Chain, Records, apply_chain
@@ -51,7 +50,8 @@ def chain_output(rows: DataFrame, chain: Chain) -> DataFrame:
     return apply_chain(Records(rows), chain).df
 
 
-def written_through_chain(rows: DataFrame, chain: Chain, errors: Callable[[], RecordErrors], write: Write) -> BatchResult:
+def written_through_chain(rows: DataFrame, chain: Chain, errors: Callable[[], RecordErrors],
+                          write: Write) -> BatchResult:
     """``rows`` written through ``chain``; if that fails on records the chain cannot transform, those are reported
     through ``errors()`` and skipped (``errors.tolerance=all``) or fail their task (``none``)."""
     try:
@@ -125,7 +125,7 @@ class _Probes:
             raise TooManyBadRecords(f"more than {MAX_PROBES} Spark jobs did not isolate the records whose "
                                     "transforms fail (many of the batch's records fail them)")
         self.probes_left -= 1
-        return _probe(df)
+        return probe(df)
 
     def _bisect(self, transformed: DataFrame, rows: list[int]) -> list[tuple[int, BaseException]]:
         error = self._probe(transformed.where(F.col(ROW).between(rows[0], rows[-1])))
