@@ -31,7 +31,7 @@ from sparkcat.spark.driver.batch_writers import batch_writer_for, batch_writer_h
 from sparkcat.spark.driver.java_sink import java_sink_handler
 from sparkcat.spark.driver.java_source import java_source_handler
 from sparkcat.spark.driver.kafka_input import Assignment, connector_admin, route, subscribed_partitions
-from sparkcat.spark.driver import transform_errors
+from sparkcat.spark.driver import source_transform_errors, transform_errors
 from sparkcat.spark.driver.leases import write_under_lease
 from sparkcat.spark.executor.batch_results import RESULT_SCHEMA, SOURCE_RESULT_SCHEMA
 from sparkcat.spark.executor.error_handling import ErrorSettings, RecordErrors
@@ -43,7 +43,7 @@ from sparkcat.spark.executor.source_txn import EOS_RESULT_SCHEMA, produce_task_b
 from sparkcat.policy.input_policy import prepare
 from sparkcat.spark.query_plan import BatchResult, LeaseSource, QueryPlan, no_lease
 
-__all__ = ["Handler", "handler_for", "ensure_dead_letter_queue", "to_kafka", "to_kafka_exactly_once",
+__all__ = ["Handler", "handler_for", "writes_to_kafka", "ensure_dead_letter_queue", "to_kafka", "to_kafka_exactly_once",
            "to_sink_task", "from_kafka_to_sink_task"]
 
 log = logging.getLogger(__name__)
@@ -69,6 +69,23 @@ def handler_for(plan: QueryPlan, lease: LeaseSource = no_lease) -> Handler:
     return to_kafka_exactly_once(plan, lease) if plan.exactly_once else to_kafka(plan)
 
 
+def writes_to_kafka(plan: QueryPlan) -> bool:
+    """Whether the plan is a Python source connector writing to Kafka (``to_kafka``, ``to_kafka_exactly_once``):
+    its handler, not its stream, applies its transforms (``source_transform_errors``)."""
+    return plan.connector_type != "sink" and not plan.java_host and not plan.sink_class
+
+
+def _through_chain(plan: QueryPlan, rows: DataFrame, write: source_transform_errors.Write) -> BatchResult:
+    """``write`` of the batch through the connector's transforms, a record they fail on skipped or failing its task
+    as ``errors.tolerance`` says (``source_transform_errors``)."""
+    chain = chain_of(plan)
+    if not chain:
+        return write(rows, False)
+    settings = ErrorSettings.of(prepare(plan.connector_config))
+    errors = lambda: RecordErrors(plan.connector, settings, producer_config(plan))  # noqa: E731
+    return source_transform_errors.written_through_chain(rows, chain, errors, write)
+
+
 def ensure_dead_letter_queue(plan: QueryPlan) -> None:
     """Create the connector's dead letter queue topic if it names one (DeadLetterQueueError if that fails)."""
     if not str(plan.connector_config.get("errors.deadletterqueue.topic.name") or "").strip():
@@ -85,14 +102,18 @@ def to_kafka(plan: QueryPlan) -> Handler:
 
     def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
         started = time.monotonic()
-        value_type = value_type_of(batch_df.schema["value"])  # named by SetSchemaMetadata
-        key_type = key_type_of(batch_df.schema["key"])  # a key ValueToKey built, maybe named
 
-        def write(batches: Iterator[Any]) -> Iterator[Any]:
-            return produce_partition(plan, conf, value_type, batches, key_type)
+        def written(df: DataFrame, _replay: bool) -> BatchResult:
+            value_type = value_type_of(df.schema["value"])  # named by SetSchemaMetadata
+            key_type = key_type_of(df.schema["key"])  # a key ValueToKey built, maybe named
 
-        rows = batch_df.mapInArrow(write, SOURCE_RESULT_SCHEMA).collect()
-        return batch_result(plan.connector, batch_id, rows, started)
+            def write(batches: Iterator[Any]) -> Iterator[Any]:
+                return produce_partition(plan, conf, value_type, batches, key_type)
+
+            rows = df.mapInArrow(write, SOURCE_RESULT_SCHEMA).collect()
+            return batch_result(plan.connector, batch_id, rows, started)
+
+        return _through_chain(plan, batch_df, written)
 
     return handler
 
@@ -109,19 +130,24 @@ def to_kafka_exactly_once(plan: QueryPlan, lease: LeaseSource = no_lease) -> Han
 
     def handler(batch_df: DataFrame, batch_id: int) -> BatchResult:
         started = time.monotonic()
-        value_type = value_type_of(batch_df.schema["value"])  # named by SetSchemaMetadata
-        key_type = key_type_of(batch_df.schema["key"])  # a key ValueToKey built, maybe named
         if fresh[0]:  # one line per query: where a (re)start's time goes before its first record
             log.info("Connector %s: first batch %d of this query begins", plan.connector, batch_id)
+        rows: list[Any] = []
 
-        def run(held: LeaderLease | None, replay: bool) -> list[Any]:
-            def write(batches: Iterator[Any]) -> Iterator[Any]:
-                return produce_task_batch(plan, conf, value_type, replay, batch_id, held, batches, key_type)
-            return batch_df.mapInArrow(write, EOS_RESULT_SCHEMA).collect()
+        def written(df: DataFrame, again: bool) -> BatchResult:  # again: the batch's second write, a replay
+            value_type = value_type_of(df.schema["value"])  # named by SetSchemaMetadata
+            key_type = key_type_of(df.schema["key"])  # a key ValueToKey built, maybe named
 
-        rows = write_under_lease(lease, run, fresh[0], plan.connector, batch_id)
+            def run(held: LeaderLease | None, replay: bool) -> list[Any]:
+                def write(batches: Iterator[Any]) -> Iterator[Any]:
+                    return produce_task_batch(plan, conf, value_type, replay, batch_id, held, batches, key_type)
+                return df.mapInArrow(write, EOS_RESULT_SCHEMA).collect()
+
+            rows[:] = write_under_lease(lease, run, fresh[0] or again, plan.connector, batch_id)
+            return batch_result(plan.connector, batch_id, rows, started)
+
+        result = _through_chain(plan, batch_df, written)
         fresh[0] = False
-        result = batch_result(plan.connector, batch_id, rows, started)
         result.transaction_ms = max((r.transaction_ms for r in rows), default=None)
         skipped = sorted(r.task for r in rows if r.skipped)
         if skipped:

@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from sparkcat.spark.driver import java_source, planned_source
-from sparkcat.spark.driver.handlers import handler_for
+from sparkcat.spark.driver.handlers import handler_for, writes_to_kafka
 from sparkcat.spark.driver.kafka_input import reader_options, subscribed_partitions
 from sparkcat.spark.query_plan import tp_key
 from sparkcat.spark.query_plan import BatchResult, LeaseSource, QueryPlan, no_lease
@@ -116,14 +116,17 @@ def read_stream(spark: SparkSession, plan: QueryPlan, store: Any = None, lease: 
     if plan.java_host:
         return java_source.java_source_stream(spark, plan, store, lease)
     rows = planned_source.source_stream(spark, plan, store)
-    return transformed(rows, plan)
+    checked = transformed(rows, plan)
+    return rows if writes_to_kafka(plan) else checked  # to Kafka: its handler applies the chain, per batch
 
 
 def transformed(rows: DataFrame, plan: QueryPlan) -> DataFrame:
     """A source connector's rows through its ``transforms`` chain: one projection per stage, on the executors.
 
     Raises ConfigError (``transforms.DataError``) when a transformation cannot apply to the task's
-    value schema, so the connector fails before any record is read.
+    value schema, so the connector fails before any record is read. (A source writing to Kafka is given
+    its rows untransformed: its handler applies the chain to each batch, ``source_transform_errors``, to skip
+    a record the chain fails on.)
     """
     from sparkcat.policy.input_policy import prepare
     from sparkcat.transforms import Records, apply_chain, parse_chain

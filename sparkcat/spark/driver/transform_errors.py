@@ -32,7 +32,8 @@ from sparkcat.spark.executor.sink_decode import ORIGINAL, decode_batch, sides_of
 from sparkcat.spark.query_plan import TASK_FAILURE_MARK, BatchResult, TaskBatchResult, sink_position, tp_key
 from sparkcat.transforms import Chain, DataError, Records, apply_chain
 
-__all__ = ["TRANSFORMATION", "BadRecord", "BadRecords", "chain_transform", "rerun_without_bad", "with_skipped"]
+__all__ = ["TRANSFORMATION", "MAX_PROBES", "BadRecord", "BadRecords", "TooManyBadRecords", "chain_transform", "probe",
+           "rerun_without_bad", "with_skipped"]
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +113,7 @@ class BadRecords:
             raise TooManyBadRecords(f"more than {MAX_PROBES} Spark jobs did not isolate the records whose "
                                     "transforms fail (many of the batch's records fail them)")
         self.probes_left -= 1
-        return _probe(df)
+        return probe(df)
 
     def _bisect(self, transformed: DataFrame, topic: str, partition: int,
                 offsets: list[int]) -> list[tuple[int, BaseException]]:
@@ -160,7 +161,7 @@ def _in_range(topic: str, partition: int, first: int, last: int) -> Column:
             & F.col(ORIGINAL["offset"]).between(first, last))
 
 
-def _probe(df: DataFrame) -> BaseException | None:
+def probe(df: DataFrame) -> BaseException | None:
     """Evaluate every column of ``df`` (Spark's ``noop`` writer); the error if that fails, else None."""
     try:
         df.write.format("noop").mode("overwrite").save()

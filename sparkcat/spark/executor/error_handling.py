@@ -7,8 +7,9 @@ Kafka Connect's ``RetryWithToleranceOperator`` with its ``LogReporter`` and
 ``DeadLetterQueueReporter``, for the stages sparkcat runs per record in Python: the key and
 value converters (``KEY_CONVERTER``, ``VALUE_CONVERTER``). Connect tolerates any exception in
 converters and transforms and only ``RetriableException`` elsewhere; sparkcat's transforms are
-projections of the whole batch (a sink's records whose transforms fail are found by the driver after
-the batch failed, ``spark.driver.transform_errors``, and reported here as stage ``TRANSFORMATION``),
+projections of the whole batch (a connector's records whose transforms fail are found by the driver after
+the batch failed, ``spark.driver.transform_errors`` for a sink and ``source_transform_errors`` for a source,
+and reported here as stage ``TRANSFORMATION``),
 it has no header converters, and a sink task's ``put`` or ``flush`` failing fails its task, as in
 Connect. So ``RecordErrors.failed`` is called for conversion failures, and for a source record
 Kafka refused (Connect's ``KAFKA_PRODUCE`` stage, ``source_sends``) with ``errors.tolerance=all``:
