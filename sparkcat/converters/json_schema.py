@@ -24,7 +24,7 @@ from pyspark.sql import types as T
 
 from sparkcat.converters.json_schema_data import JsonSchemaOptions, dumps, json_schema, json_value, schema_title
 from sparkcat.converters.json_schema_values import JsonSchemaError, loads, read_value
-from sparkcat.converters.schema_registry import (RegistryClient, RegistryConverter, RegistrySettings,
+from sparkcat.converters.schema_registry import (RegistryClient, RegistryConverter, RegistrySettings, bool_setting,
                                                  settings_problems, subject_name)
 from sparkcat.errors import ConfigError
 
@@ -58,11 +58,7 @@ def _decimal_format(config: dict[str, Any]) -> bool:
 
 
 def _additional(config: dict[str, Any]) -> bool:
-    value = str(config.get("object.additional.properties", "true")).strip().lower()
-    if value not in ("true", "false"):
-        raise ConfigError(f"{_NAME}: object.additional.properties must be true or false, not "
-                          f"{config['object.additional.properties']!r}")
-    return value == "true"
+    return bool_setting(config, "object.additional.properties", True, _NAME)
 
 
 class JsonSchemaConverter(RegistryConverter):

@@ -25,7 +25,7 @@ from pyspark.sql import types as T
 
 from sparkcat.converters.avro_data import avro_missing
 from sparkcat.converters.protobuf_schema import NAME, PROTOBUF_MODULES, ProtobufError, proto_file, schema_text
-from sparkcat.converters.schema_registry import (RegistryClient, RegistryConverter, RegistrySettings,
+from sparkcat.converters.schema_registry import (RegistryClient, RegistryConverter, RegistrySettings, bool_setting,
                                                  settings_problems, subject_name)
 from sparkcat.errors import ConfigError
 
@@ -80,11 +80,7 @@ def protobuf_problems(config: dict[str, Any], is_key: bool) -> dict[str, list[st
 
 
 def _optional(config: dict[str, Any]) -> bool:
-    value = str(config.get("optional.for.nullables", "false")).strip().lower()
-    if value not in ("true", "false"):
-        raise ConfigError(f"{NAME}: optional.for.nullables must be true or false, not "
-                          f"{config['optional.for.nullables']!r}")
-    return value == "true"
+    return bool_setting(config, "optional.for.nullables", False, NAME)
 
 
 class ProtobufConverter(RegistryConverter):

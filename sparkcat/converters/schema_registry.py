@@ -55,8 +55,8 @@ class RegistrySettings:
         if problems:
             raise ConfigError("; ".join(f"{k}: {' '.join(m)}" for k, m in problems.items()), problems)
         return cls(registry_urls(config), _strategy(config, is_key, converter),
-                   _bool(config, "auto.register.schemas", True, converter),
-                   _bool(config, "use.latest.version", False, converter), _user_info(config, converter),
+                   bool_setting(config, "auto.register.schemas", True, converter),
+                   bool_setting(config, "use.latest.version", False, converter), _user_info(config, converter),
                    tuple((k, _count(config, k, converter)) for k in RETRIES))
 
 
@@ -79,8 +79,8 @@ def settings_problems(config: dict[str, Any], is_key: bool, converter: str = "Av
         out["schema.registry.url"] = [f"{converter}: schema.registry.url must list http:// or https:// URLs, "
                                       f"not {', '.join(map(repr, bad))}"]
     checks = [("subject.name.strategy", lambda: _strategy(config, is_key, converter)),
-              ("auto.register.schemas", lambda: _bool(config, "auto.register.schemas", True, converter)),
-              ("use.latest.version", lambda: _bool(config, "use.latest.version", False, converter)),
+              ("auto.register.schemas", lambda: bool_setting(config, "auto.register.schemas", True, converter)),
+              ("use.latest.version", lambda: bool_setting(config, "use.latest.version", False, converter)),
               ("basic.auth.credentials.source", lambda: _user_info(config, converter))]
     checks += [(key, lambda key=key: _count(config, key, converter)) for key in RETRIES]
     for key, check in checks:
@@ -101,7 +101,7 @@ def _strategy(config: dict[str, Any], is_key: bool, converter: str) -> str:
     return strategy
 
 
-def _bool(config: dict[str, Any], key: str, default: bool, converter: str) -> bool:
+def bool_setting(config: dict[str, Any], key: str, default: bool, converter: str) -> bool:
     value = config.get(key, default)
     if isinstance(value, bool):
         return value

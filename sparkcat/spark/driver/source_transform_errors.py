@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from sparkcat.spark.driver.transform_errors import MAX_PROBES, TRANSFORMATION, TooManyBadRecords, probe, with_skipped
+from sparkcat.spark.driver.transform_errors import (MAX_PROBES, TRANSFORMATION, ProbeBudget, find_bad,
+                                                   with_skipped)
 from sparkcat.spark.executor.error_handling import RecordErrors, SourceRow, keys_of
 from sparkcat.spark.query_plan import TASK_FAILURE_MARK, BatchResult
 from sparkcat.transforms import KEEP, Chain, Records, apply_chain
@@ -69,13 +70,7 @@ def _without_bad(rows: DataFrame, chain: Chain, errors: Callable[[], RecordError
     try:
         if not probes.deterministic():
             raise failure
-        try:
-            bad = probes.find()
-        except Exception as e:  # noqa: BLE001 - the probing itself failed: the batch fails with its own error
-            log.warning("Looking for the source records whose transforms fail did not finish: %s", e)
-            raise failure from e
-        if not bad:
-            raise failure  # the chain transforms every record: the write failed for another reason
+        bad = find_bad(probes, failure, "source records")
         reported = errors()
         log.warning("Connector %s: %d source record(s) of the batch failed their transforms", reported.connector,
                     len(bad))
@@ -100,7 +95,7 @@ class BadRow:
 
 
 @dataclass
-class _Probes:
+class _Probes(ProbeBudget):
     """Finds the rows of ``indexed`` whose transforms fail, a Spark job per probe (``transform_errors``)."""
 
     indexed: DataFrame
@@ -119,13 +114,6 @@ class _Probes:
         for record in bad:
             record.stage_class = self._stage_of(record)
         return bad
-
-    def _probe(self, df: DataFrame) -> BaseException | None:
-        if self.probes_left <= 0:
-            raise TooManyBadRecords(f"more than {MAX_PROBES} Spark jobs did not isolate the records whose "
-                                    "transforms fail (many of the batch's records fail them)")
-        self.probes_left -= 1
-        return probe(df)
 
     def _bisect(self, transformed: DataFrame, rows: list[int]) -> list[tuple[int, BaseException]]:
         error = self._probe(transformed.where(F.col(ROW).between(rows[0], rows[-1])))

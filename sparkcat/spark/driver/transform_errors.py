@@ -23,6 +23,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import reduce
+from typing import Any
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -75,8 +76,21 @@ class BadRecord:
                 & (F.col(ORIGINAL["offset"]) == self.offset))
 
 
+class ProbeBudget:
+    """At most ``MAX_PROBES`` Spark jobs to isolate a failed batch's bad records (``probes_left`` counts down)."""
+
+    probes_left: int
+
+    def _probe(self, df: DataFrame) -> BaseException | None:
+        if self.probes_left <= 0:
+            raise TooManyBadRecords(f"more than {MAX_PROBES} Spark jobs did not isolate the records whose "
+                                    "transforms fail (many of the batch's records fail them)")
+        self.probes_left -= 1
+        return probe(df)
+
+
 @dataclass
-class BadRecords:
+class BadRecords(ProbeBudget):
     """Finds, reports and leaves out the records of one batch whose transforms fail (driver side)."""
 
     routed: DataFrame      # the batch routed to its tasks, persisted (read once per probe)
@@ -107,13 +121,6 @@ class BadRecords:
                 record.stage_class = self._stage_of(record)
                 bad.append(record)
         return bad
-
-    def _probe(self, df: DataFrame) -> BaseException | None:
-        if self.probes_left <= 0:
-            raise TooManyBadRecords(f"more than {MAX_PROBES} Spark jobs did not isolate the records whose "
-                                    "transforms fail (many of the batch's records fail them)")
-        self.probes_left -= 1
-        return probe(df)
 
     def _bisect(self, transformed: DataFrame, topic: str, partition: int,
                 offsets: list[int]) -> list[tuple[int, BaseException]]:
@@ -203,6 +210,19 @@ def tolerated(settings: ErrorSettings, error: BaseException) -> bool:
     return settings.tolerance_all and TASK_FAILURE_MARK not in str(error)
 
 
+def find_bad(probes: Any, failure: BaseException, what: str) -> list[Any]:
+    """The records ``probes`` (``find()``) says fail their transforms; ``failure`` raised again when none does (the
+    job failed for another reason) or the probing itself failed."""
+    try:
+        bad = probes.find()
+    except Exception as e:  # noqa: BLE001 - the probing itself failed: the batch fails with its own error
+        log.warning("Looking for the %s whose transforms fail did not finish: %s", what, e)
+        raise failure from e
+    if not bad:
+        raise failure
+    return bad
+
+
 def rerun_without_bad(routed: DataFrame, chain: Chain, transform: Transform, settings: ErrorSettings,
                       errors: Callable[[], RecordErrors], failure: BaseException,
                       write: Callable[[DataFrame], BatchResult]) -> BatchResult:
@@ -211,13 +231,7 @@ def rerun_without_bad(routed: DataFrame, chain: Chain, transform: Transform, set
     probes = BadRecords(routed, chain, transform)
     if not tolerated(settings, failure) or not probes.deterministic():
         raise failure
-    try:
-        bad = probes.find()
-    except Exception as e:  # noqa: BLE001 - the probing itself failed: the batch fails with its own error
-        log.warning("Looking for the records whose transforms fail did not finish: %s", e)
-        raise failure from e
-    if not bad:
-        raise failure  # the chain transforms every record: the job failed for another reason
+    bad = find_bad(probes, failure, "records")
     reported = errors()
     log.warning("Connector %s: %d record(s) of the batch failed their transforms and are skipped "
                 "(errors.tolerance=all): %s", reported.connector, len(bad),
