@@ -33,6 +33,7 @@ from typing import Any, Callable
 
 from sparkcat.errors import StorageError
 from sparkcat.kafka.client_settings import admin_settings, consumer_settings
+from sparkcat.kafka.group_members import GroupMember, group_members
 from sparkcat.kafka.producers import LeaderLease
 from sparkcat.runtime.supervision import Outage
 from sparkcat.storage.log import KeyedLog
@@ -182,8 +183,8 @@ class GroupMembership:
         """Ask the group coordinator for the group's committed offsets (proof of contact); a standby then
         asks it who holds partition 0 (the leader's URL is its ``client.id``).
 
-        The description is asked only right after the coordinator answered: librdkafka 2.x can abort the
-        process when DescribeConsumerGroups' FindCoordinator times out (confluentinc/librdkafka#4605).
+        The description is asked only right after the coordinator answered, and never with the AdminClient's
+        coordinator requests, which can abort the process when a network cut heals (``sparkcat.kafka.group_members``).
         """
         from confluent_kafka import TopicPartition
 
@@ -215,34 +216,27 @@ class GroupMembership:
         The answer to the offsets request only proves the coordinator is reachable; a session that expired
         meanwhile shows here, before librdkafka notices it, and this driver then rejoins as a standby.
         """
-        description = self._describe(timeout)
-        if description is None:
+        members = self._describe(timeout)
+        if members is None:
             return False  # asked again at the next heartbeat; no leadership meanwhile
         me = self._consumer.memberid()
-        if any(m.member_id == me and m.assignment and self._holds_partition_0(m.assignment.topic_partitions)
-               for m in description.members):
+        if any(m.member_id == me and m.holds(self.settings.config_topic, 0) for m in members):
             return True
         log.info("Group %s: this driver's (%s) session expired while it was out of contact", self.settings.group,
                  self.settings.url)
         self._on_lost(self._consumer, [])
         return False
 
-    def _describe(self, timeout: float) -> Any:
-        """The coordinator's description of the group, or None when it does not answer."""
-        try:
-            future = self._admin.describe_consumer_groups([self.settings.group], request_timeout=timeout)
-            return future[self.settings.group].result(timeout=timeout + 1)
-        except Exception as e:  # noqa: BLE001 - asked again at the next heartbeat
-            log.debug("Describing group %s failed: %s", self.settings.group, e)
-            return None
+    def _describe(self, timeout: float) -> list[GroupMember] | None:
+        """The group's members as the coordinator describes them, or None when it does not answer."""
+        return group_members(self._admin, self.settings.group, timeout)
 
     def _described_holder(self, timeout: float) -> str | None:
         """The ``client.id`` (REST URL) of the member the coordinator reports holding partition 0."""
-        description = self._describe(timeout)
-        if description is None:
+        members = self._describe(timeout)
+        if members is None:
             return None
-        holder = next((m.client_id for m in description.members
-                       if m.assignment and self._holds_partition_0(m.assignment.topic_partitions)), None)
+        holder = next((m.client_id for m in members if m.holds(self.settings.config_topic, 0)), None)
         return holder.partition("@")[2] if holder else None  # client.id: "<joined at, ms>@<REST URL>"
 
     # -- Leadership --------------------------------------------------------------------

@@ -24,6 +24,7 @@ from tests.kafka_helpers import wait_until
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 STEP = 300  # records each phase must add before the test moves on: proof that the pipeline went on
+COPY_BATCH = 200  # the copy's batch.max.records
 
 
 def server_info(url: str) -> dict | None:
@@ -70,7 +71,7 @@ def start_leader_and_standby(specs: tuple[dict, dict], logs: dict, tmp_path, boo
     post(url_one, "inc", {**source, **eos, "topic.prefix": prefix})
     wait_until(lambda: positions(bootstrap, topic), message="the source's topic and first records")
     post(url_one, "copy", {"connector.class": "kafka", "topics": topic, "tasks.max": "1",
-                           "batch.max.records": "200", "trigger.interval.ms": "200", **eos})
+                           "batch.max.records": str(COPY_BATCH), "trigger.interval.ms": "200", **eos})
     children.append(start_driver_process(two, {}, logs["two"], {}, module="tests.ha_driver"))
     wait_until(lambda: (tmp_path / "two.started").exists() and role(url_two) == ("standby", url_one),
                timeout_s=180, message=lambda: "the second driver to stand by: " + logs["two"].read_text()[-4000:])
