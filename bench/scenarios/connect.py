@@ -64,10 +64,15 @@ def run(bench: Bench) -> None:
 
 def _processes(bench: Bench, worker: Any, which: str) -> list[psutil.Process]:
     """The runtime's own processes: Connect's JVM, or the sparkcat driver (Python, its JVM, Python workers)."""
+    return [p for procs in _process_kinds(bench, worker, which).values() for p in procs]
+
+
+def _process_kinds(bench: Bench, worker: Any, which: str) -> dict[str, list[psutil.Process]]:
+    """``_processes`` by kind: Connect's JVM, or sparkcat's driver Python, its JVM and its Python workers."""
     if which == "connect":
-        return [psutil.Process(worker._proc.pid)]
+        return {"connect": [psutil.Process(worker._proc.pid)]}
     groups = driver_processes(bench.broker_pids() | {worker._proc.pid})
-    return [p for kind, procs in groups.items() if kind != "other" for p in procs]
+    return {kind: procs for kind, procs in groups.items() if kind != "other"}
 
 
 def _proc_cpu(procs: list[psutil.Process]) -> tuple[float, float]:

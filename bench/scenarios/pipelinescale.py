@@ -7,8 +7,8 @@ own. sparkcat runs ``file-source`` (one shared query) and the sink ``--scale-sin
 Connect runs ``FileStreamSourceConnector`` and ``FileStreamSinkConnector``. Per level and side, each side alone
 (sparkcat's connectors are deleted before Connect's start): time from the first create request to all N
 RUNNING, the runtime's CPU and RSS idle (over ``IDLE_S``, from ``SETTLE_S`` after all were RUNNING: the first
-batches, JIT compilation and start-up's garbage are not idleness, on either side), then three rounds of one line appended to every source file at once,
-each line's latency from its append to its appearance in its sink's output file (p50/p95/p99 over the
+batches, JIT compilation and start-up's garbage are not idleness, on either side), then three rounds of one line
+appended to every source file at once, each line's latency from its append to its appearance in its sink's output file (p50/p95/p99 over the
 N/2 x 3 lines, the files polled every 20 ms).
 """
 
@@ -21,8 +21,8 @@ from typing import Any
 
 from bench.clients import percentile
 from bench.harness import Bench, log, wait_for
-from bench.measure import driver_processes, stats
-from bench.scenarios.connect import _proc_cpu, _processes
+from bench.measure import stats
+from bench.scenarios.connect import _proc_cpu, _process_kinds, _processes
 from bench.scenarios.scale import SINK_CLASSES
 from bench.scenarios.sourcescale import IDLE_S, ROUNDS, STRING, _delete, _running, beside_connect
 
@@ -59,32 +59,23 @@ def _level(bench: Bench, worker: Any, side: str, n: int) -> None:
     wait_for(lambda: _running(bench, worker, side, names), 1200, 0.5, f"{len(names)} {side} connectors RUNNING")
     all_running = time.monotonic() - t0
     time.sleep(SETTLE_S)
-    procs = _processes(bench, worker, side)  # the Python workers the connectors started, too
-    kinds = _kinds(bench, worker, side)
-    cpu0, _ = _proc_cpu(procs)
-    kind0 = {k: _proc_cpu(v)[0] for k, v in kinds.items()}
+    kinds = _process_kinds(bench, worker, side)  # the Python workers the connectors started, too
+    before = {k: _proc_cpu(v) for k, v in kinds.items()}  # (CPU s, RSS MB) per kind
     idle_from = time.monotonic()
     time.sleep(IDLE_S)
-    cpu1, rss = _proc_cpu(procs)
+    after = {k: _proc_cpu(v) for k, v in kinds.items()}
     idle_s = time.monotonic() - idle_from
-    idle_cpu = (cpu1 - cpu0) / idle_s
-    if kinds:
+    used = {k: (after[k][0] - before[k][0]) / idle_s for k in kinds}
+    idle_cpu, rss = sum(used.values()), sum(mb for _, mb in after.values())
+    if side == "sparkcat":
         log.info("pipelinescale %d %s: idle %% of a core by process: %s", n, side,
-                 ", ".join(f"{k} {(_proc_cpu(v)[0] - kind0[k]) / idle_s * 100:.1f}" for k, v in kinds.items()))
+                 ", ".join(f"{k} {share * 100:.1f}" for k, share in used.items()))
     latencies: list[float] = []
     for round_ in range(ROUNDS):
         latencies += _round(list(sources.values()), list(outs.values()), round_)
     latencies.sort()
     _delete(bench, worker, side, names)
     _figures(bench, f"pipelinescale_{n}_{side}", len(names), all_running, latencies, idle_cpu, rss, rss0)
-
-
-def _kinds(bench: Bench, worker: Any, side: str) -> dict[str, list[Any]]:
-    """sparkcat's processes by kind (the driver's Python, its JVM, the Python workers); none for Connect's one JVM."""
-    if side != "sparkcat":
-        return {}
-    groups = driver_processes(bench.broker_pids() | {worker._proc.pid})
-    return {k: v for k, v in groups.items() if k != "other"}
 
 
 def _source(side: str, path: Path, topic: str) -> dict[str, str]:
