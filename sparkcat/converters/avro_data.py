@@ -63,9 +63,11 @@ def avro_missing(with_fastavro: bool = True) -> list[str]:
     return missing
 
 
-def avro_missing_message(missing: list[str], converter: str = "io.confluent.connect.avro.AvroConverter") -> str:
+def avro_missing_message(missing: list[str], converter: str = "io.confluent.connect.avro.AvroConverter",
+                         extra: str = "avro") -> str:
+    """A registry converter's packages are missing: which, and the sparkcat extra that installs them."""
     return (f"{converter} needs the Python package(s) {', '.join(missing)}, not "
-            "installed; install them with pip install 'sparkcat[avro]'")
+            f"installed; install them with pip install 'sparkcat[{extra}]'")
 
 
 def _fastavro() -> Any:

@@ -23,7 +23,7 @@ from typing import Any
 
 from pyspark.sql import types as T
 
-from sparkcat.converters.avro_data import avro_missing
+from sparkcat.converters.avro_data import avro_missing, avro_missing_message
 from sparkcat.converters.protobuf_schema import NAME, PROTOBUF_MODULES, ProtobufError, proto_file, schema_text
 from sparkcat.converters.schema_registry import (RegistryClient, RegistryConverter, RegistrySettings, bool_setting,
                                                  settings_problems, subject_name)
@@ -56,8 +56,7 @@ def _spec(module: str) -> Any:
 
 def protobuf_missing_message(missing: list[str], converter: str = "io.confluent.connect.protobuf."
                              "ProtobufConverter") -> str:
-    return (f"{converter} needs the Python package(s) {', '.join(missing)}, not installed; install them with "
-            "pip install 'sparkcat[protobuf]'")
+    return avro_missing_message(missing, converter, extra="protobuf")
 
 
 def protobuf_problems(config: dict[str, Any], is_key: bool) -> dict[str, list[str]]:
