@@ -1,8 +1,9 @@
 """Python sink connectors fed from Kafka that share one query (``shared_queries``), one per trigger interval.
 
 Where a sink of its own reads its topics with Spark's Kafka source, a shared one is planned by the driver:
-each trigger lists the subscribed partitions and their last committed offsets once for all members of a
-cluster (``before_round``: one metadata and one ListOffsets request), and each member's ``KafkaRanges`` moves
+each trigger looks up the subscribed partitions and their last committed offsets once for all members of a
+cluster (``before_round``, ``ClusterWatch``: the topic list at most 5 s old, and ListOffsets only for the
+partitions a watching consumer saw records arrive in, so an idle round asks the broker nothing), and each member's ``KafkaRanges`` moves
 its positions (``{"topic:partition": next offset}``) towards them, at most ``batch.max.records`` per partition.
 Its tasks' ranges (``assign_tasks``, as Connect's consumer group would spread them) become rows of the batch;
 the executors read and put them (``executor.shared_sink``). Positions go to the offsets store and the
@@ -38,7 +39,7 @@ from sparkcat.spark.executor.shared_sink import SinkPart, SinkWrite, put_members
 from sparkcat.spark.executor.shared_source import SHARED_RESULT_SCHEMA
 from sparkcat.spark.query_plan import QueryPlan, TopicPartitionKey, tp_key
 
-__all__ = ["own_query_reason", "group_key", "new_member", "new_group", "SinkGroup", "KafkaRanges", "Snapshot"]
+__all__ = ["own_query_reason", "group_key", "new_member", "new_group", "SinkGroup", "KafkaRanges", "Snapshot", "ClusterWatch"]
 
 log = logging.getLogger(__name__)
 
@@ -132,15 +133,47 @@ def _list_offsets(admin: Any, specs: Mapping[TopicPartitionKey, Any]) -> dict[To
     return {(tp.topic, tp.partition): int(f.result().offset) for tp, f in futures.items()}
 
 
-def take_snapshot(admin: Any, plans: list[QueryPlan]) -> Snapshot:
-    """The partitions ``plans`` subscribe to on ``admin``'s cluster and their ends: two requests for them all."""
-    from confluent_kafka.admin import OffsetSpec
-    metadata = admin.list_topics(timeout=METADATA_TIMEOUT_S)
-    partitions = {name: sorted(t.partitions) for name, t in metadata.topics.items() if t.error is None}
-    snapshot = Snapshot(admin, partitions)
-    wanted = {tp for plan in plans for tp in snapshot.subscribed_by(plan)}
-    snapshot.latest = _list_offsets(admin, {tp: OffsetSpec.latest() for tp in sorted(wanted)})
-    return snapshot
+METADATA_MAX_AGE_S = 5.0  # a cluster's topic list is asked again after this long, or when the members change
+
+
+class ClusterWatch:
+    """One cluster's look-ups for a sink group: its topics (metadata at most ``METADATA_MAX_AGE_S`` old) and its
+    partitions' committed ends (``end_watch.EndWatch``: listed only where records arrived, and every
+    ``FULL_LIST_S``). An idle round asks the broker nothing."""
+
+    def __init__(self, admin: Any, consumer_settings: Mapping[str, Any]) -> None:
+        from confluent_kafka import Consumer
+        from confluent_kafka.admin import OffsetSpec
+        from sparkcat.kafka.end_watch import EndWatch, watch_consumer_settings
+        self.admin = admin
+        self._ends = EndWatch(Consumer(watch_consumer_settings(consumer_settings)),
+                              lambda tps: _list_offsets(admin, {tp: OffsetSpec.latest() for tp in tps}))
+        self._partitions: dict[str, list[int]] | None = None
+        self._asked_at = 0.0
+        self._for: frozenset[int] = frozenset()  # the plans the topic list was matched for
+
+    def snapshot(self, plans: list[QueryPlan]) -> Snapshot:
+        """The partitions ``plans`` subscribe to and their ends; an error leaves the topic list to be asked again."""
+        try:
+            snapshot = Snapshot(self.admin, self._topics(plans))
+            wanted = {tp for plan in plans for tp in snapshot.subscribed_by(plan)}
+            snapshot.latest = self._ends.ends(wanted)
+            return snapshot
+        except Exception:
+            self._partitions = None
+            raise
+
+    def _topics(self, plans: list[QueryPlan]) -> dict[str, list[int]]:
+        members = frozenset(id(plan) for plan in plans)
+        now = time.monotonic()
+        if self._partitions is None or members != self._for or now - self._asked_at >= METADATA_MAX_AGE_S:
+            metadata = self.admin.list_topics(timeout=METADATA_TIMEOUT_S)
+            self._partitions = {name: sorted(t.partitions) for name, t in metadata.topics.items() if t.error is None}
+            self._asked_at, self._for = now, members
+        return self._partitions
+
+    def close(self) -> None:
+        self._ends.close()
 
 
 class KafkaRanges:
@@ -208,6 +241,7 @@ class SinkGroup(SharedGroup):
         super().__init__(*args)
         self.started_ms = int(time.time() * 1000)
         self._unreachable: set[str] = set()  # servers whose last look-up failed (logged once until it works)
+        self._clusters: dict[int, ClusterWatch] = {}  # by id of the cluster's AdminClient (``connector_admin``)
 
     def before_round(self, members: list[Member]) -> None:
         """One look-up per cluster for all members on it; a cluster that does not answer plans nothing new."""
@@ -215,10 +249,15 @@ class SinkGroup(SharedGroup):
         for m in members:
             admin = connector_admin(m.plan)
             by_admin.setdefault(id(admin), (admin, []))[1].append(m)
-        for admin, on_it in by_admin.values():
+        for key in set(self._clusters) - set(by_admin):  # no member on that cluster any more
+            self._clusters.pop(key).close()
+        for key, (admin, on_it) in by_admin.items():
             servers = on_it[0].plan.bootstrap_servers
             try:
-                snapshot: Snapshot | None = take_snapshot(admin, [m.plan for m in on_it])
+                cluster = self._clusters.get(key)
+                if cluster is None:
+                    cluster = self._clusters[key] = ClusterWatch(admin, on_it[0].write.consumer)
+                snapshot: Snapshot | None = cluster.snapshot([m.plan for m in on_it])
                 self._unreachable.discard(servers)
             except Exception as e:
                 snapshot = None
@@ -228,6 +267,13 @@ class SinkGroup(SharedGroup):
                                 servers, e)
             for m in on_it:
                 m.reader.snapshot = snapshot
+
+    def planner_stopped(self) -> None:
+        super().planner_stopped()
+        with self.lock:
+            for cluster in self._clusters.values():
+                cluster.close()
+            self._clusters.clear()
 
     def member_progress(self, member: Member) -> dict[str, Any] | None:
         """The member's lag as Spark's Kafka source reports it (``maxOffsetsBehindLatest``), for ``/metrics``."""

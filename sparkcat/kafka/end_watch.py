@@ -1,0 +1,137 @@
+"""Where Kafka partitions' committed records end, watched by a consumer instead of asked for at every trigger.
+
+A shared sink query used to send one ListOffsets request for every subscribed partition at each trigger, idle
+or not: with a hundred idle sinks that was the largest Python cost of an idle driver. ``EndWatch`` keeps a
+non-joining consumer (``read_committed``) positioned at each watched partition's last listed end. A partition
+that gets a committed record after its listing delivers it to that consumer; only such partitions, and new
+ones, are listed again. An idle round costs one empty ``consume``. The watch is a shortcut, never the only
+source: every partition is listed again at least every ``FULL_LIST_S``, so a missed signal (a topic deleted and
+created again, a consumer error) delays a member by that much at most and loses nothing.
+
+A partition that signalled is paused until its listing: librdkafka drops what it had already fetched for it,
+so the driver takes about one message per changed partition per round, whatever the throughput.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+__all__ = ["EndWatch", "watch_consumer_settings", "FULL_LIST_S"]
+
+log = logging.getLogger(__name__)
+
+TopicPartitionKey = tuple[str, int]
+FULL_LIST_S = 10.0   # every watched partition is listed at least this often
+_DRAIN_BATCH = 500   # messages taken per consume() call while draining
+_DRAIN_CALLS = 20    # at most this many calls per round: a flood cannot hold the planner
+
+# The watch needs to learn that a record arrived, not the record: fetch as little as Kafka allows (KIP-74 still
+# returns the first record batch), prefetch nothing beyond one message, never commit, never join the group.
+_WATCH_SETTINGS = {
+    "group.id": "sparkcat-end-watch",  # librdkafka wants one; nothing joins it or commits to it
+    "enable.auto.commit": False,
+    "enable.auto.offset.store": False,
+    "enable.partition.eof": False,
+    "auto.offset.reset": "error",      # a position gone (topic recreated) is an error event: a signal, not a skip
+    "isolation.level": "read_committed",
+    "fetch.message.max.bytes": 1,
+    "queued.min.messages": 1,
+    "fetch.wait.max.ms": 500,
+}
+
+
+def watch_consumer_settings(consumer: Mapping[str, Any]) -> dict[str, Any]:
+    """A watch consumer's settings from a member's consumer settings (its connection and security keys)."""
+    dropped = ("group.id", "group.instance.id", "client.id", "partition.assignment.strategy", "max.poll.interval.ms",
+               "fetch.max.bytes", "receive.message.max.bytes", "fetch.min.bytes")
+    return {**{k: v for k, v in consumer.items() if k not in dropped}, **_WATCH_SETTINGS}
+
+
+class EndWatch:
+    """The ends of the partitions a group asks about, listed only where the watch consumer saw them move."""
+
+    def __init__(self, consumer: Any, list_ends: Callable[[list[TopicPartitionKey]], dict[TopicPartitionKey, int]],
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._consumer = consumer
+        self._list = list_ends
+        self._clock = clock
+        self._ends: dict[TopicPartitionKey, int] = {}   # watched partition -> its last listed end
+        self._paused: set[TopicPartitionKey] = set()
+        self._listed_all_at = float("-inf")
+        self.listed = 0  # partitions listed so far (the cost the watch saves shows here)
+
+    def ends(self, wanted: Iterable[TopicPartitionKey]) -> dict[TopicPartitionKey, int]:
+        """Each of ``wanted``'s committed end now, listing the partitions that moved, new ones, and every one
+        once per ``FULL_LIST_S``. A listing error propagates; the partitions it was for are listed next time."""
+        wanted = set(wanted)
+        moved = self._drain()
+        self._unwatch(set(self._ends) - wanted)
+        now = self._clock()
+        if now - self._listed_all_at >= FULL_LIST_S:
+            ask = wanted
+        else:
+            ask = (moved & wanted) | (wanted - set(self._ends)) | (self._paused & wanted)
+        if ask:
+            listed = self._list(sorted(ask))
+            self.listed += len(listed)
+            self._watch_from(listed)
+            if ask is wanted:
+                self._listed_all_at = now
+        return {tp: self._ends[tp] for tp in wanted if tp in self._ends}
+
+    def close(self) -> None:
+        try:
+            self._consumer.close()
+        except Exception as e:  # closing a consumer whose cluster went away
+            log.debug("Closing the end watch's consumer: %s", e)
+
+    def _drain(self) -> set[TopicPartitionKey]:
+        """The watched partitions that delivered a record or an error since the last round, now paused."""
+        from confluent_kafka import TopicPartition
+        moved: set[TopicPartitionKey] = set()
+        for _ in range(_DRAIN_CALLS):
+            messages = self._consumer.consume(num_messages=_DRAIN_BATCH, timeout=0)
+            if not messages:
+                break
+            fresh = {(m.topic(), m.partition()) for m in messages if m.topic() is not None} - moved
+            fresh &= set(self._ends)
+            if fresh:
+                moved |= fresh
+                self._consumer.pause([TopicPartition(t, p) for t, p in sorted(fresh - self._paused)])
+                self._paused |= fresh
+        return moved
+
+    def _unwatch(self, gone: set[TopicPartitionKey]) -> None:
+        from confluent_kafka import TopicPartition
+        if gone:
+            self._consumer.incremental_unassign([TopicPartition(t, p) for t, p in sorted(gone)])
+            for tp in gone:
+                del self._ends[tp]
+            self._paused -= gone
+
+    def _watch_from(self, listed: dict[TopicPartitionKey, int]) -> None:
+        """Watch each listed partition from its end: assign new ones there, move (and resume) known ones."""
+        from confluent_kafka import TopicPartition
+        new = [TopicPartition(t, p, end) for (t, p), end in sorted(listed.items()) if (t, p) not in self._ends]
+        if new:
+            self._consumer.incremental_assign(new)
+        for tp, end in sorted(listed.items()):
+            if tp in self._ends:
+                self._move(TopicPartition(*tp, end))
+        resumed = sorted(self._paused & set(listed))
+        if resumed:
+            self._consumer.resume([TopicPartition(t, p) for t, p in resumed])
+            self._paused -= set(resumed)
+        self._ends.update(listed)
+
+    def _move(self, at: Any) -> None:
+        """Watch ``at``'s partition from ``at``'s offset; a partition whose fetch has not started yet refuses a
+        seek, so it is assigned again there."""
+        try:
+            self._consumer.seek(at)
+        except Exception:
+            self._consumer.incremental_unassign([at])
+            self._consumer.incremental_assign([at])

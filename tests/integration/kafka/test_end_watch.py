@@ -1,0 +1,108 @@
+"""``EndWatch`` against a real broker: partitions' committed ends follow records, and idle rounds list nothing."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
+
+from sparkcat.kafka.end_watch import EndWatch, watch_consumer_settings
+from sparkcat.spark.driver.shared_sinks import _list_offsets
+
+
+def _topic(admin: AdminClient, name: str, partitions: int) -> None:
+    for future in admin.create_topics([NewTopic(name, partitions, 1)]).values():
+        future.result()
+
+
+def _produce(bootstrap: str, topic: str, partition: int, count: int, transactional: bool = False,
+             commit: bool = True) -> None:
+    conf = {"bootstrap.servers": bootstrap, "enable.idempotence": True}
+    producer = Producer({**conf, "transactional.id": uuid.uuid4().hex} if transactional else conf)
+    if transactional:
+        producer.init_transactions(30)
+        producer.begin_transaction()
+    for i in range(count):
+        producer.produce(topic, value=b"v%d" % i, partition=partition)
+    producer.flush(30)  # every record sent (an abort would purge those still queued)
+    if transactional:
+        producer.commit_transaction(30) if commit else producer.abort_transaction(30)
+
+
+def _watch(broker) -> tuple[EndWatch, list[list[tuple[str, int]]]]:
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    asked: list[list[tuple[str, int]]] = []
+
+    def list_ends(tps):
+        asked.append(list(tps))
+        return _list_offsets(admin, {tp: OffsetSpec.latest() for tp in tps})
+    consumer = Consumer(watch_consumer_settings({"bootstrap.servers": broker.bootstrap}))
+    return EndWatch(consumer, list_ends), asked
+
+
+def _until_end(watch: EndWatch, wanted, tp, end: int, timeout_s: float = 30.0) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        ends = watch.ends(wanted)
+        if ends.get(tp) == end:
+            return ends
+        time.sleep(0.1)
+    raise AssertionError(f"{tp} never reached end {end}: {watch.ends(wanted)}")
+
+
+def test_ends_follow_records_and_only_partitions_that_moved_are_listed(broker, unique_name):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    _topic(admin, unique_name, 3)
+    _produce(broker.bootstrap, unique_name, 1, 4)
+    watch, asked = _watch(broker)
+    wanted = {(unique_name, p) for p in range(3)}
+    try:
+        assert watch.ends(wanted) == {(unique_name, 0): 0, (unique_name, 1): 4, (unique_name, 2): 0}
+        assert sorted(asked[0]) == sorted(wanted)
+        _produce(broker.bootstrap, unique_name, 2, 7)
+        ends = _until_end(watch, wanted, (unique_name, 2), 7)
+        assert ends == {(unique_name, 0): 0, (unique_name, 1): 4, (unique_name, 2): 7}
+        assert [(unique_name, 0)] not in asked and all((unique_name, 0) not in a for a in asked[1:])
+        calls = len(asked)
+        for _ in range(5):  # idle rounds: nothing moved, nothing listed
+            assert watch.ends(wanted) == ends
+        assert len(asked) == calls
+        _produce(broker.bootstrap, unique_name, 2, 3)  # the same partition moves again after its listing
+        _until_end(watch, wanted, (unique_name, 2), 10)
+    finally:
+        watch.close()
+
+
+def test_an_aborted_transaction_does_not_move_an_end_and_a_committed_one_does(broker, unique_name):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    _topic(admin, unique_name, 1)
+    tp = (unique_name, 0)
+    watch, _ = _watch(broker)
+    try:
+        assert watch.ends({tp}) == {tp: 0}
+        _produce(broker.bootstrap, unique_name, 0, 5, transactional=True, commit=False)
+        _produce(broker.bootstrap, unique_name, 0, 2, transactional=True)
+        # 5 aborted records, their marker, 2 committed records and theirs: the committed end is past them all
+        _until_end(watch, {tp}, tp, 9)
+    finally:
+        watch.close()
+
+
+def test_a_partition_no_longer_wanted_is_dropped_and_a_new_one_is_listed(broker, unique_name):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    _topic(admin, unique_name, 2)
+    a, b = (unique_name, 0), (unique_name, 1)
+    _produce(broker.bootstrap, unique_name, 1, 2)
+    watch, asked = _watch(broker)
+    try:
+        assert watch.ends({a}) == {a: 0}
+        assert watch.ends({b}) == {b: 2}
+        assert asked[-1] == [b]
+        _produce(broker.bootstrap, unique_name, 0, 3)  # a is not watched any more: nothing of it comes back
+        _produce(broker.bootstrap, unique_name, 1, 1)
+        _until_end(watch, {b}, b, 3)
+        assert all(a not in listed for listed in asked[1:])
+    finally:
+        watch.close()
