@@ -33,6 +33,7 @@ from sparkcat.config.worker import WorkerConfig, load_worker_config
 from sparkcat.config.stores import open_stores
 from sparkcat.runtime.supervision import install_thread_excepthook, unhealthy_reason
 from sparkcat.kafka.admins import drop_admins
+from sparkcat.kafka.sink_groups import COMMITTERS
 from sparkcat.storage.factory import Stores
 
 log = logging.getLogger("sparkcat.driver")
@@ -210,6 +211,7 @@ class Driver:
         if self.herder:
             self.herder.stop()
         drop_admins()  # the queries' metadata clients: left open they would reconnect to Kafka for ever
+        COMMITTERS.drop_all()  # the sinks' group committers, likewise
         if self.membership is not None:  # after the queries stopped: a standby takes over at once
             self.membership.stop()
         if self.config_follower is not None:

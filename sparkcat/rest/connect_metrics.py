@@ -51,11 +51,15 @@ def prometheus_name(group: str, attribute: str) -> str:
     'kafka_connect_worker_connector_count'
     >>> prometheus_name("connector-task-metrics", "status")
     'kafka_connect_connector_status'
+    >>> prometheus_name("connect-worker-rebalance-metrics", "epoch")
+    'kafka_connect_worker_rebalance_epoch'
     """
     if group == "connector-task-metrics" and attribute == "status":
         base = "connector_status"
     elif group == "connect-worker-metrics":
         base = f"worker_{attribute}"
+    elif group == "connect-worker-rebalance-metrics":
+        base = f"worker_rebalance_{attribute}"
     elif group == "connector-metrics":
         base = f"connector_metrics_{attribute}"
     else:
@@ -234,14 +238,35 @@ LEFT_OUT = (
      "not counted per task"),
     ("task-error-metrics", "total-retries", "sparkcat has no per-record retries"),
     ("connect-worker-metrics", "connector-startup-*, task-startup-*", "start attempts are not counted"),
-    ("connect-worker-rebalance-metrics", "all", "not built yet: the drivers' Kafka group assigns only the "
-     "leadership (config topic partition 0), never connectors or tasks; who leads is sparkcat_role in GET /"),
+    ("connect-worker-rebalance-metrics", "connect-protocol", "the drivers' group speaks Kafka's consumer "
+     "protocol (eager, range assignor), not one of Connect's protocols (eager, compatible, sessioned)"),
+    ("connect-worker-rebalance-metrics", "all, with local stores", "one driver on a state directory lock forms no "
+     "group and never rebalances"),
+)
+
+_REBALANCE = "connect-worker-rebalance-metrics"
+#: (attribute, how sparkcat derives it, the value from a ``RebalanceView``): the drivers' leader group's join
+#: rounds (``runtime.control.rebalances``); only with Kafka stores.
+REBALANCE_METRICS: tuple[tuple[str, str, Callable[[Any], float]], ...] = (
+    ("epoch", "the leader group's generation this driver's last completed join round gave it",
+     lambda v: math.nan if v.epoch is None else v.epoch),
+    ("rebalancing", "1 from this driver revoking its assignment (or joining) until its new assignment arrives",
+     lambda v: 1.0 if v.rebalancing else 0.0),
+    ("completed-rebalances-total", "join rounds of the leader group this driver completed since it started",
+     lambda v: v.completed_total),
+    ("rebalance-avg-time-ms", "mean time from revoke (or join) to assignment of the rounds completed in the last "
+     "30 s; NaN without one", lambda v: v.avg_time_ms),
+    ("rebalance-max-time-ms", "the longest of those rounds; NaN without one", lambda v: v.max_time_ms),
+    ("time-since-last-rebalance-ms", "since this driver's last completed round (+Inf before its first)",
+     lambda v: v.time_since_last_ms),
 )
 
 
 def collect(progress: Iterable[tuple[str, Any]], statuses: Iterable[dict[str, Any]],
-            classes: dict[str, ConnectorIdentity], now: float | None = None) -> Iterator[Metric]:
-    """Connect's metric families for ``progress`` (name, Progress), ``statuses`` and connector ``classes``."""
+            classes: dict[str, ConnectorIdentity], now: float | None = None,
+            rebalance: Any = None) -> Iterator[Metric]:
+    """Connect's metric families for ``progress`` (name, Progress), ``statuses`` and connector ``classes``;
+    ``rebalance``: the leader group's ``RebalanceView`` (None without a group: no rebalance metrics)."""
     now = time.time() if now is None else now
     progress = dict(progress)
     # as a Connect worker has the MBeans of the connectors it runs only: a standby driver shows none, and
@@ -250,6 +275,22 @@ def collect(progress: Iterable[tuple[str, Any]], statuses: Iterable[dict[str, An
     yield from _task_metrics(_task_views(progress, statuses, now))
     yield from _status_metrics(statuses, classes)
     yield from _worker_metrics(progress, statuses)
+    if rebalance is not None:
+        yield from _rebalance_metrics(rebalance)
+
+
+def _rebalance_metrics(view: Any) -> Iterator[Metric]:
+    """connect-worker-rebalance-metrics of this driver (not per connector: one series each)."""
+    for attr, how, value in REBALANCE_METRICS:
+        family = GaugeMetricFamily(prometheus_name(_REBALANCE, attr), f"Kafka Connect {_REBALANCE} {attr}: {how}.")
+        family.add_metric([], value(view))
+        yield family
+    leader = GaugeMetricFamily(prometheus_name(_REBALANCE, "leader-name"),
+                               f"Kafka Connect {_REBALANCE} leader-name: 1, labelled with the leader's URL.",
+                               labels=["leader_name"])
+    if view.leader_name:
+        leader.add_metric([view.leader_name], 1)
+    yield leader
 
 
 def _task_views(progress: dict[str, Any], statuses: list[dict[str, Any]], now: float) -> list[TaskView]:
@@ -337,6 +378,10 @@ def reference_table() -> str:
     for group, attr, labels, how in STATE_METRICS:
         shown = labels if labels.startswith("(") else f"(connector, {labels})"
         rows.append(f"| {group} | `{attr}` | `{prometheus_name(group, attr)}` {shown} | {_cell(how)} |")
+    for attr, how, _ in REBALANCE_METRICS:
+        rows.append(f"| {_REBALANCE} | `{attr}` | `{prometheus_name(_REBALANCE, attr)}` (none) | {_cell(how)} |")
+    rows.append(f"| {_REBALANCE} | `leader-name` | `{prometheus_name(_REBALANCE, 'leader-name')}` (leader_name) | "
+                "1, labelled with the URL of the driver that leads, as this driver knows it |")
     rows += ["", "Left out (sparkcat cannot compute them honestly):", "",
              "| Connect group | Connect metrics | why |", "|---|---|---|"]
     rows += [f"| {group} | `{attrs}` | {_cell(why)} |" for group, attrs, why in LEFT_OUT]

@@ -66,9 +66,12 @@ _TASK_ERROR_METRICS = (
 )
 
 #: (name, progress) pairs (progress has ``records``, ``batches``, ``last_batch_s``),
-#: ``GET /connectors/NAME/status`` bodies and, optionally, each connector's class and version.
+#: ``GET /connectors/NAME/status`` bodies and, optionally, each connector's class and version, and the leader
+#: group's ``RebalanceView`` (None without a group).
 Snapshot = (tuple[Iterable[tuple[str, Any]], Iterable[dict[str, Any]]]
-            | tuple[Iterable[tuple[str, Any]], Iterable[dict[str, Any]], dict[str, connect_metrics.ConnectorIdentity]])
+            | tuple[Iterable[tuple[str, Any]], Iterable[dict[str, Any]], dict[str, connect_metrics.ConnectorIdentity]]
+            | tuple[Iterable[tuple[str, Any]], Iterable[dict[str, Any]], dict[str, connect_metrics.ConnectorIdentity],
+                    Any])
 
 
 class ConnectorCollector:
@@ -81,6 +84,7 @@ class ConnectorCollector:
         snapshot = self.read()
         progress, statuses = list(snapshot[0]), list(snapshot[1])
         classes = snapshot[2] if len(snapshot) > 2 else {}
+        rebalance = snapshot[3] if len(snapshot) > 3 else None
         for name, family, help_text, attr in _CONNECTOR_METRICS:
             metric = family(name, help_text, labels=["connector"])
             for connector, p in progress:
@@ -112,7 +116,7 @@ class ConnectorCollector:
                 task_failed.add_metric([s["name"], str(t["id"])], 1 if t["state"] == "FAILED" else 0)
         yield from (connector_state, task_state, task_failed, restarts)
         yield from _task_errors(progress)
-        yield from connect_metrics.collect(progress, statuses, classes, self.clock())
+        yield from connect_metrics.collect(progress, statuses, classes, self.clock(), rebalance)
 
 
 def _task_errors(progress: list[tuple[str, Any]]) -> Iterator[Metric]:

@@ -64,10 +64,13 @@ def _unhealthy(reason: str) -> JSONResponse:
 
 
 def _metrics_snapshot(ctx: RestContext) -> metrics.Snapshot:
-    """Progress of the connectors this driver runs and, once the herder is ready, their statuses and classes."""
+    """Progress of the connectors this driver runs and, once the herder is ready, their statuses and classes; the
+    leader group's rebalances (with Kafka stores)."""
     herder = ctx.driver.herder
+    membership = getattr(ctx.driver, "membership", None)
+    rebalance = membership.rebalance_view() if membership is not None else None
     if herder is None:
-        return [], [], {}
+        return [], [], {}, rebalance
     statuses, classes = [], {}
     if ctx.ready:
         state = herder.snapshot()
@@ -78,4 +81,4 @@ def _metrics_snapshot(ctx: RestContext) -> metrics.Snapshot:
                 continue
             classes[name] = connect_metrics.connector_identity(
                 (state.connector_config(name) or {}).get("connector.class", ""), ctx.policy)
-    return herder.connector_progress(), statuses, classes
+    return herder.connector_progress(), statuses, classes, rebalance

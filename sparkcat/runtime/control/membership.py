@@ -35,6 +35,7 @@ from sparkcat.errors import StorageError
 from sparkcat.kafka.client_settings import admin_settings, consumer_settings
 from sparkcat.kafka.group_members import GroupMember, group_members
 from sparkcat.kafka.producers import LeaderLease
+from sparkcat.runtime.control.rebalances import RebalanceLog, RebalanceView
 from sparkcat.runtime.supervision import Outage
 from sparkcat.storage.log import KeyedLog
 
@@ -93,6 +94,8 @@ class GroupMembership:
         self._thread: threading.Thread | None = None
         #: Down while the coordinator has not answered for the grace period (``/health`` answers 503 with it).
         self.outage = Outage("The group coordinator")
+        #: The group's join rounds as this member saw them (Connect's connect-worker-rebalance-metrics).
+        self.rebalances = RebalanceLog()
         #: Called when partition 0 comes or goes, or its lease is renewed (the herder wakes at once instead of at its
         #: next tick; the JVM writers get the new lease).
         self.on_change: Callable[[], None] = lambda: None
@@ -146,7 +149,9 @@ class GroupMembership:
         if partitions:
             consumer.pause(partitions)
         holds = self._holds_partition_0(partitions)
-        metadata = consumer.consumer_group_metadata() if holds else None  # this generation's member id
+        group_metadata = consumer.consumer_group_metadata()  # this generation and member id
+        self.rebalances.completed(_generation(group_metadata))
+        metadata = group_metadata if holds else None
         lease = LeaderLease(metadata, self.settings.config_topic) if holds else None
         with self._lock:
             changed, self._assigned = holds != self._assigned, holds
@@ -158,6 +163,10 @@ class GroupMembership:
                      self.settings.url, "holds" if holds else "no longer holds", "leader" if holds else "standby")
         if changed or renewed:  # a rebalance that kept the leader gives it a new generation, hence a new lease
             self.on_change()
+
+    def _on_revoke(self, consumer: Any, partitions: list) -> None:
+        """An eager rebalance begins: every member gives its assignment up and joins again."""
+        self.rebalances.started()
 
     def _on_lost(self, consumer: Any, partitions: list) -> None:
         """The session expired (a pause, a network cut): partition 0 may be another member's already.
@@ -253,6 +262,10 @@ class GroupMembership:
     def own_url(self) -> str:
         return self.settings.url
 
+    def rebalance_view(self) -> RebalanceView:
+        """connect-worker-rebalance-metrics now: the join rounds, and the leader's URL as this driver knows it."""
+        return self.rebalances.view(self.leader_url())
+
     def lease(self) -> LeaderLease | None:
         """This generation's proof of leadership for exactly-once commits (None unless partition 0 is ours)."""
         with self._lock:
@@ -285,6 +298,7 @@ class GroupMembership:
 
         s = self.settings
         joined_ms = int(time.time() * 1000)
+        self.rebalances.started()
         self._consumer = Consumer({
             **consumer_settings(s.bootstrap_servers, dict(s.client_config)), "group.id": s.group,
             "client.id": f"{joined_ms:013d}@{s.url}", "session.timeout.ms": s.session_timeout_ms,
@@ -292,12 +306,22 @@ class GroupMembership:
             "max.poll.interval.ms": s.rebalance_timeout_ms,  # librdkafka's rebalance timeout
             "partition.assignment.strategy": "range",  # by member id, i.e. by join time: the oldest leads
             "enable.auto.commit": False, "auto.offset.reset": "latest", "enable.partition.eof": False})
-        self._consumer.subscribe([s.config_topic], on_assign=self._on_assign, on_lost=self._on_lost)
+        self._consumer.subscribe([s.config_topic], on_assign=self._on_assign, on_revoke=self._on_revoke,
+                                 on_lost=self._on_lost)
 
     def _leave_and_join(self) -> None:
         """Leave the group (partition 0 goes to another member at once) and join as a new member."""
         self._consumer.close()
         self._join()
+
+
+def _generation(group_metadata: Any) -> int | None:
+    """The group generation in librdkafka's serialised group metadata, None when it cannot be read."""
+    from sparkcat.spark.driver.leases import parse_group_metadata
+    try:
+        return parse_group_metadata(bytes(group_metadata))[1]
+    except (TypeError, ValueError):
+        return None
 
 
 class StateDirLock:

@@ -17,6 +17,7 @@ from typing import Any
 
 from sparkcat.config.worker import WorkerConfig
 from sparkcat.errors import ConflictError, StorageError
+from sparkcat.kafka.sink_groups import sink_group_id
 from sparkcat.model.config_state import ClusterConfigState
 from sparkcat.model.status import State
 from sparkcat.plugins import JavaPluginCatalog
@@ -159,6 +160,8 @@ class Reconciler:
         self.accounting.forget(lc.name, lc.batches)
         if lc.deleted:
             self.reporter.remove(lc.name)
+            if self.worker.uses_kafka:
+                self.accounting.group_mirror.forget(sink_group_id(lc.name, lc.config))
             self.services.runner.delete_checkpoint(self.checkpoint_dir(lc.name))
         else:
             self._restart_offsets[lc.name] = lc.last_restart_offset

@@ -13,9 +13,10 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from sparkcat.kafka.sink_groups import commit_positions, sink_group_id
+from sparkcat.kafka.client_settings import connection_settings, consumer_settings
+from sparkcat.kafka.sink_groups import COMMITTERS, commit_positions, sink_group_id
 from sparkcat.kafka.admins import worker_admin
-from sparkcat.spark.driver.kafka_input import connector_admin
+from sparkcat.spark.driver.kafka_input import connector_admin_overrides
 from sparkcat.spark.query_plan import QueryPlan
 
 log = logging.getLogger(__name__)
@@ -72,6 +73,11 @@ class GroupMirror:
         with busy:
             pass
 
+    def forget(self, group: str) -> None:
+        """The sink's connector was deleted: nothing more is committed for it, its committing consumer closes."""
+        self.discard(group)
+        COMMITTERS.drop(group)
+
     def close(self) -> None:
         with self._cond:
             self._closed = True
@@ -96,7 +102,7 @@ class GroupMirror:
         if failed_at is not None and time.monotonic() - failed_at < MIRROR_RETRY_AFTER_S:
             return  # a later batch's positions cover these partitions again
         try:
-            commit_positions(connector_admin(plan), group,
+            commit_positions(_committer_settings(plan), group,
                              [(t, p, o) for (t, p), o in sorted(merged.items())], MIRROR_TIMEOUT_S)
         except Exception as e:  # noqa: BLE001 - a monitoring copy: the batch is committed all the same
             if failed_at is None:
@@ -108,9 +114,24 @@ class GroupMirror:
             log.info("Connector %s: positions committed to consumer group %s again", plan.connector, group)
 
 
+def _committer_settings(plan: QueryPlan) -> dict[str, Any]:
+    """The worker's consumer settings and the credentials of the connector's ``admin.override.*`` (which the
+    group's commits used while they went through the AdminClient)."""
+    return consumer_settings(plan.bootstrap_servers, plan.kafka_config,
+                             connection_settings(connector_admin_overrides(plan)))
+
+
 def replace(bootstrap: str, kafka_config: Mapping[str, Any], name: str, config: Mapping[str, str],
             stored: list[tuple[dict[str, Any], Any]]) -> None:
-    """Make the group hold exactly ``stored`` (after an offsets alter or reset): delete it, commit what remains."""
+    """Make the group hold exactly ``stored`` (after an offsets alter or reset): delete it, commit what remains.
+
+    The delete stays an AdminClient request, coordinator-targeted like the AlterConsumerGroupOffsets the commits
+    left (librdkafka's ``rd_kafka_DeleteGroups`` sends each group's request through ``rd_kafka_coord_req`` with
+    ``rd_kafka_admin_coord_request``, the path that can abort the process, see ``sparkcat.kafka.group_members``):
+    no consumer request deletes a group or a committed offset (librdkafka's OffsetCommit skips negative
+    offsets). It runs only for ``PATCH``/``DELETE /connectors/NAME/offsets`` of a STOPPED sink, never per batch,
+    and the abort needs the coordinator's connection to drop while this one request is in flight.
+    """
     if not bootstrap:
         return
     admin = worker_admin(bootstrap, kafka_config)
@@ -121,5 +142,5 @@ def replace(bootstrap: str, kafka_config: Mapping[str, Any], name: str, config: 
         except Exception as e:  # noqa: BLE001 - no such group is the usual case
             if "GROUP_ID_NOT_FOUND" not in str(e):
                 raise
-    commit_positions(admin, group, _positions(stored))
+    commit_positions(consumer_settings(bootstrap, kafka_config), group, _positions(stored))
     log.info("Connector %s: consumer group %s now holds %d position(s)", name, group, len(_positions(stored)))

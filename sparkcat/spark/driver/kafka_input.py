@@ -168,13 +168,18 @@ def assign_tasks(partitions: Iterable[TopicPartitionKey], task_ids: Sequence[int
 
 def connector_admin(plan: Any) -> Any:
     """The AdminClient of one connector's work on the worker's Kafka: the worker's settings and its ``admin.override.*``."""
+    return worker_admin(plan.bootstrap_servers, plan.kafka_config, connector_admin_overrides(plan))
+
+
+def connector_admin_overrides(plan: Any) -> dict[str, str]:
+    """The connector's ``admin.override.*`` settings, prefix stripped and placeholders resolved."""
     config = plan.connector_config
     overrides = connector_overrides(config, ClientKind.ADMIN)
     if overrides:  # placeholders resolved here, and only when there are overrides: this runs once per batch
         from sparkcat.policy.input_policy import POLICY_KEY, prepare
         own = {k: v for k, v in config.items() if k == POLICY_KEY or k.startswith(f"{ClientKind.ADMIN.value}.override.")}
         overrides = connector_overrides(prepare(own), ClientKind.ADMIN)
-    return worker_admin(plan.bootstrap_servers, plan.kafka_config, overrides)
+    return overrides
 
 
 def subscribed_partitions(plan: Any) -> list[TopicPartitionKey]:

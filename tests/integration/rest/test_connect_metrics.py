@@ -15,6 +15,7 @@ from sparkcat.bootstrap import Driver
 from sparkcat.config.worker import WorkerConfig
 from tests.broker import free_port
 from tests.integration.runtime.test_driver import file_lines, kafka_worker_fields
+from tests.integration.runtime.test_leadership import FAST_GROUP, cluster_fields
 from tests.kafka_helpers import create_topic, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -94,3 +95,53 @@ def test_a_source_and_a_sink_show_connect_s_metrics_matching_the_records_sent(sp
     # a sink has no source group and a source no sink group
     assert not by_name(found, "kafka_connect_sink_task_sink_record_read_total").keys() & {source}
     assert not by_name(found, "kafka_connect_source_task_source_record_write_total").keys() & {sink}
+
+
+REBALANCE = "kafka_connect_worker_rebalance_"
+
+
+def rebalance_of(url: str) -> dict:
+    """connect-worker-rebalance-metrics of the driver at ``url``: {attribute: value}, leader_name its label."""
+    found = scrape(url)
+    out = {n[len(REBALANCE):]: v for (n, labels), v in found.items() if n.startswith(REBALANCE) and not labels}
+    leaders = [dict(labels)["leader_name"] for (n, labels) in found if n == REBALANCE + "leader_name"]
+    out["leader_name"] = leaders[0] if leaders else None
+    return out
+
+
+def test_the_leader_group_s_rebalances_show_and_change_when_another_driver_takes_the_leadership(
+        spark, broker, tmp_path, unique_name):
+    """Two drivers of one cluster: each one's connect-worker-rebalance-metrics follow the leader group's join rounds
+    (a driver joining, the leader leaving), and leader-name moves to the driver that takes the leadership."""
+    a, b = (Driver(session, WorkerConfig(**cluster_fields(broker.bootstrap, tmp_path, unique_name, name),
+                                         **FAST_GROUP), watch_pipelines=False)
+            for session, name in ((spark, "a"), (spark.newSession(), "b")))
+    started = []
+    try:
+        a.start()
+        started.append(a)
+        first = wait_until(lambda: (m := rebalance_of(a.url))["leader_name"] == a.url and m, timeout_s=60,
+                           message=lambda: f"a leads, in its metrics: {rebalance_of(a.url)}")
+        assert first["completed_rebalances_total"] >= 1 and first["epoch"] >= 1 and first["rebalancing"] == 0
+        assert 0 <= first["rebalance_max_time_ms"] < 60_000 and first["time_since_last_rebalance_ms"] < 60_000
+
+        b.start()  # b's join is a round of the group for both drivers: a's generation moves on, a still leads
+        started.append(b)
+        joined = wait_until(lambda: (m := rebalance_of(a.url))["epoch"] > first["epoch"] and m, timeout_s=60,
+                            message=lambda: f"a's next round: {rebalance_of(a.url)}")
+        assert joined["completed_rebalances_total"] > first["completed_rebalances_total"]
+        assert joined["leader_name"] == a.url
+        standby = wait_until(lambda: (m := rebalance_of(b.url))["leader_name"] == a.url and m, timeout_s=60,
+                             message=lambda: f"b names a as the leader: {rebalance_of(b.url)}")
+        assert standby["epoch"] == joined["epoch"]  # one group, one generation
+
+        a.stop()  # a leaves the group: b's next round gives it the leadership
+        started.remove(a)
+        took = wait_until(lambda: (m := rebalance_of(b.url))["leader_name"] == b.url and m, timeout_s=60,
+                          message=lambda: f"b takes the leadership, in its metrics: {rebalance_of(b.url)}")
+        assert took["epoch"] > standby["epoch"]
+        assert took["completed_rebalances_total"] > standby["completed_rebalances_total"]
+        assert took["rebalancing"] == 0 and took["time_since_last_rebalance_ms"] < 60_000
+    finally:
+        for d in reversed(started):
+            d.stop()

@@ -146,3 +146,28 @@ def test_every_exposed_metric_is_named_as_in_connect_4_1_s_registry():
         [(group, attr) for group, attr, *_ in connect_metrics.STATE_METRICS]
     for group, attr in exposed:
         assert group in names and attr in names, (group, attr)
+
+
+def test_the_rebalance_group_is_named_as_in_connect_4_1_s_registry():
+    names = connect_registry_names()
+    assert "connect-worker-rebalance-metrics" in names
+    for attr, *_ in connect_metrics.REBALANCE_METRICS:
+        assert attr in names, attr
+    assert "leader-name" in names
+
+
+def test_the_leader_group_s_rebalances_show_under_connect_s_worker_rebalance_names():
+    from sparkcat.runtime.control.rebalances import RebalanceView
+    view = RebalanceView("http://a:8083", 4, False, 3, 120.0, 200.0, 1500.0)
+    text = metrics.exposition(metrics.registry(lambda: ([], [], {}, view), lambda: NOW))
+    found = {(s.name, frozenset(s.labels.items())): s.value
+             for f in text_string_to_metric_families(text) for s in f.samples}
+    assert value(found, "kafka_connect_worker_rebalance_epoch") == 4
+    assert value(found, "kafka_connect_worker_rebalance_rebalancing") == 0
+    assert value(found, "kafka_connect_worker_rebalance_completed_rebalances_total") == 3
+    assert value(found, "kafka_connect_worker_rebalance_rebalance_avg_time_ms") == 120.0
+    assert value(found, "kafka_connect_worker_rebalance_rebalance_max_time_ms") == 200.0
+    assert value(found, "kafka_connect_worker_rebalance_time_since_last_rebalance_ms") == 1500.0
+    assert value(found, "kafka_connect_worker_rebalance_leader_name", leader_name="http://a:8083") == 1
+    # without a group (local stores) the group is not there at all
+    assert "kafka_connect_worker_rebalance_epoch" not in metrics.render([], [], {}, now=NOW)

@@ -1,0 +1,58 @@
+"""A sink's positions reach its consumer group ``connect-NAME`` as ``kafka-consumer-groups`` would show them, and
+the group refuses them while another consumer is a member of it, as it refused them through the AdminClient.
+
+The commits go through a consumer of the group that never joins it (``sparkcat.kafka.sink_groups``): these are
+the user-visible answers the AdminClient's AlterConsumerGroupOffsets gave before, which that change must keep.
+"""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka import Consumer
+
+from sparkcat.kafka.sink_groups import COMMITTERS, commit_positions, committed_positions
+from sparkcat.runtime.execution.sink_groups import replace
+from tests.kafka_helpers import create_topic, produce, wait_until
+
+pytestmark = pytest.mark.integration
+
+
+def test_positions_committed_to_the_group_are_read_back_and_refused_while_it_has_a_member(broker, unique_name):
+    topic, group = f"{unique_name}-in", f"connect-{unique_name}"
+    create_topic(broker.bootstrap, topic, partitions=2)
+    produce(broker.bootstrap, topic, [b"r"] * 20, partition=0)
+    produce(broker.bootstrap, topic, [b"r"] * 20, partition=1)
+    conf = {"bootstrap.servers": broker.bootstrap}
+    partitions = [(topic, 0), (topic, 1)]
+    try:
+        _commits_and_refusals(conf, topic, group, partitions)
+    finally:
+        COMMITTERS.drop(group)  # its consumer would reconnect to the broker after the session ends
+
+
+def _commits_and_refusals(conf: dict, topic: str, group: str, partitions: list[tuple[str, int]]) -> None:
+    commit_positions(conf, group, [(topic, 0, 7), (topic, 1, 3)])
+    assert committed_positions(conf, group, partitions) == [(topic, 0, 7), (topic, 1, 3)]
+    commit_positions(conf, group, [(topic, 0, 12)])  # a later batch moves one partition on
+    assert committed_positions(conf, group, partitions) == [(topic, 0, 12), (topic, 1, 3)]
+
+    member = Consumer({**conf, "group.id": group, "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    member.subscribe([topic])
+    try:
+        wait_until(lambda: member.poll(0.5) is not None and bool(member.assignment()), timeout_s=60,
+                   message="a live member of the group (a Connect worker running the connector)")
+        with pytest.raises(RuntimeError, match=rf"committing {topic}-0 to group {group}: .*UNKNOWN_MEMBER_ID"):
+            commit_positions(conf, group, [(topic, 0, 15)], timeout_s=5)
+        with pytest.raises(Exception, match="NON_EMPTY_GROUP"):  # the offsets API's alter: the group is in use
+            replace(conf["bootstrap.servers"], {}, group[len("connect-"):], {}, [])
+    finally:
+        member.close()
+    assert committed_positions(conf, group, partitions)[0] == (topic, 0, 12)  # the refused commit changed nothing
+
+    COMMITTERS.drop(group)  # the connector deleted: a later commit (a new connector of that name) starts afresh
+    commit_positions(conf, group, [(topic, 0, 20), (topic, 1, 20)])
+    assert committed_positions(conf, group, partitions) == [(topic, 0, 20), (topic, 1, 20)]
+    # the offsets API's alter of a stopped sink: the group then holds exactly the altered positions
+    replace(conf["bootstrap.servers"], {}, group[len("connect-"):], {},
+            [({"kafka_topic": topic, "kafka_partition": 1}, {"kafka_offset": 5})])
+    assert committed_positions(conf, group, partitions) == [(topic, 1, 5)]
