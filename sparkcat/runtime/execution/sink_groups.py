@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 # restart) is not asked again for every batch; a later batch's positions cover the same partitions.
 MIRROR_TIMEOUT_S = 5.0
 MIRROR_RETRY_AFTER_S = 60.0
+IDLE_SWEEP_S = 30.0  # how often an idle mirror closes the committers unused for ``IDLE_CLOSE_S``
 
 
 def _positions(pairs: Iterable[tuple[dict[str, Any], Any]]) -> list[tuple[str, int, int]]:
@@ -88,7 +89,8 @@ class GroupMirror:
         while True:
             with self._cond:
                 while not self._pending and not self._closed:
-                    self._cond.wait()
+                    if not self._cond.wait(timeout=IDLE_SWEEP_S):
+                        COMMITTERS.close_idle()  # an idle sink's committer: its threads go until it commits again
                 if self._closed:
                     return
                 work, self._pending = self._pending, {}

@@ -56,3 +56,20 @@ def _commits_and_refusals(conf: dict, topic: str, group: str, partitions: list[t
     replace(conf["bootstrap.servers"], {}, group[len("connect-"):], {},
             [({"kafka_topic": topic, "kafka_partition": 1}, {"kafka_offset": 5})])
     assert committed_positions(conf, group, partitions) == [(topic, 1, 5)]
+
+
+def test_an_idle_groups_committer_is_closed_and_its_next_commit_still_lands(broker, unique_name):
+    topic, group = f"{unique_name}-in", f"connect-{unique_name}"
+    create_topic(broker.bootstrap, topic, partitions=1)
+    conf = {"bootstrap.servers": broker.bootstrap}
+    try:
+        commit_positions(conf, group, [(topic, 0, 4)])
+        busy = f"connect-{unique_name}-busy"
+        commit_positions(conf, busy, [(topic, 0, 1)])
+        assert COMMITTERS.close_idle(idle_s=3600) == 0  # used just now: kept
+        assert COMMITTERS.close_idle(idle_s=0) >= 2      # unused since: closed, their threads gone
+        commit_positions(conf, group, [(topic, 0, 9)])   # the sink's next batch after a quiet spell
+        assert committed_positions(conf, group, [(topic, 0)]) == [(topic, 0, 9)]
+    finally:
+        COMMITTERS.drop(group)
+        COMMITTERS.drop(f"connect-{unique_name}-busy")
