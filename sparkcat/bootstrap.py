@@ -127,7 +127,8 @@ class Driver:
 
         places, chosen = self._warm_up_places(), self._warm_up_steps
         if self.herder.is_leader:
-            self._leader_warm_up = BackgroundWarmUp(self.spark, places, LEADER_STEPS if chosen is None else chosen)
+            self._leader_warm_up = BackgroundWarmUp(self.spark, places, LEADER_STEPS if chosen is None else chosen,
+                                                    busy=self.reconciler.services.runner.first_batches.waiting)
             self._leader_warm_up.start()
             return
         try:

@@ -66,6 +66,33 @@ class BatchListener(Protocol):
     def on_batch(self, plan: QueryPlan, result: BatchResult) -> None: ...
 
 
+class FirstBatches:
+    """Connectors whose query started and has not reported its first batch yet (``waiting``): what a leader's
+    background warm-up yields to, so a first connector does not share the cores with it. A query that reports no
+    batch (nothing to read) counts for ``BOUND_S`` at most."""
+
+    BOUND_S = 30.0
+
+    def __init__(self) -> None:
+        self._started: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def started(self, connector: str) -> None:
+        with self._lock:
+            self._started[connector] = time.monotonic()
+
+    def heard(self, connector: str) -> None:
+        if self._started:  # most batches: nothing to take out, no lock
+            with self._lock:
+                self._started.pop(connector, None)
+
+    def waiting(self) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            self._started = {c: at for c, at in self._started.items() if now - at < self.BOUND_S}
+            return bool(self._started)
+
+
 class QueryRunner:
     """The herder's handle on Spark: one streaming query per connector.
 
@@ -78,7 +105,12 @@ class QueryRunner:
         """``batches`` is told of every committed batch, on the query's thread (``BatchAccounting``);
         ``offsets``: the driver's offsets store, which source connectors' planners read (else each opens one)."""
         self.spark = spark
-        self.on_batch = batches.on_batch
+        self.first_batches = FirstBatches()
+
+        def on_batch(plan: QueryPlan, result: BatchResult) -> None:
+            self.first_batches.heard(plan.connector)
+            batches.on_batch(plan, result)
+        self.on_batch = on_batch
         self.offsets = offsets
         self.leadership: Leadership = leadership or SoleLeader()
         self._native: NativeQueries | None = None
@@ -103,6 +135,7 @@ class QueryRunner:
                 queries.register_sources(self.spark)
                 self._registered = True
         running = RunningQuery(plan, placement=self._placement())
+        self.first_batches.started(plan.connector)
 
         def gate(run_batch: Callable[[], None]) -> None:
             with running.gate:

@@ -173,20 +173,42 @@ class WarmUpPlaces:
 
 
 def warm_up(spark: Any, places: WarmUpPlaces, steps: Iterable[str] = WARM_UP_STEPS,
-            stopping: Callable[[], bool] = lambda: False) -> dict[str, float]:
+            stopping: Callable[[], bool] = lambda: False,
+            busy: Callable[[], bool] = lambda: False) -> dict[str, float]:
     """Run ``steps`` in order until ``stopping()``; the seconds each step that ran took. A step that fails is
-    logged and skipped: without it only a first batch is slower."""
+    logged and skipped: without it only a first batch is slower. While ``busy()`` (a connector's query started
+    and has not finished its first batch) no step starts, and a step's query ends early: that connector would
+    otherwise share the cores with it. A step ended so runs again afterwards (up to ``_YIELDS`` times)."""
     took: dict[str, float] = {}
     for step in check_steps(steps):
-        if stopping():
-            break
-        began = time.monotonic()
-        try:
-            if _run_step(spark, places, step, stopping) and not stopping():
-                took[step] = time.monotonic() - began
-        except Exception as e:  # noqa: BLE001 - see above
-            log.warning("Warm-up step %s failed: %s", step, e)
+        for _ in range(_YIELDS):
+            if not _wait_while(busy, stopping):
+                return took
+            began = time.monotonic()
+            try:
+                ran = _run_step(spark, places, step, lambda: stopping() or busy())
+            except Exception as e:  # noqa: BLE001 - see above
+                log.warning("Warm-up step %s failed: %s", step, e)
+                break
+            if stopping():
+                return took
+            if not busy():
+                if ran:
+                    took[step] = time.monotonic() - began
+                break
+            log.info("Warm-up step %s gave way to a starting connector; it runs again after its first batch", step)
     return took
+
+
+#: How often a step gives way to starting connectors before it runs whatever happens.
+_YIELDS = 3
+
+
+def _wait_while(busy: Callable[[], bool], stopping: Callable[[], bool]) -> bool:
+    """Wait while ``busy()``; False when ``stopping()`` ended the wait."""
+    while busy() and not stopping():
+        time.sleep(0.2)
+    return not stopping()
 
 
 def _run_step(spark: Any, places: WarmUpPlaces, step: str, stopping: Callable[[], bool]) -> bool:
@@ -219,12 +241,14 @@ def describe(took: dict[str, float]) -> str:
 class BackgroundWarmUp:
     """A leader's warm-up in a thread of its own, once per SparkContext: the driver is ready meanwhile.
 
-    The steps run in the connectors' pool, as one more small job beside a connector's, so a connector that
-    starts meanwhile shares the cores with what is left of them; ``stop`` ends it after the current step.
+    The steps run in the connectors' pool; while a connector's query is starting (``busy``: it has not finished
+    its first batch) the warm-up waits, and a step's query ends early, so the first connectors do not share the
+    cores with it; ``stop`` ends it after the current step.
     """
 
-    def __init__(self, spark: Any, places: WarmUpPlaces, steps: Iterable[str] = LEADER_STEPS):
-        self.spark, self.places, self.steps = spark, places, check_steps(steps)
+    def __init__(self, spark: Any, places: WarmUpPlaces, steps: Iterable[str] = LEADER_STEPS,
+                 busy: Callable[[], bool] = lambda: False):
+        self.spark, self.places, self.steps, self.busy = spark, places, check_steps(steps), busy
         self.took: dict[str, float] = {}
         self.done = threading.Event()
         self._stop = threading.Event()
@@ -241,7 +265,7 @@ class BackgroundWarmUp:
 
     def _run(self) -> None:
         try:
-            self.took = warm_up(self.spark, self.places, self.steps, self._stop.is_set)
+            self.took = warm_up(self.spark, self.places, self.steps, self._stop.is_set, self.busy)
             log.info("Leader warmed up in %s", describe(self.took))
         finally:
             self.done.set()
