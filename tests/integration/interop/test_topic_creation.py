@@ -137,13 +137,24 @@ def test_a_java_sources_topic_is_created_and_listed_as_a_connect_workers_is(brok
                                  rest_port=free_port(), exactly_once_source_support="disabled",
                                  plugin_path=[str(plugins)], plugin_discovery="service_load")
     url = f"http://127.0.0.1:{worker.rest_port}"
-    with Driver(spark, worker, rest=True, watch_pipelines=False):
+    with Driver(spark, worker, rest=True, watch_pipelines=False) as driver:
         body = json.dumps({"name": "fs", "config": connector(ours)}).encode()
         create = urllib.request.Request(f"{url}/connectors", body, {"Content-Type": "application/json"})
         assert urllib.request.urlopen(create, timeout=30).status == 201  # the keys Connect takes are taken
         wait_until(lambda: len(read_topic(broker.bootstrap, ours)) >= 20, timeout_s=180,
                    message=f"sparkcat's records in {ours}")
         wait_until(lambda: _topics(url, "fs") == [ours], timeout_s=60, message="sparkcat's active topic")
+        driver.herder.put_connector_config("unmakeable", {  # one broker: replication factor 3 cannot be had
+            **connector(f"{unique_name}-three"), "topic.creation.default.replication.factor": "3"})
+
+        def failed_trace() -> str | None:
+            task = (driver.herder.connector_status("unmakeable")["tasks"] or [{}])[0]
+            return task.get("trace") if task.get("state") == "FAILED" else None
+
+        trace = wait_until(failed_trace, timeout_s=120, message="the task that cannot create its topic FAILED")
+        # Connect's TopicAdmin.createOrFindTopics raises this itself, so a Connect worker's task fails the same way
+        assert f"ConnectException: Unable to create topic(s) '{unique_name}-three': Unable to replicate the " \
+            "partition 3 time(s)" in str(trace), trace
 
     expected = (3, {"cleanup.policy": "delete", "retention.ms": "3600000"})  # the broker's default: 1 partition
     assert _describe(broker.bootstrap, ours) == _describe(broker.bootstrap, theirs) == expected
