@@ -115,7 +115,8 @@ class Driver:
         if not self.worker.plugin_path or self.spark is None:
             return None
         from sparkcat.spark.driver.connect_host import JavaPlugins
-        return JavaPlugins(self.spark, self.worker.plugin_path, self.worker.plugin_discovery)
+        return JavaPlugins(self.spark, self.worker.plugin_path, self.worker.plugin_discovery,
+                           topic_creation=self.worker.topic_creation_enable)
 
     def _warm_up(self) -> None:
         """Ready what a first connector would otherwise wait for (``spark/driver/warm_up.py``), writing nowhere

@@ -13,7 +13,8 @@ Kafka Connect 4.1's rules (``SourceConnectorConfig``, ``TopicCreationConfig``, `
 - a topic takes the first listed group whose include matches and whose exclude does not; otherwise the
   default group (``topic.creation.default.*``; its own include/exclude are ignored by Connect);
 - a task checks a topic the first time it sends to it: an existing one is used as it is, a missing one is
-  created with its group's settings (``spark/executor/topic_creator.py``).
+  created with its group's settings (``spark/executor/topic_creator.py``; a Java source's task on plugin.path:
+  Connect's own classes in the Kafka Connect host, ``jvm/connect-host``'s ``SourceTopics``).
 
 Where Connect ignores a key in silence sparkcat refuses it (``topic_creation_errors``): a key of a group not
 listed in ``topic.creation.groups``, the default group's include/exclude, and every ``topic.creation.*`` key
@@ -233,3 +234,24 @@ def _checks(config: Mapping[str, Any], groups: list[str]) -> list[tuple[str, Any
         out += [(prefix + s, lambda k=prefix + s: _count(config, k, 1)) for s in (REPLICATION_FACTOR, PARTITIONS)]
         out += [(prefix + s, lambda k=prefix + s: _patterns(config, k)) for s in (INCLUDE, EXCLUDE)]
     return out
+
+
+def add_java_topic_creation_errors(response: dict[str, Any], config: Mapping[str, Any], enabled: bool,
+                                   added: dict[str, list[str]]) -> None:
+    """A Java source's refusals of the keys Connect's validation lets through and then ignores, into ``added``.
+
+    Connect's own classes (the Java host) judge the groups' partitions, replication factors and patterns, and its
+    ``response`` shows their errors; a key Connect would ignore (a group ``topic.creation.groups`` does not list,
+    the default group's include/exclude, any key on a worker with ``topic.creation.enable=false``) gets
+    ``topic_creation_errors``' message, and an entry in ``response`` when Connect's shows none for it.
+    """
+    configs = response.setdefault("configs", [])
+    judged = {c["value"]["name"] for c in configs if (c.get("value") or {}).get("errors")}
+    shown = {(c.get("value") or {}).get("name") for c in configs}
+    for key, messages in topic_creation_errors(config, enabled).items():
+        if key in judged:
+            continue
+        added.setdefault(key, []).extend(messages)
+        if key not in shown:
+            configs.append({"definition": None, "value": {"name": key, "value": config.get(key),
+                                                          "recommended_values": [], "errors": [], "visible": True}})

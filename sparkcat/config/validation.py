@@ -25,7 +25,8 @@ from sparkcat.config.error_handling import error_handling_errors
 from sparkcat.config.names import name_problem
 from sparkcat.config.plugin_versions import java_version_errors, plugin_version_errors
 from sparkcat.config.sink_guarantees import sink_exactly_once_errors
-from sparkcat.config.topic_creation import PREFIX as TOPIC_CREATION_PREFIX, topic_creation_errors
+from sparkcat.config.topic_creation import (PREFIX as TOPIC_CREATION_PREFIX, add_java_topic_creation_errors,
+                                            topic_creation_errors)
 
 #: Keys under these prefixes configure converters and the producer: a converter's settings are checked against
 #: the keys it takes (``converter_keys``), the producer's where they are used (librdkafka).
@@ -319,6 +320,8 @@ def _java_validation(config: Mapping[str, object], policy: InputPolicy, connecto
     response = policy.java_plugins.validate({**raw, **resolved},
                                             exactly_once=policy.exactly_once_source and policy.kafka_stores)
     added = java_version_errors({**raw, **resolved}, policy.java_plugins, provider_errors)
+    if connector_type == "source":
+        add_java_topic_creation_errors(response, {**raw, **resolved}, policy.topic_creation, added)
     for entry in response.get("configs", []):
         value = entry.get("value") or {}
         name = value.get("name")
@@ -334,8 +337,8 @@ def _java_validation(config: Mapping[str, object], policy: InputPolicy, connecto
 
 JAVA_EMBEDDED_SINK = ("{cls} is a Java source connector found on plugin.path: its records go to Kafka, as on Connect. "
                       "sink.* keys (a sink instead of Kafka) are for Python source connectors; remove them")
-JAVA_UNSUPPORTED_KEYS = ("{cls} is a Java source connector found on plugin.path; sparkcat does not create its topics "
-                         "or give it an offsets topic of its own yet, so {keys} are refused rather than ignored")
+JAVA_UNSUPPORTED_KEYS = ("{cls} is a Java source connector found on plugin.path; sparkcat does not give it an offsets "
+                         "topic of its own yet, so {keys} is refused rather than ignored")
 JAVA_CONNECTOR_BOUNDARIES = ("{cls} is a Java source connector found on plugin.path; sparkcat does not give Java "
                              "tasks a TransactionContext yet, so transaction.boundary=connector is refused: use poll "
                              "(a transaction per micro-batch) or interval")
@@ -357,9 +360,8 @@ def java_connector_refusal(config: Mapping[str, object], policy: InputPolicy) ->
         return JAVA_EMBEDDED_SINK.format(cls=name)
     if str(config.get("transaction.boundary") or "").strip().lower() == "connector":
         return JAVA_CONNECTOR_BOUNDARIES.format(cls=name)
-    unsupported = sorted(k for k in config if str(k).startswith("topic.creation.") or k == "offsets.storage.topic")
-    if unsupported:
-        return JAVA_UNSUPPORTED_KEYS.format(cls=name, keys=", ".join(unsupported))
+    if "offsets.storage.topic" in config:
+        return JAVA_UNSUPPORTED_KEYS.format(cls=name, keys="offsets.storage.topic")
     return None
 
 

@@ -33,7 +33,7 @@ from sparkcat.kafka.client_dialects import ClientSettingsError, to_java, to_libr
 
 __all__ = ["ClientKind", "ClientSettingsError", "ROLE_PREFIXES", "role_settings", "connector_overrides",
            "connection_settings", "producer_settings", "consumer_settings", "admin_settings", "spark_source_options",
-           "spark_writer_options", "java_producer_settings", "SPARK_SOURCE_REFUSED", "SPARK_WRITER_REFUSED",
+           "spark_writer_options", "java_producer_settings", "java_admin_settings", "SPARK_SOURCE_REFUSED", "SPARK_WRITER_REFUSED",
            "WORKER_REFUSED", "worker_setting_errors"]
 
 
@@ -219,3 +219,14 @@ def java_producer_settings(bootstrap: str, worker_kafka: Mapping[str, Any],
     {'acks': 'all', 'sasl.mechanism': 'PLAIN', 'bootstrap.servers': 'b:9092'}
     """
     return _java_settings(ClientKind.PRODUCER, SPARK_WRITER_REFUSED, bootstrap, worker_kafka, overrides, None)
+
+
+def java_admin_settings(bootstrap: str, worker_kafka: Mapping[str, Any],
+                        overrides: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """A Java AdminClient's settings in Java names, unprefixed (a Java source task's topic creation in the Kafka
+    Connect host: the worker's settings for admins, then ``admin.override.*``, as Connect's ``Worker.adminConfigs``).
+
+    >>> java_admin_settings("b:9092", {"admin.request.timeout.ms": "9000", "producer.acks": "all"})
+    {'request.timeout.ms': '9000', 'bootstrap.servers': 'b:9092'}
+    """
+    return _java_settings(ClientKind.ADMIN, frozenset(), bootstrap, worker_kafka, overrides, None)

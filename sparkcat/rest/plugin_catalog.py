@@ -5,17 +5,20 @@ with type ``transformation``, ``predicate``, ``converter``, ``header_converter``
 ``GET /connector-plugins/CLASS/config`` gives any of them its ConfigDef (KIP-769). Here: the SMTs and
 predicates sparkcat runs (each transformation's keys as its module declares them, ``transforms/registry.py``),
 its built-in converters (``converters/declared.py``) and SimpleHeaderConverter. Java SMTs and converters on
-plugin.path are not listed: sparkcat's connectors cannot use them.
+plugin.path are not listed: sparkcat's connectors cannot use them. A converter of ``plugin.packages``
+(``module:Class``) is described by ``plugin_converter_definition`` but not listed: the packages are not scanned.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from sparkcat import __version__
+from sparkcat import __version__, plugins
 from sparkcat.api.config import ConfigDef, Type
+from sparkcat.api.converter import Converter
 
-__all__ = ["other_plugin_infos", "other_plugin_definition"]
+__all__ = ["other_plugin_infos", "other_plugin_definition", "plugin_converter_definition"]
 
 
 def _avro_keys() -> ConfigDef:
@@ -93,3 +96,23 @@ def other_plugin_definition(plugin: str) -> ConfigDef | None:
     """The keys of the transformation, predicate or converter ``plugin`` names (class name or alias), else None."""
     found = _definitions().get(plugin)
     return None if found is None else found[1]
+
+
+def plugin_converter_definition(plugin: str, packages: Sequence[str]) -> tuple[str, ConfigDef] | None:
+    """The version and keys of the converter ``plugin`` names as ``module:Class`` in ``plugin.packages``, else None.
+
+    The keys are those its ``config_def()`` declares, which validation checks its settings against (none without
+    one, as Connect's ``Converter.config()`` defaults to an empty ConfigDef); the version is its ``plugin_version``
+    ("unknown" without one), which KIP-891's ``*.plugin.version`` keys are checked against. A module outside the
+    packages is not imported.
+    """
+    if not plugins.in_packages(plugin, packages):
+        return None
+    try:
+        cls = plugins.load_class(plugin, packages)
+    except Exception:  # noqa: BLE001 - a class that does not load is no converter here
+        return None
+    if not (isinstance(cls, type) and issubclass(cls, Converter)):
+        return None
+    declared = cls.config_def()
+    return str(getattr(cls, "plugin_version", "unknown")), declared if isinstance(declared, ConfigDef) else ConfigDef()

@@ -16,7 +16,7 @@ from sparkcat.policy.input_policy import InputPolicy
 from sparkcat.config.infos import key_infos
 from sparkcat.config.maven_version import InvalidVersionSpec, VersionRange
 from sparkcat.config.plugin_versions import requirement
-from sparkcat.rest.plugin_catalog import other_plugin_definition
+from sparkcat.rest.plugin_catalog import other_plugin_definition, plugin_converter_definition
 from sparkcat.config.validation import framework_definition, mask_connector_config, secret_keys
 from sparkcat.runtime.control.status_view import connector_type
 
@@ -76,7 +76,8 @@ def plugin_config(plugin: str, policy: InputPolicy | None = None, version: str |
 
     Only plugins in the worker's ``plugin.packages`` are looked at (404 otherwise, nothing imported); a Java
     connector on plugin.path is described by Connect's own classes; a transformation, predicate or
-    converter by the keys it declares (``plugin_catalog``). ``version`` (KIP-891's ``?version=``) must be
+    converter (built in, or a ``module:Class`` converter of plugin.packages) by the keys it declares
+    (``plugin_catalog``). ``version`` (KIP-891's ``?version=``) must be
     satisfied by the one version installed (400 with Connect's messages otherwise); a connector's
     ``connector.plugin.version`` shows that version as its default, as Connect 4.1 does.
     """
@@ -91,8 +92,12 @@ def plugin_config(plugin: str, policy: InputPolicy | None = None, version: str |
     other = other_plugin_definition(plugin)
     if other is not None:
         return _in_version(plugin, wanted, __version__, key_infos(other))
+    packages = (policy or InputPolicy.default()).plugin_packages
+    converter = plugin_converter_definition(plugin, packages)
+    if converter is not None:
+        return _in_version(plugin, wanted, converter[0], key_infos(converter[1]))
     try:
-        cls = plugins.connector_class(plugin, (policy or InputPolicy.default()).plugin_packages)
+        cls = plugins.connector_class(plugin, packages)
     except SparkcatError:
         raise NotFoundError(f"Unknown plugin {plugin}.") from None
     installed = cls().version()

@@ -44,9 +44,12 @@ class JavaPlugins:
 
     SCAN_TIMEOUT_S = 300.0
 
-    def __init__(self, spark: Any, plugin_path: Sequence[str], discovery: str, jars_dir: Path | None = None):
+    def __init__(self, spark: Any, plugin_path: Sequence[str], discovery: str, jars_dir: Path | None = None,
+                 topic_creation: bool = True):
         jars = _host_jars(jars_dir or host_jars_dir())  # not built: the driver refuses to start, naming the key
-        props = {"plugin.path": ",".join(str(Path(p).resolve()) for p in plugin_path), "plugin.discovery": discovery}
+        props = {"plugin.path": ",".join(str(Path(p).resolve()) for p in plugin_path), "plugin.discovery": discovery,
+                 # the worker's KIP-158 switch: Connect's validation and TopicCreation in the host read it
+                 "topic.creation.enable": str(topic_creation).lower()}
         #: What an executor makes its own host from (``ConnectHosts.host``): the same jars and worker keys.
         self.host_spec = {"jars": [str(j) for j in jars], "worker": props}
         self._types: dict[str, str | None] = {}

@@ -7,7 +7,9 @@ count of polls, and each batch is one partition per live task carrying a JSON re
 connector's committed offsets (read from sparkcat's offsets store when the batch is planned: a task starting
 afresh resumes there), the batch's budget and the producer's settings. The executor's
 ``ConnectHost.runSourceBatch`` keeps the task across batches (by connector, task and generation: the query run),
-polls it, transforms, converts, sends to Kafka and returns a result row once Kafka acknowledged every record.
+polls it, transforms, converts, sends to Kafka (creating a topic before its first record, with Connect's
+``TopicCreation``, when the connector sets ``topic.creation.*`` keys: KIP-158) and returns a result row once Kafka
+acknowledged every record, with the topics they went to, which the driver records as active topics (KIP-558).
 ``java_source_handler`` collects those rows: the driver then stores the offsets, as for any source (at least once:
 a task that fails, or a driver that dies, resumes from the last stored offsets).
 
@@ -28,7 +30,9 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from sparkcat.kafka.client_settings import ClientKind, connector_overrides, java_producer_settings
+from sparkcat.config.topic_creation import uses_topic_creation
+from sparkcat.kafka.client_settings import (ClientKind, connector_overrides, java_admin_settings,
+                                           java_producer_settings)
 from sparkcat.kafka.producers import TRANSACTION_TIMEOUT_MS, task_transactional_id
 from sparkcat.policy.input_policy import prepare
 from sparkcat.spark.driver.batch_reports import Handler, batch_result
@@ -61,6 +65,16 @@ def producer_settings(plan: QueryPlan, connector_config: dict[str, str]) -> dict
     return java_producer_settings(plan.bootstrap_servers, plan.kafka_config, overrides)
 
 
+def topic_creation_settings(plan: QueryPlan, connector_config: dict[str, str]) -> dict[str, Any]:
+    """Whether the tasks create their topics (KIP-158: the worker's ``topic.creation.enable`` and the connector's
+    ``topic.creation.*`` keys) and, when they do, the Java AdminClient's settings they create them with."""
+    if not plan.topic_creation or not uses_topic_creation(connector_config):
+        return {"topic_creation": False}
+    overrides = connector_overrides(connector_config, ClientKind.ADMIN)
+    return {"topic_creation": True,
+            "admin": java_admin_settings(plan.bootstrap_servers, plan.kafka_config, overrides)}
+
+
 class JavaPlanner:
     """``org.sparkcat.source.Planner`` for a Java source: a batch per trigger, one request per live task."""
 
@@ -77,12 +91,13 @@ class JavaPlanner:
         plan = self.plan
         connector_config = prepare(plan.connector_config)
         producer = producer_settings(plan, connector_config)
+        creation = topic_creation_settings(plan, connector_config)
         return {t: {"connector": plan.connector, "task": t, "generation": self.planner_id,
                     "connector_config": connector_config, "task_config": prepare(plan.task_configs[t]),
                     "producer": producer, "max_records": plan.batch_max_records,
                     "max_poll_ms": min(max(plan.trigger_interval_ms, 1000), MAX_POLL_MS),
                     "idle_ms": max(IDLE_MS, 10 * plan.trigger_interval_ms),
-                    "exactly_once": self._transactions(t)}
+                    "exactly_once": self._transactions(t), **creation}
                 for t in plan.live_tasks}
 
     def _transactions(self, task: int) -> dict[str, Any] | None:

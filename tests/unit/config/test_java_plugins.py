@@ -79,11 +79,29 @@ def test_what_sparkcat_cannot_run_of_a_java_connector_is_refused_with_the_reason
     assert boundaries is not None and "transaction.boundary=connector is refused" in boundaries
     assert java_connector_refusal({"connector.class": FILE_SOURCE, "transaction.boundary": "interval"},
                                   policy(tmp_path, WithSink(), bootstrap_servers="b:9092")) is None
-    topics = java_connector_refusal({"connector.class": FILE_SOURCE, "topic.creation.default.partitions": "3",
-                                     "offsets.storage.topic": "mine"}, at_least_once)
-    assert topics is not None and "offsets.storage.topic, topic.creation.default.partitions are refused" in topics
+    own_offsets = java_connector_refusal({"connector.class": FILE_SOURCE, "topic.creation.default.partitions": "3",
+                                          "offsets.storage.topic": "mine"}, at_least_once)
+    assert own_offsets is not None and "so offsets.storage.topic is refused" in own_offsets
+    assert "topic.creation" not in own_offsets
+    # KIP-158: a Java source's tasks create their topics (Connect's TopicCreation in the Kafka Connect host)
+    assert java_connector_refusal({"connector.class": FILE_SOURCE, "topic.creation.default.partitions": "3",
+                                   "topic.creation.default.replication.factor": "1"}, at_least_once) is None
     assert java_connector_refusal({"connector.class": "increment"}, at_least_once) is None
     assert java_connector_refusal({"connector.class": FILE_SOURCE}, policy(tmp_path, None)) is None
+
+
+def test_topic_creation_keys_connect_would_ignore_are_refused_for_a_java_source_too(tmp_path):
+    creation = {"connector.class": FILE_SOURCE, "file": "/x", "topic": "t",
+                "topic.creation.default.partitions": "3", "topic.creation.default.replication.factor": "1",
+                "topic.creation.default.include": "t.*", "topic.creation.unlisted.partitions": "2"}
+    result = validate_connector_config(creation, policy(tmp_path, FakeCatalog()))
+    assert sorted(result.errors) == ["topic.creation.default.include", "topic.creation.unlisted.partitions"]
+    assert "which topic.creation.groups does not list" in result.errors["topic.creation.unlisted.partitions"][0]
+    assert result.response["error_count"] == 2
+    shown = {c["value"]["name"]: c for c in result.response["configs"]}
+    assert shown["topic.creation.unlisted.partitions"]["definition"] is None  # Connect's response has no such key
+    disabled = validate_connector_config(creation, policy(tmp_path, FakeCatalog(), topic_creation_enable=False))
+    assert "topic.creation.enable=false on this worker" in disabled.errors["topic.creation.default.partitions"][0]
 
 
 def test_plugin_path_and_discovery_are_connects_worker_keys(tmp_path):

@@ -1,8 +1,15 @@
-"""GET /connector-plugins?connectorsOnly=false lists transformations, predicates and converters, with their keys."""
+"""GET /connector-plugins?connectorsOnly=false lists transformations, predicates and converters, with their keys;
+GET /connector-plugins/CLASS/config describes a converter of plugin.packages too."""
 
 from __future__ import annotations
 
+import pytest
+
 from sparkcat import __version__
+from sparkcat.config.worker import WorkerConfig
+from sparkcat.errors import BadRequestError, NotFoundError
+from sparkcat.policy.input_policy import InputPolicy
+from sparkcat.rest.views import plugin_config
 
 T = "org.apache.kafka.connect.transforms."
 
@@ -69,3 +76,18 @@ def test_a_plugins_config_answers_for_the_installed_version_only_kip_891(client)
     router = f"/connector-plugins/{T}RegexRouter/config"
     assert client.get(router, params={"version": f"[{__version__}]"}).status_code == 200
     assert client.get(router, params={"version": "[9,)"}).status_code == 400
+
+
+def test_a_plugin_packages_converters_config_is_the_keys_it_declares_at_its_version(tmp_path):
+    upper = "tests.unit.config.declaring_converter:UpperConverter"
+    worker = WorkerConfig(state_dir=str(tmp_path), plugin_packages=["sparkcat", "tests.unit.config"])
+    policy = InputPolicy.of(worker, None)
+    keys = plugin_config(upper, policy)
+    assert [(k["name"], k["type"], k["default_value"]) for k in keys] == [("strip", "BOOLEAN", "false")]
+    assert plugin_config(upper, policy, version="[2.0,3.0)") == keys  # its plugin_version, 2.3.0
+    with pytest.raises(BadRequestError, match=r"available versions: \[2.3.0\]"):
+        plugin_config(upper, policy, version="[3.0,)")
+    with pytest.raises(NotFoundError, match="Unknown plugin"):  # outside plugin.packages: not imported
+        plugin_config(upper, InputPolicy.of(WorkerConfig(state_dir=str(tmp_path)), None))
+    with pytest.raises(NotFoundError, match="Unknown plugin"):  # in the packages, but no converter
+        plugin_config("tests.unit.config.declaring_converter:ConfigDef", policy)

@@ -27,7 +27,8 @@ import org.sparkcat.connect.ConnectHosts;
  * micro-batches. Planned like {@link PlannedSource} by a {@link Planner} in the driver's Python; each task's
  * partition carries a JSON request, and its reader runs one batch of that Java {@code SourceTask} in this JVM
  * ({@link ConnectHosts}): poll, transform, convert, send to Kafka. The row it returns is the batch's report in
- * the shape of sparkcat's result rows: {@code (task, worker_id, records, offsets, errors)}.
+ * the shape of sparkcat's source result rows: {@code (task, worker_id, records, offsets, errors, topics)}, where
+ * {@code topics} lists the topics the batch's acknowledged records went to (KIP-558's active topics).
  */
 public final class ConnectTaskSource implements TableProvider, DataSourceRegister {
   public static final String SHORT_NAME = "sparkcat-connect-source";
@@ -36,7 +37,8 @@ public final class ConnectTaskSource implements TableProvider, DataSourceRegiste
       .add("worker_id", DataTypes.StringType, false)
       .add("records", DataTypes.LongType, false)
       .add("offsets", DataTypes.StringType, false)
-      .add("errors", DataTypes.StringType, true);
+      .add("errors", DataTypes.StringType, true)
+      .add("topics", DataTypes.StringType, true);
 
   @Override
   public String shortName() {
@@ -82,10 +84,12 @@ public final class ConnectTaskSource implements TableProvider, DataSourceRegiste
           String answer = ConnectHosts.runSourceBatch(payload.get("host").toString(), payload.get("request").toString());
           JsonNode result = JSON.readTree(answer);
           JsonNode errors = result.get("errors");
+          JsonNode topics = result.get("topics");
           row = new GenericInternalRow(new Object[] {part.task,
               UTF8String.fromString(ConnectHosts.workerId()),
               result.get("records").asLong(), UTF8String.fromString(result.get("offsets").toString()),
-              errors == null || errors.isNull() ? null : UTF8String.fromString(errors.toString())});
+              errors == null || errors.isNull() ? null : UTF8String.fromString(errors.toString()),
+              topics == null || topics.isNull() ? null : UTF8String.fromString(topics.toString())});
           return true;
         }
 

@@ -55,7 +55,8 @@ public final class ConnectHost {
     private TaskRuns<SinkTaskRun> sinkTasks;
 
     /**
-     * {@code workerProps}: Connect's worker keys {@code plugin.path} and {@code plugin.discovery}. The worker's
+     * {@code workerProps}: Connect's worker keys {@code plugin.path}, {@code plugin.discovery} and
+     * {@code topic.creation.enable} (which validation and source tasks' topic creation read). The worker's
      * converters are JSON, sparkcat's default for every connector that names none.
      */
     public ConnectHost(Map<String, String> workerProps) {

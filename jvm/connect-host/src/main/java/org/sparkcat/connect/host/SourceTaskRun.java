@@ -51,7 +51,8 @@ import org.apache.kafka.connect.util.ConnectorTaskId;
  *
  * <p>As in Connect's {@code AbstractWorkerSourceTask}: {@code commitRecord} when Kafka acknowledged a record (or it
  * was filtered or skipped), {@code commit} once its offsets are stored (at the next batch: the driver stores a
- * batch's offsets before it plans the next one).
+ * batch's offsets before it plans the next one). A topic is created before its first record and reported once a
+ * record to it is acknowledged ({@link SourceTopics}: KIP-158 and KIP-558).
  *
  * <p>Exactly once (KIP-618, the request's {@code exactly_once}): the producer is transactional with Connect's
  * {@code transactional.id} ({@code group.id-connector-task}; initialising it fences every earlier instance), and
@@ -75,6 +76,7 @@ final class SourceTaskRun implements TaskRun {
     private ErrorHandlingMetrics errorMetrics;
     private TransformationChain<SourceRecord, SourceRecord> chain;
     private KafkaProducer<byte[], byte[]> producer;
+    private SourceTopics topics;
     private volatile long lastUsedMs = System.currentTimeMillis();
     private boolean uncommitted;
     private OffsetsSnapshot committed;
@@ -91,7 +93,9 @@ final class SourceTaskRun implements TaskRun {
         Map<String, String> taskConfig = strings(request.get("task_config"));
         this.loader = plugins.connectorClass(connectorConfig.get("connector.class")).getClassLoader();
         try (LoaderSwap swap = plugins.withClassLoader(loader)) {
-            SourceConnectorConfig config = new SourceConnectorConfig(plugins, connectorConfig, false);
+            JsonNode creation = request.get("topic_creation");
+            SourceConnectorConfig config = new SourceConnectorConfig(plugins, connectorConfig,
+                    creation != null && creation.asBoolean());
             TaskConverters converters = TaskConverters.of(plugins, config, worker);
             this.keyConverter = converters.key();
             this.valueConverter = converters.value();
@@ -105,6 +109,7 @@ final class SourceTaskRun implements TaskRun {
             List<TransformationStage<SourceRecord>> stages = config.transformationStages(plugins, id, metrics);
             this.chain = new TransformationChain<>(stages, retry);
             this.producer = producer(request.get("producer"), transactions);
+            this.topics = SourceTopics.of(id, config, worker, request);
             Class<?> taskClass = Class.forName(taskConfig.get(TaskConfig.TASK_CLASS_CONFIG), true, loader);
             this.task = (SourceTask) plugins.newTask(taskClass.asSubclass(SourceTask.class));
             this.committed = new OffsetsSnapshot(request.get("offsets"));
@@ -170,7 +175,8 @@ final class SourceTaskRun implements TaskRun {
 
     /**
      * Poll until {@code maxRecords} records, {@code maxMillis}, or a poll that returns nothing; send them; answer
-     * {@code {"records": n, "offsets": [[partition, offset], ...], "errors": {...}}} once Kafka acknowledged all.
+     * {@code {"records": n, "offsets": [[partition, offset], ...], "errors": {...}, "topics": [...]}} once Kafka
+     * acknowledged all.
      */
     synchronized String batch(int maxRecords, long maxMillis, JsonNode offsets, JsonNode lease) throws Exception {
         lastUsedMs = System.currentTimeMillis();
@@ -224,8 +230,9 @@ final class SourceTaskRun implements TaskRun {
                     task.commitRecord(record, null);
                     continue;
                 }
-                producer.send(out, (metadata, error) -> acknowledged(record, metadata, error, sendFailure,
-                        sendSkipped));
+                topics.beforeSend(out.topic());
+                producer.send(out, (metadata, error) -> acknowledged(record, out.topic(), metadata, error,
+                        sendFailure, sendSkipped));
                 sent++;
             }
         }
@@ -243,7 +250,8 @@ final class SourceTaskRun implements TaskRun {
         }
         lastUsedMs = System.currentTimeMillis();
         reported.putAll(reportedOffsets(offsets.values()));  // an empty batch keeps what it reported before
-        return answer(sent - sendSkipped.get(), offsets.values(), skipped + sendSkipped.get());
+        int acknowledged = sent - sendSkipped.get();
+        return answer(acknowledged, offsets.values(), skipped + sendSkipped.get(), topics.drainUsed());
     }
 
     private static Map<String, String> reportedOffsets(Iterable<Object[]> offsets) throws Exception {
@@ -296,7 +304,7 @@ final class SourceTaskRun implements TaskRun {
         }
     }
 
-    private void acknowledged(SourceRecord record, RecordMetadata metadata, Exception error,
+    private void acknowledged(SourceRecord record, String topic, RecordMetadata metadata, Exception error,
                               AtomicReference<Exception> failure, AtomicInteger skipped) {
         // exactly once: a record Kafka refuses fails the task whatever errors.tolerance says, as in Connect
         if (error != null && (transactions != null || retry.getErrorToleranceType() != ToleranceType.ALL)) {
@@ -305,6 +313,8 @@ final class SourceTaskRun implements TaskRun {
         }
         if (error != null) {  // errors.tolerance=all: Connect skips a record Kafka refuses (KIP-779)
             skipped.incrementAndGet();
+        } else {  // Connect's recordActiveTopic: a topic is active once a record to it is acknowledged
+            topics.sent(topic);
         }
         commitRecord(record, error == null ? metadata : null);
     }
@@ -338,12 +348,14 @@ final class SourceTaskRun implements TaskRun {
         return out;
     }
 
-    private static String answer(int records, Iterable<Object[]> offsets, int skipped) throws Exception {
+    private static String answer(int records, Iterable<Object[]> offsets, int skipped, List<String> topics)
+            throws Exception {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("records", records);
         List<Object[]> pairs = new ArrayList<>();
         offsets.forEach(pairs::add);
         out.put("offsets", pairs);
+        out.put("topics", topics);
         if (skipped > 0) {
             out.put("errors", Map.of("record_failures", skipped, "record_errors", skipped, "records_skipped",
                     skipped, "last_error_ms", System.currentTimeMillis()));
@@ -371,6 +383,9 @@ final class SourceTaskRun implements TaskRun {
             }
             if (producer != null) {
                 TaskRun.quietly("Task " + id, producer::close);
+            }
+            if (topics != null) {
+                TaskRun.quietly("Task " + id, topics::close);
             }
             if (chain != null) {
                 TaskRun.quietly("Task " + id, chain::close);
