@@ -9,7 +9,9 @@ source: every partition is listed again at least every ``FULL_LIST_S``, so a mis
 created again, a consumer error) delays a member by that much at most and loses nothing.
 
 A partition that signalled is paused until its listing: librdkafka drops what it had already fetched for it,
-so the driver takes about one message per changed partition per round, whatever the throughput.
+so the driver takes about one message per changed partition per round. A partition whose listing shows it moved
+stays paused and is listed again at the next round, until a listing finds it still: under steady throughput the
+watch fetches nothing, and a partition costs a ListOffsets entry per round, as it did before the watch.
 """
 
 from __future__ import annotations
@@ -28,8 +30,10 @@ FULL_LIST_S = 10.0   # every watched partition is listed at least this often
 _DRAIN_BATCH = 500   # messages taken per consume() call while draining
 _DRAIN_CALLS = 20    # at most this many calls per round: a flood cannot hold the planner
 
-# The watch needs to learn that a record arrived, not the record: fetch as little as Kafka allows (KIP-74 still
-# returns the first record batch), prefetch nothing beyond one message, never commit, never join the group.
+# The watch needs to learn that a record arrived, not the record: prefetch no more than one fetch per partition,
+# never commit, never join the group. The per-partition fetch size stays librdkafka's (1 MB): below a record
+# batch's size the broker returns that batch for the first partition of a fetch response only (KIP-74), and the
+# watch would learn of one partition per fetch.
 _WATCH_SETTINGS = {
     "group.id": "sparkcat-end-watch",  # librdkafka wants one; nothing joins it or commits to it
     "enable.auto.commit": False,
@@ -37,7 +41,6 @@ _WATCH_SETTINGS = {
     "enable.partition.eof": False,
     "auto.offset.reset": "error",      # a position gone (topic recreated) is an error event: a signal, not a skip
     "isolation.level": "read_committed",
-    "fetch.message.max.bytes": 1,
     "queued.min.messages": 1,
     "fetch.wait.max.ms": 500,
 }
@@ -113,15 +116,23 @@ class EndWatch:
             self._paused -= gone
 
     def _watch_from(self, listed: dict[TopicPartitionKey, int]) -> None:
-        """Watch each listed partition from its end: assign new ones there, move (and resume) known ones."""
+        """Watch each listed partition that is new or did not move since its last listing from its end; one that
+        moved stays paused and is listed again next round (a busy partition costs a ListOffsets entry per round, as
+        before, and the watch fetches nothing of it)."""
         from confluent_kafka import TopicPartition
-        new = [TopicPartition(t, p, end) for (t, p), end in sorted(listed.items()) if (t, p) not in self._ends]
+        hot = {tp for tp, end in listed.items() if tp in self._ends and end != self._ends[tp]}
+        cold = {tp: end for tp, end in listed.items() if tp not in hot}
+        new = [TopicPartition(t, p, end) for (t, p), end in sorted(cold.items()) if (t, p) not in self._ends]
         if new:
             self._consumer.incremental_assign(new)
-        for tp, end in sorted(listed.items()):
+        for tp, end in sorted(cold.items()):
             if tp in self._ends:
                 self._move(TopicPartition(*tp, end))
-        resumed = sorted(self._paused & set(listed))
+        pause = sorted(hot - self._paused)
+        if pause:
+            self._consumer.pause([TopicPartition(t, p) for t, p in pause])
+            self._paused |= hot
+        resumed = sorted(self._paused & set(cold))
         if resumed:
             self._consumer.resume([TopicPartition(t, p) for t, p in resumed])
             self._paused -= set(resumed)

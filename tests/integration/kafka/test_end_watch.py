@@ -5,16 +5,28 @@ from __future__ import annotations
 import time
 import uuid
 
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 
-from sparkcat.kafka.end_watch import EndWatch, watch_consumer_settings
+from sparkcat.kafka.end_watch import FULL_LIST_S, EndWatch, watch_consumer_settings
 from sparkcat.spark.driver.shared_sinks import _list_offsets
 
 
 def _topic(admin: AdminClient, name: str, partitions: int) -> None:
+    """Create the topic and wait until every partition has its leader (a listing before that is refused)."""
     for future in admin.create_topics([NewTopic(name, partitions, 1)]).values():
         future.result()
+    asked = {TopicPartition(name, p): OffsetSpec.latest() for p in range(partitions)}
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            for future in admin.list_offsets(asked).values():
+                future.result()
+            return
+        except KafkaException:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
 
 
 def _produce(bootstrap: str, topic: str, partition: int, count: int, transactional: bool = False,
@@ -42,7 +54,9 @@ def _watch(broker) -> tuple[EndWatch, list[list[tuple[str, int]]]]:
     return EndWatch(consumer, list_ends), asked
 
 
-def _until_end(watch: EndWatch, wanted, tp, end: int, timeout_s: float = 30.0) -> dict:
+def _until_end(watch: EndWatch, wanted, tp, end: int, timeout_s: float = FULL_LIST_S / 2) -> dict:
+    """Rounds until ``tp`` ends at ``end``: within half of ``FULL_LIST_S``, so the watch saw it, not the listing of
+    every partition that comes at last."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         ends = watch.ends(wanted)
@@ -65,6 +79,7 @@ def test_ends_follow_records_and_only_partitions_that_moved_are_listed(broker, u
         ends = _until_end(watch, wanted, (unique_name, 2), 7)
         assert ends == {(unique_name, 0): 0, (unique_name, 1): 4, (unique_name, 2): 7}
         assert [(unique_name, 0)] not in asked and all((unique_name, 0) not in a for a in asked[1:])
+        assert watch.ends(wanted) == ends  # a partition that moved is listed once more, found still, watched again
         calls = len(asked)
         for _ in range(5):  # idle rounds: nothing moved, nothing listed
             assert watch.ends(wanted) == ends
@@ -104,5 +119,26 @@ def test_a_partition_no_longer_wanted_is_dropped_and_a_new_one_is_listed(broker,
         _produce(broker.bootstrap, unique_name, 1, 1)
         _until_end(watch, {b}, b, 3)
         assert all(a not in listed for listed in asked[1:])
+    finally:
+        watch.close()
+
+
+def test_every_partition_that_gets_records_at_once_is_seen_in_the_same_round(broker, unique_name):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    _topic(admin, unique_name, 12)
+    wanted = {(unique_name, p) for p in range(12)}
+    watch, asked = _watch(broker)
+    try:
+        assert set(watch.ends(wanted).values()) == {0}
+        for p in range(12):
+            _produce(broker.bootstrap, unique_name, p, 2 + p)
+        deadline = time.monotonic() + FULL_LIST_S / 2
+        ends = watch.ends(wanted)
+        while any(ends[(unique_name, p)] != 2 + p for p in range(12)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+            ends = watch.ends(wanted)
+        assert ends == {(unique_name, p): 2 + p for p in range(12)}
+        # seen together: a fetch brings every partition's first records, not one partition's per fetch
+        assert len([a for a in asked[1:] if a]) <= 3
     finally:
         watch.close()
