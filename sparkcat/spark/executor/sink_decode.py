@@ -38,6 +38,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from sparkcat.converters import ByteArrayConverter, JsonConverter, StringConverter, converter_for
+from sparkcat.transforms.null_defaults import FIELD_DEFAULT
 
 __all__ = ["ORIGINAL", "Side", "sides_of", "decode_batch", "spark_type"]
 
@@ -104,10 +105,10 @@ def spark_type(schema: Any) -> T.DataType | None:
         return None
     kind = schema.get("type")
     if kind == "struct":
-        fields = [(f.get("field"), spark_type(f)) for f in schema.get("fields", [])]
+        fields = [(f, spark_type(f)) for f in schema.get("fields", [])]
         if any(t is None for _, t in fields):
             return None
-        return T.StructType([T.StructField(str(n), t, True) for n, t in fields])
+        return T.StructType([T.StructField(str(f.get("field")), t, True, _default_metadata(f)) for f, t in fields])
     if kind == "array":
         items = spark_type(schema.get("items"))
         return None if items is None else T.ArrayType(items, True)
@@ -117,6 +118,13 @@ def spark_type(schema: Any) -> T.DataType | None:
             return None
         return T.MapType(T.StringType(), values, True)
     return _PRIMITIVES.get(str(kind))
+
+
+def _default_metadata(field_schema: dict[str, Any]) -> dict[str, str]:
+    """A field's Connect default (the envelope's ``"default"``) as the SMTs read it (``null_defaults``)."""
+    if field_schema.get("default") is None:
+        return {}
+    return {FIELD_DEFAULT: json.dumps(field_schema["default"], separators=(",", ":"))}
 
 
 def _json_text(df: DataFrame, side: Side) -> Column:
