@@ -25,7 +25,7 @@ from sparkcat.api.config import ConfigDef, Type
 from sparkcat.transforms.registry import bool_value
 
 __all__ = ["FIELD_DEFAULT", "REPLACE_NULL", "define_replace_null", "replace_null", "default_column", "field_value",
-           "copied_fields", "has_defaults"]
+           "copied_fields", "has_defaults", "with_field_defaults"]
 
 #: StructField metadata key: the field's Connect default value as JSON text (JsonConverter's envelope form).
 FIELD_DEFAULT = "connect.default"
@@ -79,3 +79,22 @@ def copied_fields(parent: Column, struct: T.StructType, replace: bool, names: li
     renames = renames or {}
     return [field_value(parent, struct[n], replace).alias(renames.get(n, n), metadata=struct[n].metadata)
             for n in (struct.fieldNames() if names is None else names)]
+
+
+def _any_default(spark_type: T.DataType) -> bool:
+    if isinstance(spark_type, T.StructType):
+        return any(FIELD_DEFAULT in (f.metadata or {}) or _any_default(f.dataType) for f in spark_type.fields)
+    return False
+
+
+def with_field_defaults(column: Column, struct: T.DataType) -> Column:
+    """``column`` (of type ``struct``) with every null field that has a default, nested structs' too, replaced by
+    the default: what Connect's JsonConverter reads (``convertToConnect``, its ``replace.null.with.default``)."""
+    if not _any_default(struct):
+        return column
+    fields = []
+    for f in struct.fields:
+        inner = with_field_defaults(column[f.name], f.dataType)
+        default = default_column(f)
+        fields.append((inner if default is None else F.coalesce(inner, default)).alias(f.name, metadata=f.metadata))
+    return F.when(column.isNotNull(), F.struct(*fields))

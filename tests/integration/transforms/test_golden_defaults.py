@@ -116,3 +116,37 @@ def test_header_from_writes_the_default_and_move_copies_the_rest_with_theirs(spa
     assert record["value"]["ts"] == 1700000000000 and "a" not in record["value"]
     [record] = run(spark, smt("HeaderFrom$Value", "false", fields="a", headers="h", operation="copy"), [NULLS])
     assert record["headers"] == [{"key": "h", "value": None}] and record["value"]["a"] is None
+
+
+def _sink_rows(spark, converter_settings: dict[str, str], payload: str) -> tuple[Any, list[Any]]:
+    """A sink batch whose value is a JsonConverter envelope with SCHEMA, decoded as a sink connector decodes it."""
+    import json
+
+    from sparkcat.spark.executor.sink_decode import decode_batch, sides_of
+
+    envelope = json.dumps({"schema": SCHEMA, "payload": json.loads(payload)}).encode()
+    df = spark.createDataFrame([("orders", 0, 0, None, envelope, 0, [])],
+                               "topic STRING, partition INT, offset BIGINT, key BINARY, value BINARY, "
+                               "timestamp BIGINT, headers ARRAY<STRUCT<key: STRING, value: BINARY>>")
+    config = {"value.converter": "org.apache.kafka.connect.json.JsonConverter",
+              "key.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+              **{f"value.converter.{k}": v for k, v in converter_settings.items()}}
+    return decode_batch(df, sides_of(config, raw=False))
+
+
+def test_json_converter_reads_a_null_field_with_a_default_as_the_default_unless_told_not_to(spark):
+    payload = '{"a": null, "b": null, "ts": 1, "blob": null, "s": {"n": null}}'
+    decoded, _ = _sink_rows(spark, {}, payload)
+    value = decoded.collect()[0]["value"].asDict(recursive=True)
+    assert value == {"a": 5, "b": None, "ts": 1, "blob": b"\x01\x02", "s": {"n": "nested"}}  # nested fields too
+    decoded, _ = _sink_rows(spark, {"replace.null.with.default": "false"}, payload)
+    assert decoded.collect()[0]["value"]["a"] is None
+
+
+def test_with_the_converters_nulls_kept_the_smts_key_decides(spark):
+    payload = '{"a": null, "b": "x", "ts": 1, "blob": null, "s": null}'
+    decoded, _ = _sink_rows(spark, {"replace.null.with.default": "false"}, payload)
+    records = Records(decoded, kind="sink", timestamp="timestamp", key_json=False)
+    for replace, expected in (("true", 5), ("false", None)):
+        out = apply_chain(records, parse_chain(smt("ExtractField$Value", replace, field="a"))).df
+        assert out.collect()[0]["value"] == expected

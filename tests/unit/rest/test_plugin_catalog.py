@@ -39,7 +39,8 @@ def test_a_transformations_config_is_the_keys_it_declares(client):
 
 def test_a_converters_config_is_the_settings_it_takes(client):
     keys = client.get("/connector-plugins/org.apache.kafka.connect.json.JsonConverter/config").json()
-    assert [k["name"] for k in keys] == ["schemas.enable", "schemas.cache.size", "decimal.format"]
+    assert [k["name"] for k in keys] == ["schemas.enable", "schemas.cache.size", "decimal.format",
+                                         "replace.null.with.default"]
     assert keys[0]["type"] == "BOOLEAN" and keys[0]["default_value"] == "true"
 
 
