@@ -35,8 +35,8 @@ from sparkcat.errors import ConfigError
 __all__ = ["ProtobufConverter", "protobuf_problems", "protobuf_missing", "OWN_KEYS", "UNSUPPORTED"]
 
 #: ProtobufDataConfig's boolean settings sparkcat implements -> their ``ProtoOptions`` field (Confluent's defaults).
-BOOLEAN_KEYS = {"optional.for.nullables": "optional_for_nullables",
-                "wrapper.for.nullables": "wrapper_for_nullables", "scrub.invalid.names": "scrub_invalid_names", "int.for.enums": "int_for_enums",
+BOOLEAN_KEYS = {"optional.for.nullables": "optional_for_nullables", "wrapper.for.nullables": "wrapper_for_nullables",
+                "scrub.invalid.names": "scrub_invalid_names", "int.for.enums": "int_for_enums",
                 "generate.struct.for.nulls": "generate_struct_for_nulls",
                 "generate.index.for.unions": "generate_index_for_unions", "flatten.unions": "flatten_unions"}
 #: ProtobufDataConfig's settings sparkcat implements, besides the registry's.

@@ -14,8 +14,9 @@ with Spark expressions first, per side (``key`` / ``value``):
   envelope's ``schema`` with ``schemas.enable``, the type Spark infers from the whole batch
   without it) when that is a struct, map or array; a struct field's ``"default"`` rides on its
   ``StructField`` (``transforms.null_defaults``) and, under the converter's ``replace.null.with.default``
-  (default true), a null field with a default is the default, as Connect's JsonConverter reads it. Otherwise (primitives, logical types such as
-  ``Decimal`` or ``Timestamp``, several schemas in one batch) the side stays the bytes in Kafka and
+  (default true), a null field with a default is the default, as Connect's JsonConverter reads it.
+  Otherwise (primitives, logical types such as ``Decimal`` or ``Timestamp``, several schemas in one
+  batch) the side stays the bytes in Kafka and
   the Python converter decodes it after the chain: routers, header and filter transforms still
   apply, field transforms fail with Connect's ``Only Struct objects supported``.
 
