@@ -93,9 +93,9 @@ def _converters() -> list[str]:
         out.append(f"| `{name}` | {_names(keys.definition.names())} | {_names(keys.refused)} |")
     out.append("| `io.confluent.connect.avro.AvroConverter` | see [docs/pipelines.md](pipelines.md) | |")
     out.append("| `io.confluent.connect.json.JsonSchemaConverter` | see [docs/pipelines.md](pipelines.md) | |")
-    from sparkcat.converters.protobuf import UNSUPPORTED
+    from sparkcat.converters.protobuf import OWN_KEYS, UNSUPPORTED
     out.append("| `io.confluent.connect.protobuf.ProtobufConverter` | the registry's (see [docs/pipelines.md]"
-               f"(pipelines.md)), optional.for.nullables, schemas.cache.size | {_names(UNSUPPORTED)} |")
+               f"(pipelines.md)), {', '.join(OWN_KEYS)} | {_names(UNSUPPORTED)} |")
     return out
 
 

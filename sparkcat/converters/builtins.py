@@ -166,20 +166,26 @@ def _payload(value: Any, spark_type: T.DataType | None, numeric_decimal: bool) -
     return value
 
 
-def _from_payload(schema: dict[str, Any] | None, payload: Any) -> Any:
-    """Undo the JSON encodings of Connect's schema types (bytes, Decimal, Date, Time, Timestamp, maps)."""
+def _from_payload(schema: dict[str, Any] | None, payload: Any, defaults: bool = True) -> Any:
+    """Undo the JSON encodings of Connect's schema types (bytes, Decimal, Date, Time, Timestamp, maps); with
+    ``defaults`` (``replace.null.with.default``) a null or missing struct field whose schema has a ``"default"``
+    is that default, as Connect's ``convertToConnect`` gives it."""
     if schema is None or payload is None:
         return payload
     kind, name = schema.get("type"), schema.get("name")
     if kind == "struct":
         fields = {f.get("field"): f for f in schema.get("fields", [])}
-        return {k: _from_payload(fields.get(k), v) for k, v in payload.items()}
+        out = {k: _from_payload(fields.get(k), v, defaults) for k, v in payload.items()}
+        for field_name, field_schema in fields.items() if defaults else ():
+            if out.get(field_name) is None and field_schema.get("default") is not None:
+                out[field_name] = _from_payload(field_schema, field_schema["default"], defaults)
+        return out
     if kind == "array":
-        return [_from_payload(schema.get("items"), v) for v in payload]
+        return [_from_payload(schema.get("items"), v, defaults) for v in payload]
     if kind == "map":
         keys, values = schema.get("keys"), schema.get("values")
         pairs = payload.items() if isinstance(payload, dict) else payload
-        return {_from_payload(keys, k): _from_payload(values, v) for k, v in pairs}
+        return {_from_payload(keys, k, defaults): _from_payload(values, v, defaults) for k, v in pairs}
     if kind == "bytes" and isinstance(payload, str):
         data = base64.b64decode(payload)
         if name == _DECIMAL:
@@ -199,10 +205,13 @@ def _from_payload(schema: dict[str, Any] | None, payload: Any) -> Any:
 
 
 class JsonConverter(Converter):
-    """Connect's JsonConverter: ``schemas.enable`` (default true), ``decimal.format`` BASE64 or NUMERIC."""
+    """Connect's JsonConverter: ``schemas.enable`` (default true), ``decimal.format`` BASE64 or NUMERIC,
+    ``replace.null.with.default`` (default true: reading, a null field with a schema default is the default;
+    the schemas sparkcat writes come from Spark types, which have no defaults, so writing is the same either way)."""
 
     def __init__(self) -> None:
         self.schemas_enable = True
+        self.replace_null = True
         self.numeric_decimal = False
         self._schema_type: T.DataType | None = None
         self._schema_text = "null"
@@ -211,6 +220,7 @@ class JsonConverter(Converter):
     def configure(self, settings: dict[str, str], is_key: bool) -> None:
         self.schemas_enable = _boolean("schemas.enable", settings.get("schemas.enable"), True)
         self.numeric_decimal = str(settings.get("decimal.format", "BASE64")).strip().upper() == "NUMERIC"
+        self.replace_null = _boolean("replace.null.with.default", settings.get("replace.null.with.default"), True)
 
     def _prepare(self, spark_type: T.DataType | None) -> None:
         """Cache the schema text and walk decision for the type of the last call."""
@@ -243,7 +253,7 @@ class JsonConverter(Converter):
             raise ValueError('JsonConverter with schemas.enable requires "schema" and "payload" fields and may not '
                              'contain additional fields. If you are trying to deserialize plain JSON data, set '
                              'schemas.enable=false in your converter configuration.')
-        return _from_payload(parsed["schema"], parsed["payload"])
+        return _from_payload(parsed["schema"], parsed["payload"], self.replace_null)
 
 
 class StringConverter(Converter):

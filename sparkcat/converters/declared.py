@@ -43,6 +43,9 @@ _JSON = (ConfigDef()
                                "per converter; accepted for compatibility)."))
 _JSON.define("decimal.format", Type.STRING, "BASE64", ValidString.in_ignore_case("BASE64", "NUMERIC"),
              documentation="How DECIMAL values are serialized: BASE64 or NUMERIC.")
+_JSON.define("replace.null.with.default", Type.BOOLEAN, True,
+             documentation="Whether to replace fields that have a default value and that are null to the default "
+                           "value. When set to true, the default value is used, otherwise null is used.")
 _STRING = (ConfigDef()
            .define("converter.encoding", Type.STRING, "UTF8",
                    documentation="The name of the Java character set to use for encoding strings.")
@@ -50,10 +53,7 @@ _STRING = (ConfigDef()
 
 #: Connect's class name of each built-in converter (except AvroConverter) -> the settings it takes.
 CONVERTER_KEYS: dict[str, ConverterKeys] = {
-    JSON_CONVERTER: ConverterKeys(JSON_CONVERTER, _JSON.freeze(), MappingProxyType({
-        **_RUNTIME_TYPE, "replace.null.with.default": "replace.null.with.default is defined by Kafka Connect's "
-        "JsonConverter but not supported by sparkcat yet (sparkcat's schemas carry no field defaults); remove "
-        "it"})),
+    JSON_CONVERTER: ConverterKeys(JSON_CONVERTER, _JSON.freeze(), _RUNTIME_TYPE),
     STRING_CONVERTER: ConverterKeys(STRING_CONVERTER, _STRING.freeze(), _RUNTIME_TYPE),
     BYTE_ARRAY_CONVERTER: ConverterKeys(BYTE_ARRAY_CONVERTER, ConfigDef().freeze(), _RUNTIME_TYPE),
     **{name: ConverterKeys(name, ConfigDef().freeze(), _RUNTIME_TYPE) for name in NUMERIC_CONVERTERS},

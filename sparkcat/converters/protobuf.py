@@ -6,8 +6,10 @@ a Spark type's proto3 schema (``protobuf_schema``, ProtobufData's mapping) is re
 (schema type ``PROTOBUF``; the same registry settings, URL fail-over and subject name strategies, RecordNameStrategy
 naming the subject by the message's full name), and records are Confluent's wire format with message indexes
 (``protobuf_values``). Reading takes the writer's schema from the registry by id (``format=serialized``), so
-records of any Confluent-style producer read as dicts. Its own settings besides the registry's:
-``optional.for.nullables`` (false: a null is written as the field's default, as ProtobufData does) and
+records of any Confluent-style producer read as dicts. Its own settings besides the registry's, ProtobufDataConfig's
+with Confluent's defaults (``protobuf_schema.ProtoOptions``): ``optional.for.nullables`` (false: a null is written as
+the field's default, as ProtobufData does), ``wrapper.for.nullables``, ``scrub.invalid.names`` (writing),
+``int.for.enums``, ``generate.struct.for.nulls``, ``generate.index.for.unions``, ``flatten.unions`` (reading) and
 ``schemas.cache.size`` (accepted; sparkcat keeps a schema per Spark type). ProtobufData's other settings are
 refused by name (``UNSUPPORTED``). Protobuf has no root primitive here: a value without a schema, or of a
 non-struct type, fails the record naming the topic.
@@ -24,21 +26,26 @@ from typing import Any
 from pyspark.sql import types as T
 
 from sparkcat.converters.avro_data import avro_missing, avro_missing_message
-from sparkcat.converters.protobuf_schema import NAME, PROTOBUF_MODULES, ProtobufError, proto_file, schema_text
+from sparkcat.converters.protobuf_schema import (NAME, PROTOBUF_MODULES, ProtobufError, ProtoOptions, proto_file,
+                                                 schema_text)
 from sparkcat.converters.schema_registry import (RegistryClient, RegistryConverter, RegistrySettings, bool_setting,
                                                  settings_problems, subject_name)
 from sparkcat.errors import ConfigError
 
 __all__ = ["ProtobufConverter", "protobuf_problems", "protobuf_missing", "OWN_KEYS", "UNSUPPORTED"]
 
+#: ProtobufDataConfig's boolean settings sparkcat implements -> their ``ProtoOptions`` field (Confluent's defaults).
+BOOLEAN_KEYS = {"optional.for.nullables": "optional_for_nullables", "wrapper.for.nullables": "wrapper_for_nullables",
+                "scrub.invalid.names": "scrub_invalid_names", "int.for.enums": "int_for_enums",
+                "generate.struct.for.nulls": "generate_struct_for_nulls",
+                "generate.index.for.unions": "generate_index_for_unions", "flatten.unions": "flatten_unions"}
 #: ProtobufDataConfig's settings sparkcat implements, besides the registry's.
-OWN_KEYS = ("optional.for.nullables", "schemas.cache.size")
+OWN_KEYS = (*BOOLEAN_KEYS, "schemas.cache.size")
 #: Confluent's ProtobufConverter settings (ProtobufDataConfig, KafkaProtobufSerializerConfig) sparkcat refuses.
-UNSUPPORTED = ("enhanced.protobuf.schema.support", "scrub.invalid.names", "int.for.enums", "generate.index.for.unions",
-               "flatten.unions", "wrapper.for.nullables", "wrapper.for.raw.primitives", "generate.struct.for.nulls",
-               "optional.for.proto2", "use.optional.for.nonrequired", "reference.subject.name.strategy",
-               "skip.known.types", "normalize.schemas", "latest.compatibility.strict", "use.schema.id",
-               "use.latest.with.metadata", "derive.type")
+UNSUPPORTED = ("enhanced.protobuf.schema.support", "wrapper.for.raw.primitives", "optional.for.proto2",
+               "use.optional.for.nonrequired", "reference.subject.name.strategy", "skip.known.types",
+               "normalize.schemas", "latest.compatibility.strict", "use.schema.id", "use.latest.with.metadata",
+               "derive.type")
 
 
 def protobuf_missing() -> list[str]:
@@ -67,10 +74,11 @@ def protobuf_problems(config: dict[str, Any], is_key: bool) -> dict[str, list[st
         messages[:] = [m.replace("(implemented: ", f"(implemented: {', '.join(OWN_KEYS)}, ") for m in messages]
     for key in sorted(k for k in config if k in UNSUPPORTED):
         out[key] = [f"{NAME} setting {key!r} is not supported yet by sparkcat; remove it"]
-    try:
-        _optional(config)
-    except ConfigError as exc:
-        out["optional.for.nullables"] = [exc.message]
+    for key in BOOLEAN_KEYS:
+        try:
+            bool_setting(config, key, getattr(ProtoOptions(), BOOLEAN_KEYS[key]), NAME)
+        except ConfigError as exc:
+            out[key] = [exc.message]
     size = str(config.get("schemas.cache.size", "1000")).strip()
     if not size.isdigit():
         out["schemas.cache.size"] = [f"{NAME}: schemas.cache.size must be a whole number of at least 0, not "
@@ -78,8 +86,11 @@ def protobuf_problems(config: dict[str, Any], is_key: bool) -> dict[str, list[st
     return out
 
 
-def _optional(config: dict[str, Any]) -> bool:
-    return bool_setting(config, "optional.for.nullables", False, NAME)
+def proto_options(config: dict[str, Any]) -> ProtoOptions:
+    """The ProtobufDataConfig settings of ``config`` (checked by ``protobuf_problems``), Confluent's defaults."""
+    defaults = ProtoOptions()
+    return ProtoOptions(**{field: bool_setting(config, key, getattr(defaults, field), NAME)
+                           for key, field in BOOLEAN_KEYS.items()})
 
 
 class ProtobufConverter(RegistryConverter):
@@ -89,7 +100,7 @@ class ProtobufConverter(RegistryConverter):
 
     def __init__(self) -> None:
         super().__init__()
-        self.optional_for_nullables = False
+        self.options = ProtoOptions()
         self._writers: dict[tuple[str, int], tuple[int, Any]] = {}  # (topic, id(type)) -> (schema id, class)
         self._readers: dict[int, Any] = {}  # schema id -> ProtoSchema
 
@@ -101,7 +112,7 @@ class ProtobufConverter(RegistryConverter):
         problems = protobuf_problems(dict(settings), is_key)
         if problems:
             raise ConfigError("; ".join(f"{k}: {' '.join(m)}" for k, m in problems.items()), problems)
-        self.optional_for_nullables = _optional(settings)
+        self.options = proto_options(settings)
         registry = {k: v for k, v in settings.items() if k not in OWN_KEYS}
         self._client = RegistryClient(RegistrySettings.parse(registry, is_key, NAME), "PROTOBUF")
 
@@ -116,7 +127,7 @@ class ProtobufConverter(RegistryConverter):
                                 "Protobuf records are messages, written from structs")
         schema_id, message_class = self._writer(spark_type)
         try:
-            message = fill(message_class(), value)
+            message = fill(message_class(), value, self.options)
         except ProtobufError as exc:
             raise ProtobufError(f"{NAME}: a record for topic {self.topic!r} does not fit schema id {schema_id}: "
                                 f"{exc}") from exc
@@ -132,7 +143,7 @@ class ProtobufConverter(RegistryConverter):
         schema_id, indexes, payload = unframe(bytes(data), self.topic)
         message_class = self._reader(schema_id).message_class(indexes)
         try:
-            return read(message_class.FromString(payload))
+            return read(message_class.FromString(payload), self.options)
         except DecodeError as exc:
             raise ProtobufError(f"{NAME}: a record of topic {self.topic!r} is not Protobuf of schema id "
                                 f"{schema_id}: {exc}") from exc
@@ -143,7 +154,7 @@ class ProtobufConverter(RegistryConverter):
 
         key = (self.topic, id(spark_type))
         if key not in self._writers:
-            text = self._schema(spark_type, lambda t: schema_text(proto_file(t, self.optional_for_nullables)))
+            text = self._schema(spark_type, lambda t: schema_text(proto_file(t, self.options)))
             client = self._registry()
             subject = subject_name(client.settings.strategy, self.topic, self.is_key, text, message_name)
             schema_id, write_text = client.id_for(subject, text)

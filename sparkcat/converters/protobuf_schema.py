@@ -5,11 +5,15 @@ nested unnamed structs ``ConnectDefault2``, ... in the order met (ProtobufData's
 named like its field gets ProtobufData's ``Message`` suffix. Fields are numbered in order from 1. Primitives:
 boolean ``bool``; byte, short, int ``int32``; long ``int64``; float ``float``; double ``double``; string
 ``string``; binary ``bytes``. Logical types as ProtobufData maps them: a timestamp is
-``google.protobuf.Timestamp``, a date ``google.type.Date``, a decimal ``confluent.type.Decimal``. An array is a
-``repeated`` field, a map a ``map<K, V>`` field when its key can be one (string, integral or boolean), else a
-repeated ``key``/``value`` entry message. A nullable field is plain proto3 (null written as the type's default)
-unless ``optional.for.nullables`` makes it proto3 ``optional``. Spark types with no Protobuf mapping (time,
-intervals, variant, arrays of arrays or maps) are refused naming the field.
+``google.protobuf.Timestamp``, a date ``google.type.Date``, a time (Connect's Time, Spark's TIME)
+``google.type.TimeOfDay``, a decimal ``confluent.type.Decimal``. An array is a ``repeated`` field, a map a
+``map<K, V>`` field when its key can be one (string, integral or boolean), else a repeated ``key``/``value`` entry
+message. A nullable field is plain proto3 (null written as the type's default) unless ``optional.for.nullables``
+makes it proto3 ``optional``, or ``wrapper.for.nullables`` a ``google.protobuf.*Value`` wrapper (nullable
+scalars: fields, array elements and map values, as ProtobufData wraps every optional Connect schema);
+``scrub.invalid.names`` makes message, package and field names valid Protobuf identifiers as ProtobufData's
+``doScrubName`` does. Spark types with no Protobuf mapping (intervals, variant, arrays of arrays or maps) are
+refused naming the field.
 
 The schema is a ``FileDescriptorProto``; it is registered as its serialized bytes in base64, the format
 confluent-kafka's ProtobufSerializer registers (Confluent's Java converter sends the same schema as .proto text).
@@ -18,6 +22,7 @@ confluent-kafka's ProtobufSerializer registers (Confluent's Java converter sends
 from __future__ import annotations
 
 import base64
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +37,25 @@ PROTOBUF_MODULES = (("google.protobuf", "protobuf"), ("google.type", "googleapis
 TIMESTAMP = (".google.protobuf.Timestamp", "google/protobuf/timestamp.proto")
 DATE = (".google.type.Date", "google/type/date.proto")
 DECIMAL = (".confluent.type.Decimal", "confluent/type/decimal.proto")
+TIME = (".google.type.TimeOfDay", "google/type/timeofday.proto")
+_WRAPPERS_FILE = "google/protobuf/wrappers.proto"
+#: ProtobufData's wrapper message of each scalar type (``wrapper.for.nullables``).
+_WRAPPER_OF: dict[type, str] = {
+    T.BooleanType: "Bool", T.ByteType: "Int32", T.ShortType: "Int32", T.IntegerType: "Int32", T.LongType: "Int64",
+    T.FloatType: "Float", T.DoubleType: "Double", T.StringType: "String", T.BinaryType: "Bytes"}
+
+
+@dataclass(frozen=True)
+class ProtoOptions:
+    """ProtobufDataConfig's settings sparkcat implements (Confluent's defaults); the schema's and the reader's."""
+
+    optional_for_nullables: bool = False
+    wrapper_for_nullables: bool = False
+    scrub_invalid_names: bool = False
+    int_for_enums: bool = False              # reading: an enum as its number, not its name
+    generate_struct_for_nulls: bool = False  # reading: an unset message field as its default message, not None
+    generate_index_for_unions: bool = True   # reading: a oneof as the union field ``<name>_<index>``
+    flatten_unions: bool = False             # reading: a oneof's fields as plain fields, no union field
 
 
 class ProtobufError(SparkcatError):
@@ -59,7 +83,7 @@ _MAP_KEYS = (T.StringType, T.ByteType, T.ShortType, T.IntegerType, T.LongType, T
 class _Context:
     """What building one file needs: default names handed out, the imports met, the options."""
 
-    optional_for_nullables: bool = False
+    options: ProtoOptions = ProtoOptions()
     count: int = 0
     dependencies: list[str] = field(default_factory=list)
 
@@ -78,16 +102,31 @@ def connect_name(struct: T.StructType) -> str | None:
     return getattr(struct, "connect_name", None) or None
 
 
-def proto_file(spark_type: T.DataType, optional_for_nullables: bool = False) -> Any:
+def scrub_name(name: str) -> str:
+    """ProtobufData's ``doScrubName``: Java's URL encoding, an ``x`` before a leading digit or ``_``, then every
+    character other than a letter, a digit or ``_`` replaced by ``_``."""
+    if not name or (all(c.isascii() and (c.isalnum() or c == "_") for c in name)
+                    and not name[0].isdigit() and name[0] != "_"):
+        return name
+    encoded = urllib.parse.quote_plus(name, safe=".-*").replace("~", "%7E")  # java.net.URLEncoder's safe set
+    if encoded[0].isdigit() or encoded[0] == "_":
+        encoded = "x" + encoded
+    return "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in encoded)
+
+
+def proto_file(spark_type: T.DataType, options: ProtoOptions = ProtoOptions()) -> Any:
     """The ``FileDescriptorProto`` ProtobufData gives a struct (a ProtobufError for any other root type, a
     ConfigError naming the field for a type Protobuf cannot hold)."""
     if not isinstance(spark_type, T.StructType):
         raise ProtobufError(f"{NAME}: only structs can be written (ProtobufData's root is a message), not "
                             f"{spark_type.simpleString()}")
     pb = _fdp()
-    ctx = _Context(optional_for_nullables)
+    ctx = _Context(options)
     full = connect_name(spark_type) or ctx.default_name()
     package, _, name = full.rpartition(".")
+    if options.scrub_invalid_names:
+        package, name = ".".join(scrub_name(p) for p in package.split(".")) if package else "", scrub_name(name)
+        full = f"{package}.{name}" if package else name
     message = _message(pb, ctx, name, spark_type, full, full)
     out = pb.FileDescriptorProto(name=f"{name}.proto", package=package, syntax="proto3")
     out.dependency.extend(ctx.dependencies)
@@ -108,45 +147,55 @@ def _message(pb: Any, ctx: _Context, name: str, struct: T.StructType, path: str,
     return message
 
 
+def field_name(name: str, options: ProtoOptions) -> str:
+    """A struct field's name in the message (scrubbed with ``scrub.invalid.names``)."""
+    return scrub_name(name) if options.scrub_invalid_names else name
+
+
 def _field(pb: Any, ctx: _Context, within: tuple[Any, str], spark_field: T.StructField, number: int,
            path: str) -> None:
-    message = within[0]
-    data_type, label = spark_field.dataType, _OPTIONAL
+    message, name = within[0], field_name(spark_field.name, ctx.options)
+    data_type, label, nullable = spark_field.dataType, _OPTIONAL, spark_field.nullable
     if isinstance(data_type, T.ArrayType):
         if isinstance(data_type.elementType, (T.ArrayType, T.MapType)):
             raise ConfigError(f"{NAME}: field {path} is an array of {data_type.elementType.typeName()}s, which "
                               "Protobuf cannot hold (a repeated field cannot repeat); use an array of structs")
-        data_type, label = data_type.elementType, _REPEATED
-    out = message.field.add(name=spark_field.name, number=number, label=label)
+        data_type, label, nullable = data_type.elementType, _REPEATED, data_type.containsNull
+    out = message.field.add(name=name, number=number, label=label)
     if isinstance(data_type, T.MapType):
         out.label = _REPEATED
-        out.type, out.type_name = _MESSAGE, _map_entry(pb, ctx, within, spark_field.name, data_type, path)
+        out.type, out.type_name = _MESSAGE, _map_entry(pb, ctx, within, name, data_type, path)
         return
-    _set_type(pb, ctx, within, out, data_type, spark_field.name, path)
-    if label == _OPTIONAL and spark_field.nullable and ctx.optional_for_nullables and out.type != _MESSAGE:
+    _set_type(pb, ctx, within, out, data_type, name, path, nullable)
+    if label == _OPTIONAL and spark_field.nullable and ctx.options.optional_for_nullables and out.type != _MESSAGE:
         out.proto3_optional = True
         out.oneof_index = len(message.oneof_decl)
         message.oneof_decl.add(name=f"_{spark_field.name}")
 
 
-def _set_type(pb: Any, ctx: _Context, within: tuple[Any, str], out: Any, data_type: T.DataType, field_name: str,
-              path: str) -> None:
-    """``out``'s type: a scalar, a well-known message, or a nested message added to ``within`` (the message
-    and its full name)."""
+def _set_type(pb: Any, ctx: _Context, within: tuple[Any, str], out: Any, data_type: T.DataType, name_of_field: str,
+              path: str, nullable: bool = False) -> None:
+    """``out``'s type: a scalar (or its wrapper, for a nullable one under ``wrapper.for.nullables``), a
+    well-known message, or a nested message added to ``within`` (the message and its full name)."""
     scalar = _SCALARS.get(type(data_type))
-    if scalar is not None:
+    if scalar is not None and not (nullable and ctx.options.wrapper_for_nullables):
         out.type = scalar
         return
     out.type = _MESSAGE
-    if isinstance(data_type, (T.TimestampType, T.TimestampNTZType)):
+    if scalar is not None:
+        out.type_name = ctx.logical((f".google.protobuf.{_WRAPPER_OF[type(data_type)]}Value", _WRAPPERS_FILE))
+    elif isinstance(data_type, (T.TimestampType, T.TimestampNTZType)):
         out.type_name = ctx.logical(TIMESTAMP)
     elif isinstance(data_type, T.DateType):
         out.type_name = ctx.logical(DATE)
+    elif isinstance(data_type, T.TimeType):
+        out.type_name = ctx.logical(TIME)
     elif isinstance(data_type, T.DecimalType):
         out.type_name = ctx.logical(DECIMAL)
     elif isinstance(data_type, T.StructType):
         name = (connect_name(data_type) or ctx.default_name()).rpartition(".")[2]
-        if name == field_name:
+        name = scrub_name(name) if ctx.options.scrub_invalid_names else name
+        if name == name_of_field:
             name += "Message"
         message, scope = within
         if not any(n.name == name for n in message.nested_type):
@@ -155,7 +204,7 @@ def _set_type(pb: Any, ctx: _Context, within: tuple[Any, str], out: Any, data_ty
     else:
         raise ConfigError(f"{NAME}: field {path} is a {data_type.simpleString()}, which has no Protobuf "
                           "mapping in sparkcat (ProtobufData's types: numbers, boolean, string, bytes, timestamp, "
-                          "date, decimal, struct, array, map)")
+                          "date, time, decimal, struct, array, map)")
 
 
 def _map_entry(pb: Any, ctx: _Context, within: tuple[Any, str], field_name: str, data_type: T.MapType, path: str) -> str:
@@ -171,5 +220,6 @@ def _map_entry(pb: Any, ctx: _Context, within: tuple[Any, str], field_name: str,
             raise ConfigError(f"{NAME}: field {path} is a map with {part_type.typeName()} {part}s, which Protobuf "
                               "cannot hold; use structs")
         out = entry.field.add(name=part, number=number, label=_OPTIONAL)
-        _set_type(pb, ctx, (entry, f"{scope}.{name}"), out, part_type, part, f"{path}.{part}")
+        nullable = part == "value" and data_type.valueContainsNull
+        _set_type(pb, ctx, (entry, f"{scope}.{name}"), out, part_type, part, f"{path}.{part}", nullable)
     return f".{scope}.{name}"

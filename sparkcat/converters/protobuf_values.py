@@ -6,9 +6,13 @@ Confluent's registry gives with ``format=serialized``) is loaded into a Descript
 well-known files it imports (google/protobuf, google/type, confluent/type) and the files it references (fetched by
 subject and version, ``RegistryClient``); its message classes come from
 protobuf's message_factory. Writing fills a message by field name, as ProtobufData does (null leaves a field
-unset); reading gives what ProtobufData gives Connect: a message a dict, a repeated field a list, a map a dict,
-``google.protobuf.Timestamp`` an aware UTC datetime, ``google.type.Date`` a date, ``confluent.type.Decimal`` a
-Decimal, an enum its name, the google.protobuf wrappers their value, an unset message field None.
+unset); reading gives what ProtobufData gives Connect (``ProtoOptions`` its settings): a message a dict, a repeated
+field a list, a map a dict, ``google.protobuf.Timestamp`` an aware UTC datetime, ``google.type.Date`` a date,
+``google.type.TimeOfDay`` a time (to the millisecond, Connect's Time), ``confluent.type.Decimal`` a Decimal, an
+enum its name (its number with ``int.for.enums``), a google.protobuf wrapper a dict of its ``value`` (the value
+with ``wrapper.for.nullables``), an unset message field None (its default message with
+``generate.struct.for.nulls``), a oneof the union field ``<oneof>_<index>`` holding the member set (``<oneof>``
+without ``generate.index.for.unions``; the member as a plain field with ``flatten.unions``), before the other fields.
 
 The wire format: magic byte 0, the schema id (4 bytes, big-endian), the message indexes (zigzag varints: their
 count then each; the first message is the single byte 0), then the message's bytes.
@@ -20,11 +24,12 @@ import base64
 import binascii
 import datetime as dt
 import decimal
+import functools
 import struct
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparkcat.converters.protobuf_schema import NAME, ProtobufError
+from sparkcat.converters.protobuf_schema import NAME, ProtobufError, ProtoOptions, field_name
 
 MAGIC = 0
 _UTC = dt.timezone.utc
@@ -162,24 +167,25 @@ def _read_zigzag(data: bytes, at: int, topic: str) -> tuple[int, int]:
 
 # -- Spark values into messages ---------------------------------------------------------------------------------
 
-def fill(message: Any, value: Any) -> Any:
-    """``message`` with the fields of a Row or dict set by name (a null or missing one left unset)."""
+def fill(message: Any, value: Any, options: ProtoOptions = ProtoOptions()) -> Any:
+    """``message`` with the fields of a Row or dict set by name (a null or missing one left unset; names
+    scrubbed as the schema's with ``scrub.invalid.names``)."""
     row = value.asDict(recursive=False) if hasattr(value, "asDict") else value
     descriptor = message.DESCRIPTOR
     for name, item in row.items():
-        fd = descriptor.fields_by_name.get(name)
+        fd = descriptor.fields_by_name.get(field_name(name, options))
         if fd is None:
             raise ProtobufError(f"field {descriptor.full_name}.{name} is not in the schema")
         if item is not None:
-            _set(message, fd, item)
+            _set(message, fd, item, options)
     return message
 
 
-def _set(message: Any, fd: Any, value: Any) -> None:
+def _set(message: Any, fd: Any, value: Any, options: ProtoOptions) -> None:
     where = f"{fd.containing_type.full_name}.{fd.name}"
     try:
         if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
-            _set_map(getattr(message, fd.name), fd.message_type, value)
+            _set_map(getattr(message, fd.name), fd.message_type, value, options)
         elif _is_repeated(fd):
             target, entries = getattr(message, fd.name), isinstance(value, dict)  # a map as key/value entries
             for item in (value.items() if entries else value):
@@ -188,11 +194,11 @@ def _set(message: Any, fd: Any, value: Any) -> None:
                 if fd.message_type is None:
                     target.append(item)
                 elif entries:
-                    fill(target.add(), {"key": item[0], "value": item[1]})
+                    fill(target.add(), {"key": item[0], "value": item[1]}, options)
                 else:
-                    _to_message(target.add(), item)
+                    _to_message(target.add(), item, options)
         elif fd.message_type is not None:
-            _to_message(getattr(message, fd.name), value)
+            _to_message(getattr(message, fd.name), value, options)
         else:
             setattr(message, fd.name, value)
     except ProtobufError as exc:
@@ -207,20 +213,25 @@ def _is_repeated(fd: Any) -> bool:
     return fd.is_repeated if hasattr(fd, "is_repeated") else fd.label == fd.LABEL_REPEATED
 
 
-def _set_map(target: Any, entry: Any, value: Any) -> None:
+def _set_map(target: Any, entry: Any, value: Any, options: ProtoOptions) -> None:
     items = value.items() if isinstance(value, dict) else value
     value_fd = entry.fields_by_name["value"]
     for key, item in items:
         if value_fd.message_type is None:
             target[key] = item
         elif item is not None:
-            _to_message(target[key], item)
+            _to_message(target[key], item, options)
 
 
-def _to_message(target: Any, value: Any) -> None:
-    """A message field from a Spark value: a well-known type's or a nested struct's."""
+def _to_message(target: Any, value: Any, options: ProtoOptions) -> None:
+    """A message field from a Spark value: a well-known type's, a wrapper's or a nested struct's."""
     name = target.DESCRIPTOR.full_name
-    if name == "google.protobuf.Timestamp":
+    if name in _WRAPPERS:
+        target.value = value
+    elif name == "google.type.TimeOfDay":  # ProtobufData: Connect's Time, to the millisecond
+        target.hours, target.minutes, target.seconds = value.hour, value.minute, value.second
+        target.nanos = value.microsecond // 1000 * 1_000_000
+    elif name == "google.protobuf.Timestamp":
         if value.tzinfo is None:
             value = value.replace(tzinfo=_UTC)
         target.FromDatetime(value)
@@ -234,31 +245,62 @@ def _to_message(target: Any, value: Any) -> None:
         wire = decimal_to_protobuf(value, max(0, -exponent if isinstance(exponent, int) else 0))
         target.MergeFromString(wire.SerializeToString())  # a class of another pool
     else:
-        fill(target, value)
+        fill(target, value, options)
 
 
 # -- messages into Python values --------------------------------------------------------------------------------
 
-def read(message: Any) -> dict[str, Any]:
+def read(message: Any, options: ProtoOptions = ProtoOptions()) -> dict[str, Any]:
     """A message as ProtobufData gives it to Connect (see the module's docstring)."""
     out: dict[str, Any] = {}
-    for fd in message.DESCRIPTOR.fields:
-        value = getattr(message, fd.name)
-        if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
-            out[fd.name] = {k: _read_value(fd.message_type.fields_by_name["value"], v) for k, v in value.items()}
-        elif _is_repeated(fd):
-            out[fd.name] = [_read_value(fd, v) for v in value]
-        elif (fd.message_type is not None or fd.containing_oneof is not None) and not message.HasField(fd.name):
+    oneofs, plain = _layout(message.DESCRIPTOR)
+    for oneof in oneofs:
+        members: dict[str, Any] = {fd.name: None for fd in oneof.fields}
+        set_name = message.WhichOneof(oneof.name)
+        if set_name is not None:
+            members[set_name] = _read_field(message, oneof.fields[list(members).index(set_name)], options)
+        if options.flatten_unions:
+            out.update(members)
+        else:
+            union = f"{oneof.name}_{oneof.index}" if options.generate_index_for_unions else oneof.name
+            out[union] = members if set_name is not None else None
+    for fd in plain:
+        presence = fd.message_type is not None or fd.containing_oneof is not None  # proto3 optional: synthetic
+        if (presence and not _is_repeated(fd) and not options.generate_struct_for_nulls
+                and not message.HasField(fd.name)):
             out[fd.name] = None
         else:
-            out[fd.name] = _read_value(fd, value)
+            out[fd.name] = _read_field(message, fd, options)
     return out
 
 
-def _read_value(fd: Any, value: Any) -> Any:
+@functools.lru_cache(maxsize=4096)
+def _layout(descriptor: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """A message's real oneofs (not a proto3 ``optional`` field's synthetic one) and the fields outside them."""
+    from google.protobuf import descriptor_pb2
+
+    proto = descriptor_pb2.DescriptorProto()
+    descriptor.CopyToProto(proto)
+    optional = {f.name for f in proto.field if f.proto3_optional}
+    oneofs = tuple(o for o in descriptor.oneofs if not (len(o.fields) == 1 and o.fields[0].name in optional))
+    in_oneofs = {fd.name for oneof in oneofs for fd in oneof.fields}
+    return oneofs, tuple(fd for fd in descriptor.fields if fd.name not in in_oneofs)
+
+
+def _read_field(message: Any, fd: Any, options: ProtoOptions) -> Any:
+    value = getattr(message, fd.name)
+    if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
+        value_fd = fd.message_type.fields_by_name["value"]
+        return {k: _read_value(value_fd, v, options) for k, v in value.items()}
+    if _is_repeated(fd):
+        return [_read_value(fd, v, options) for v in value]
+    return _read_value(fd, value, options)
+
+
+def _read_value(fd: Any, value: Any, options: ProtoOptions) -> Any:
     if fd.enum_type is not None:
         found = fd.enum_type.values_by_number.get(value)
-        return found.name if found is not None else value
+        return value if options.int_for_enums or found is None else found.name
     if fd.message_type is None:
         return value
     name = fd.message_type.full_name
@@ -266,12 +308,14 @@ def _read_value(fd: Any, value: Any) -> Any:
         return value.ToDatetime(tzinfo=_UTC)
     if name == "google.type.Date":
         return dt.date(value.year, value.month, value.day)
+    if name == "google.type.TimeOfDay":  # Connect's Time: milliseconds of the day
+        return dt.time(value.hours, value.minutes, value.seconds, value.nanos // 1_000_000 * 1000)
     if name == "confluent.type.Decimal":
         from confluent_kafka.schema_registry.common.protobuf import protobuf_to_decimal
 
         from confluent_kafka.schema_registry.confluent.type import decimal_pb2
 
         return protobuf_to_decimal(decimal_pb2.Decimal.FromString(value.SerializeToString()))
-    if name in _WRAPPERS:
+    if name in _WRAPPERS and options.wrapper_for_nullables:
         return value.value
-    return read(value)
+    return read(value, options)

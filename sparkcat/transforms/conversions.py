@@ -17,9 +17,10 @@ from pyspark.sql import types as T
 
 from sparkcat.api.config import NO_DEFAULT, ConfigDef, Type
 from sparkcat.errors import ConfigError
-from sparkcat.transforms.registry import REPLACE_NULL_WITH_DEFAULT, invalid, list_value
-from sparkcat.transforms.fields import field_of, register_value_smt, require, when_value
+from sparkcat.transforms.registry import invalid, list_value
+from sparkcat.transforms.fields import field_of, register_value_smt, require, value_copy, when_value
 from sparkcat.transforms.frame import DataError, Records
+from sparkcat.transforms.null_defaults import define_replace_null, field_value, replace_null
 
 __all__ = ["CAST_TYPES", "utc_text", "utc_wall", "from_utc_wall"]
 
@@ -38,14 +39,15 @@ class Cast:
 
     whole: T.DataType | None
     fields: dict[str, T.DataType]
+    replace_null: bool = True      # replace.null.with.default: every field's null -> its default
 
     def apply(self, records: Records, alias: str, where: Column | None) -> Records:
         if self.whole is not None:
             return records.set(alias, "value", F.col("value").cast(self.whole), where)
-        value = F.col("value")
+        value = value_copy(records, self.replace_null)
         for name, target in self.fields.items():
-            field_of(records, name, "cast types")
-            value = value.withField(name, F.col("value")[name].cast(target))
+            field = field_of(records, name, "cast types")
+            value = value.withField(name, field_value(F.col("value"), field, self.replace_null).cast(target))
         return records.set(alias, "value", when_value(value), where)
 
 
@@ -67,7 +69,7 @@ def _cast(settings: dict[str, str], prefix: str) -> Cast:
             whole = CAST_TYPES[type_name]
         else:
             fields[parts[0]] = CAST_TYPES[type_name]
-    return Cast(whole, fields)
+    return Cast(whole, fields, replace_null(settings, prefix))
 
 
 # ------------------------------------------------------------------ TimestampConverter
@@ -96,6 +98,7 @@ class TimestampConverter:
     target: str
     pattern: str | None
     precision: str                # unix.precision: seconds, milliseconds, microseconds or nanoseconds
+    replace_null: bool = True     # replace.null.with.default: every field's null -> its default
 
     def _instant(self, column: Column, spark_type: T.DataType) -> Column:
         if isinstance(spark_type, T.TimestampType):
@@ -134,8 +137,10 @@ class TimestampConverter:
         if not self.field:
             new = self._out(self._instant(F.col("value"), records.data_type("value")))
             return records.set(alias, "value", new, where)
-        spark_type = field_of(records, self.field, "converting timestamp formats").dataType
-        new = F.col("value").withField(self.field, self._out(self._instant(F.col("value")[self.field], spark_type)))
+        field = field_of(records, self.field, "converting timestamp formats")
+        original = field_value(F.col("value"), field, self.replace_null)
+        new = value_copy(records, self.replace_null).withField(self.field, self._out(self._instant(original,
+                                                                                                   field.dataType)))
         return records.set(alias, "value", when_value(new), where)
 
 
@@ -158,13 +163,13 @@ def _timestamp_converter(settings: dict[str, str], prefix: str) -> TimestampConv
         message = invalid(prefix + "unix.precision", precision,
                           "String must be one of: nanoseconds, microseconds, milliseconds, seconds")
         raise ConfigError(message, {prefix + "unix.precision": [message]})
-    return TimestampConverter((settings.get("field") or "").strip(), target, pattern, precision)
+    return TimestampConverter((settings.get("field") or "").strip(), target, pattern, precision,
+                              replace_null(settings, prefix))
 
 
-register_value_smt("Cast", _cast, ConfigDef().define(
-    "spec", Type.LIST, NO_DEFAULT, documentation="field:type pairs, or one type to cast the whole value to."),
-    REPLACE_NULL_WITH_DEFAULT)
-register_value_smt("TimestampConverter", _timestamp_converter, ConfigDef()
+register_value_smt("Cast", _cast, define_replace_null(ConfigDef().define(
+    "spec", Type.LIST, NO_DEFAULT, documentation="field:type pairs, or one type to cast the whole value to.")))
+register_value_smt("TimestampConverter", _timestamp_converter, define_replace_null(ConfigDef()
                    .define("field", Type.STRING, "", documentation="The field with the timestamp; empty: the "
                                                                    "whole value.")
                    .define("target.type", Type.STRING, NO_DEFAULT, documentation="string, unix, Date, Time or "
@@ -172,5 +177,4 @@ register_value_smt("TimestampConverter", _timestamp_converter, ConfigDef()
                    .define("format", Type.STRING, "", documentation="A SimpleDateFormat-compatible pattern, for "
                                                                     "string input or output.")
                    .define("unix.precision", Type.STRING, "milliseconds",
-                           documentation="seconds, milliseconds, microseconds or nanoseconds of unix timestamps."),
-                   REPLACE_NULL_WITH_DEFAULT)
+                           documentation="seconds, milliseconds, microseconds or nanoseconds of unix timestamps.")))

@@ -16,6 +16,7 @@ from pyspark.sql import types as T
 
 from sparkcat.api.config import ConfigDef, Type
 from sparkcat.errors import ConfigError
+from sparkcat.transforms.null_defaults import field_value
 from sparkcat.transforms.registry import invalid
 
 __all__ = ["FIELD_SYNTAX_VERSION", "FieldPath", "define_syntax_version", "syntax_version"]
@@ -104,15 +105,20 @@ class FieldPath:
         """``text`` read by ``version`` ("V1"/"V2"); ConfigError naming ``key`` for an unclosed backtick."""
         return cls(text, (text,) if version == "V1" else tuple(_steps_v2(text, key)))
 
-    def resolve(self, base: Column, base_type: T.DataType) -> tuple[Column, T.DataType] | None:
+    def resolve(self, base: Column, base_type: T.DataType,
+                last_default: bool = False) -> tuple[Column, T.DataType] | None:
         """The column at the path under ``base`` and its type; None where a step does not exist.
 
-        A null struct (or map) on the way gives null, as Connect's ``valueFrom`` does.
+        A null struct (or map) on the way gives null, as Connect's ``valueFrom`` does; a struct on the
+        way that is null and has a default is its default (``Struct.get``), and so is the last field
+        with ``last_default`` (``valueFrom(struct, replaceNullWithDefault)``).
         """
         column, current = base, base_type
-        for step in self.steps:
+        for index, step in enumerate(self.steps):
             if isinstance(current, T.StructType) and step in current.fieldNames():
-                column, current = column[step], current[step].dataType
+                last = index == len(self.steps) - 1
+                column = field_value(column, current[step], last_default or not last)
+                current = current[step].dataType
             elif isinstance(current, T.MapType) and isinstance(current.keyType, T.StringType):
                 column, current = column[step], current.valueType
             else:

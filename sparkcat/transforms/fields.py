@@ -20,13 +20,14 @@ from pyspark.sql import types as T
 
 from sparkcat.api.config import NO_DEFAULT, ConfigDef, Type
 from sparkcat.errors import ConfigError
-from sparkcat.transforms.registry import (
-    REPLACE_NULL_WITH_DEFAULT, VALUE_SMTS, invalid, list_value, missing, register_transform,
-)
+from sparkcat.transforms.registry import VALUE_SMTS, invalid, list_value, missing, register_transform
 from sparkcat.transforms.field_path import FieldPath, define_syntax_version, syntax_version
 from sparkcat.transforms.frame import DataError, Records
+from sparkcat.transforms.null_defaults import (
+    copied_fields, define_replace_null, field_value, has_defaults, replace_null,
+)
 
-__all__ = ["PKG", "struct_fields", "field_of", "require", "register_value_smt", "when_value"]
+__all__ = ["PKG", "struct_fields", "field_of", "require", "register_value_smt", "when_value", "value_copy"]
 
 PKG = "org.apache.kafka.connect.transforms."
 
@@ -57,6 +58,15 @@ def when_value(new: Column) -> Column:
     return F.when(F.col("value").isNotNull(), new)
 
 
+def value_copy(records: Records, replace: bool) -> Column:
+    """The struct value as Connect's SMTs copy it field by field into a new Struct: with ``replace``
+    (``replace.null.with.default``) a null field that has a default becomes the default."""
+    value_type = records.data_type("value")
+    if not replace or not has_defaults(value_type):
+        return F.col("value")
+    return F.struct(*copied_fields(F.col("value"), value_type, True))
+
+
 def require(settings: dict[str, str], prefix: str, key: str) -> str:
     value = settings.get(key)
     if value is None or not value.strip():
@@ -81,6 +91,7 @@ class InsertField:
     fields: dict[str, str]         # "topic"|"partition"|"offset"|"timestamp"|"static" -> field name
     static_value: str | None
     required: frozenset[str] = frozenset()   # kinds named with "!"; the others are optional, as in Connect
+    replace_null: bool = True      # replace.null.with.default: the copied fields' nulls -> their defaults
 
     def apply(self, records: Records, alias: str, where: Column | None) -> Records:
         struct_fields(records, "field insertion")
@@ -92,7 +103,7 @@ class InsertField:
                    "offset": F.col("offset").cast("long") if records.kind == "sink" else None,
                    "timestamp": F.timestamp_millis(F.col(records.timestamp)),
                    "static": F.lit(self.static_value).cast("string")}
-        value = F.col("value")
+        value = value_copy(records, self.replace_null)
         for kind, name in self.fields.items():
             # optional fields: nullable (a literal would not be), guarded by a test the analyser cannot fold
             column = sources[kind] if kind in self.required else F.when(F.col("value").isNotNull(), sources[kind])
@@ -114,7 +125,7 @@ def _insert_field(settings: dict[str, str], prefix: str) -> InsertField:
     if "static" in fields and static_value is None:
         message = invalid(prefix + "static.value", None, f"No value specified for static field: {fields['static']}")
         raise ConfigError(message, {prefix + "static.value": [message]})
-    return InsertField(fields, static_value, frozenset(required))
+    return InsertField(fields, static_value, frozenset(required), replace_null(settings, prefix))
 
 
 # ------------------------------------------------------------------ ReplaceField
@@ -127,11 +138,13 @@ class ReplaceField:
     include: list[str]
     exclude: list[str]
     renames: dict[str, str]
+    replace_null: bool = True      # replace.null.with.default: a kept field's null -> its default
 
     def apply(self, records: Records, alias: str, where: Column | None) -> Records:
         names = struct_fields(records, "field replacement")
         kept = [n for n in names if n not in self.exclude and (not self.include or n in self.include)]
-        new = F.struct(*[F.col("value")[n].alias(self.renames.get(n, n)) for n in kept])
+        new = F.struct(*copied_fields(F.col("value"), records.data_type("value"), self.replace_null, kept,
+                                      self.renames))
         return records.set(alias, "value", when_value(new), where)
 
 
@@ -149,7 +162,7 @@ def _renames(settings: dict[str, str], prefix: str) -> dict[str, str]:
 def _replace_field(settings: dict[str, str], prefix: str) -> ReplaceField:
     include = list_value(settings.get("include"))  # whitelist/blacklist: removed by Kafka Connect 4.0
     exclude = list_value(settings.get("exclude"))
-    return ReplaceField(include, exclude, _renames(settings, prefix))
+    return ReplaceField(include, exclude, _renames(settings, prefix), replace_null(settings, prefix))
 
 
 # ------------------------------------------------------------------ MaskField
@@ -184,19 +197,22 @@ class MaskField:
 
     fields: list[str]
     replacement: str | None
+    replace_null: bool = True      # replace.null.with.default: nulls -> defaults before masking
 
     def apply(self, records: Records, alias: str, where: Column | None) -> Records:
-        value = F.col("value")
+        value = value_copy(records, self.replace_null)
         for name in self.fields:
-            value = value.withField(name, _masked(field_of(records, name, "mask fields").dataType,
-                                                  self.replacement))
+            field = field_of(records, name, "mask fields")
+            original = field_value(F.col("value"), field, self.replace_null)
+            # Connect's masked(null) is null: only a value is masked
+            value = value.withField(name, F.when(original.isNotNull(), _masked(field.dataType, self.replacement)))
         return records.set(alias, "value", when_value(value), where)
 
 
 def _mask_field(settings: dict[str, str], prefix: str) -> MaskField:
     fields = list_value(require(settings, prefix, "fields"))
     replacement = settings.get("replacement")
-    return MaskField(fields, replacement if replacement else None)
+    return MaskField(fields, replacement if replacement else None, replace_null(settings, prefix))
 
 
 # ------------------------------------------------------------------ ValueToKey, ExtractField, HoistField
@@ -207,20 +223,22 @@ class ValueToKey:
     """The key becomes a struct of the value's ``fields`` (JSON text in a source connector's key column)."""
 
     fields: list[str]
+    replace_null: bool = True      # replace.null.with.default: a copied field's null -> its default
 
     def apply(self, records: Records, alias: str, where: Column | None) -> Records:
         names = struct_fields(records, "copying fields from value to key")
         for name in self.fields:
             if name not in names:
                 raise DataError(f"Field does not exist: {name}")
-        key = F.when(F.col("value").isNotNull(), F.struct(*[F.col("value")[n].alias(n) for n in self.fields]))
+        copied = copied_fields(F.col("value"), records.data_type("value"), self.replace_null, self.fields)
+        key = F.when(F.col("value").isNotNull(), F.struct(*copied))
         if records.key_json and where is None:  # the key has a schema now: $Key transforms may follow
             return records.set(alias, "key", key, None).with_key_json(False)
         return records.set(alias, "key", F.to_json(key) if records.key_json else key, where)
 
 
 def _value_to_key(settings: dict[str, str], prefix: str) -> ValueToKey:
-    return ValueToKey(list_value(require(settings, prefix, "fields")))
+    return ValueToKey(list_value(require(settings, prefix, "fields")), replace_null(settings, prefix))
 
 
 @dataclass
@@ -229,13 +247,14 @@ class ExtractField:
     ``field.syntax.version`` V1, a nested one (``after.id``) under V2 (KIP-821)."""
 
     path: FieldPath
+    replace_null: bool = True      # replace.null.with.default: the extracted field's null -> its default
 
     def apply(self, records: Records, alias: str, where: Column | None) -> Records:
         if len(self.path.steps) == 1:
-            field_of(records, self.path.steps[0], "field extraction")
-            return records.set(alias, "value", F.col("value")[self.path.steps[0]], where)
+            field = field_of(records, self.path.steps[0], "field extraction")
+            return records.set(alias, "value", field_value(F.col("value"), field, self.replace_null), where)
         struct_fields(records, "field extraction")
-        found = self.path.resolve(F.col("value"), records.data_type("value"))
+        found = self.path.resolve(F.col("value"), records.data_type("value"), self.replace_null)
         if found is None:  # Connect: fieldFrom(schema) is null
             raise DataError(f"Unknown field: {self.path.text}")
         return records.set(alias, "value", found[0], where)
@@ -243,7 +262,8 @@ class ExtractField:
 
 def _extract_field(settings: dict[str, str], prefix: str) -> ExtractField:
     version = syntax_version(settings, prefix)
-    return ExtractField(FieldPath.parse(require(settings, prefix, "field"), version, prefix + "field"))
+    return ExtractField(FieldPath.parse(require(settings, prefix, "field"), version, prefix + "field"),
+                        replace_null(settings, prefix))
 
 
 @dataclass
@@ -323,10 +343,8 @@ _DECLARED = {
 _NULL_DEFAULTS = ("InsertField", "ReplaceField", "MaskField", "ExtractField")  # those with KIP-1040's key
 
 for _name, (_factory, _definition) in _DECLARED.items():
-    register_value_smt(_name, _factory, _definition,
-                       REPLACE_NULL_WITH_DEFAULT if _name in _NULL_DEFAULTS else MappingProxyType({}))
+    register_value_smt(_name, _factory, define_replace_null(_definition) if _name in _NULL_DEFAULTS else _definition)
 
-register_transform([PKG + "ValueToKey", "ValueToKey"], _value_to_key,
-                   ConfigDef().define("fields", Type.LIST, NO_DEFAULT,
-                                      documentation="Field names on the record value to extract as the record key."),
-                   REPLACE_NULL_WITH_DEFAULT)
+register_transform([PKG + "ValueToKey", "ValueToKey"], _value_to_key, define_replace_null(
+    ConfigDef().define("fields", Type.LIST, NO_DEFAULT,
+                       documentation="Field names on the record value to extract as the record key.")))

@@ -17,7 +17,7 @@ from sparkcat.errors import ConfigError
 
 __all__ = ["missing", "invalid", "settings_of", "list_value", "register_transform", "register_predicate",
            "TRANSFORMS", "PREDICATES", "VALUE_SMTS", "TRANSFORM_KEYS", "PREDICATE_KEYS", "PluginKeys",
-           "REPLACE_NULL_WITH_DEFAULT", "PLUGIN_VERSION", "bool_value", "Factory"]
+           "PLUGIN_VERSION", "bool_value", "Factory"]
 
 Factory = Callable[[dict[str, str], str], Any]
 
@@ -43,11 +43,6 @@ class PluginKeys:
     definition: ConfigDef
     unsupported: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
-
-#: Connect's ``replace.null.with.default`` (KIP-1040), which sparkcat's records cannot honour.
-REPLACE_NULL_WITH_DEFAULT = MappingProxyType({
-    "replace.null.with.default": "Connect replaces a null field with its schema's default value; sparkcat's "
-                                 "records carry no field defaults"})
 
 #: KIP-891's key under every plugin's prefix (Connect 4.1): which of several installed versions to run. A
 #: transformation takes it besides its own keys; ``config/plugin_versions.py`` checks it.

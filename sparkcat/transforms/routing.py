@@ -18,11 +18,12 @@ from pyspark.sql import types as T
 from sparkcat.api.config import NO_DEFAULT, ConfigDef, Type
 from sparkcat.errors import ConfigError
 from sparkcat.transforms.registry import (
-    REPLACE_NULL_WITH_DEFAULT, invalid, list_value, missing, register_predicate, register_transform,
+    invalid, list_value, missing, register_predicate, register_transform,
 )
 from sparkcat.transforms.conversions import utc_text
 from sparkcat.transforms.fields import PKG, register_value_smt, struct_fields
 from sparkcat.transforms.frame import DataError, Records
+from sparkcat.transforms.null_defaults import copied_fields, define_replace_null, field_value, replace_null
 
 __all__ = ["java_regex_problem"]
 
@@ -158,6 +159,7 @@ class HeaderFrom:
     fields: list[str]
     headers: list[str]
     move: bool
+    replace_null: bool = True      # replace.null.with.default: a header's (and a kept field's) null -> its default
 
     def apply(self, records: Records, alias: str, where: Column | None) -> Records:
         names = struct_fields(records, "header " + ("move" if self.move else "copy"))
@@ -169,10 +171,12 @@ class HeaderFrom:
             if isinstance(value_type[field].dataType, (T.StructType, T.ArrayType, T.MapType)):
                 raise DataError(f"transforms.{alias}: HeaderFrom of the non-primitive field {field} is not "
                                 "supported by sparkcat yet")
-            added.append(_header(header, F.col("value")[field].cast("string")))
+            added.append(_header(header, field_value(F.col("value"), value_type[field], self.replace_null)
+                                 .cast("string")))
         out = records.set(alias, "headers", F.concat(_headers(), F.array(*added)), where)
         if self.move:
-            kept = [F.col("value")[n].alias(n) for n in names if n not in self.fields]
+            kept = copied_fields(F.col("value"), value_type, self.replace_null,
+                                 [n for n in names if n not in self.fields])
             out = out.set(alias, "value", F.when(F.col("value").isNotNull(), F.struct(*kept)), where)
         return out
 
@@ -192,7 +196,7 @@ def _header_from(settings: dict[str, str], prefix: str) -> HeaderFrom:
     if operation not in ("copy", "move"):
         message = invalid(prefix + "operation", operation, "String must be one of: move, copy")
         raise ConfigError(message, {prefix + "operation": [message]})
-    return HeaderFrom(fields, headers, operation == "move")
+    return HeaderFrom(fields, headers, operation == "move", replace_null(settings, prefix))
 
 
 # ------------------------------------------------------------------ Filter and predicates
@@ -265,10 +269,10 @@ register_transform([PKG + "InsertHeader", "InsertHeader"], _insert_header, _keys
     ("value.literal", Type.STRING, NO_DEFAULT, "The literal value of the header.")))
 register_transform([PKG + "DropHeaders", "DropHeaders"], _drop_headers, _keys(
     ("headers", Type.LIST, NO_DEFAULT, "The names of the headers to remove.")))
-register_value_smt("HeaderFrom", _header_from, _keys(
+register_value_smt("HeaderFrom", _header_from, define_replace_null(_keys(
     ("fields", Type.LIST, NO_DEFAULT, "Field names in the record whose values are to be copied or moved."),
     ("headers", Type.LIST, NO_DEFAULT, "Header names, in the same order as the field names."),
-    ("operation", Type.STRING, NO_DEFAULT, "move or copy.")), REPLACE_NULL_WITH_DEFAULT)
+    ("operation", Type.STRING, NO_DEFAULT, "move or copy."))))
 register_transform([PKG + "Filter", "Filter"], lambda settings, prefix: Filter(), _keys())
 register_predicate([PREDICATES_PKG + "TopicNameMatches", "TopicNameMatches"], _topic_name_matches, _keys(
     ("pattern", Type.STRING, NO_DEFAULT, "A Java regular expression for matching against the record's topic.")))

@@ -21,7 +21,8 @@ from sparkcat.api.config import ConfigDef, Type
 from sparkcat.errors import ConfigError
 from sparkcat.transforms.fields import PKG
 from sparkcat.transforms.frame import SCHEMA_NAME, SCHEMA_VERSION, DataError, Records, json_faithful
-from sparkcat.transforms.registry import bool_value, invalid, register_transform
+from sparkcat.transforms.null_defaults import define_replace_null, replace_null
+from sparkcat.transforms.registry import invalid, register_transform
 
 __all__ = ["SetSchemaMetadata", "SET_SCHEMA_METADATA"]
 
@@ -88,7 +89,7 @@ def _set_schema_metadata(settings: dict[str, str], prefix: str, part: str = "val
             raise ConfigError(message, {prefix + "schema.version": [message]}) from None
     # Connect copies a struct's null fields with their schema defaults (true) or without (false); the struct
     # types sparkcat names (a source task's value schema) have no field defaults, so both give the same record
-    bool_value(prefix + _REPLACE_NULL, settings.get(_REPLACE_NULL), True)
+    replace_null(settings, prefix)
     if name is None and version is None:
         raise ConfigError("Neither schema name nor version configured",
                           {prefix + "type": ["Neither schema name nor version configured"]})
@@ -99,12 +100,7 @@ def _set_key_schema_metadata(settings: dict[str, str], prefix: str) -> SetSchema
     return _set_schema_metadata(settings, prefix, "key")
 
 
-_REPLACE_NULL = "replace.null.with.default"
-_KEYS = (ConfigDef().define("schema.name", Type.STRING, None, documentation="Schema name to set.")
-         .define("schema.version", Type.INT, None, documentation="Schema version to set.")
-         .define(_REPLACE_NULL, Type.BOOLEAN, True,
-                 documentation="Whether to replace fields that have a default value and that are null to the default "
-                               "value. When set to true, the default value is used, otherwise null is used (the "
-                               "struct types sparkcat names have no field defaults, so both keep nulls)."))
+_KEYS = define_replace_null(ConfigDef().define("schema.name", Type.STRING, None, documentation="Schema name to set.")
+                            .define("schema.version", Type.INT, None, documentation="Schema version to set."))
 register_transform([SET_SCHEMA_METADATA + "$Value", "SetSchemaMetadata$Value"], _set_schema_metadata, _KEYS)
 register_transform([SET_SCHEMA_METADATA + "$Key", "SetSchemaMetadata$Key"], _set_key_schema_metadata, _KEYS)

@@ -12,8 +12,11 @@ with Spark expressions first, per side (``key`` / ``value``):
   any other stays bytes through the chain and the converter decodes it afterwards);
 - ``JsonConverter``: ``from_json`` into the Spark type of the batch's Connect schema (the
   envelope's ``schema`` with ``schemas.enable``, the type Spark infers from the whole batch
-  without it) when that is a struct, map or array. Otherwise (primitives, logical types such as
-  ``Decimal`` or ``Timestamp``, several schemas in one batch) the side stays the bytes in Kafka and
+  without it) when that is a struct, map or array; a struct field's ``"default"`` rides on its
+  ``StructField`` (``transforms.null_defaults``) and, under the converter's ``replace.null.with.default``
+  (default true), a null field with a default is the default, as Connect's JsonConverter reads it.
+  Otherwise (primitives, logical types such as ``Decimal`` or ``Timestamp``, several schemas in one
+  batch) the side stays the bytes in Kafka and
   the Python converter decodes it after the chain: routers, header and filter transforms still
   apply, field transforms fail with Connect's ``Only Struct objects supported``.
 
@@ -30,7 +33,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pyspark.sql import Column, DataFrame
@@ -38,6 +41,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from sparkcat.converters import ByteArrayConverter, JsonConverter, StringConverter, converter_for
+from sparkcat.transforms.null_defaults import FIELD_DEFAULT, with_field_defaults
 
 __all__ = ["ORIGINAL", "Side", "sides_of", "decode_batch", "spark_type"]
 
@@ -67,6 +71,7 @@ class Side:
     schemas_enable: bool = False
     encoding: str = "UTF-8"
     decoded: bool = True  # False: the column still holds the bytes in Kafka (decode in Python after the chain)
+    replace_null: bool = True  # JsonConverter's replace.null.with.default: a null field with a default is it
 
     @property
     def raw(self) -> str:
@@ -83,7 +88,7 @@ def sides_of(config: Mapping[str, str], raw: bool) -> list[Side]:
     for name, is_key in (("key", True), ("value", False)):
         converter = ByteArrayConverter() if raw else converter_for(dict(config), is_key)
         if isinstance(converter, JsonConverter):
-            out.append(Side(name, "json", converter.schemas_enable))
+            out.append(Side(name, "json", converter.schemas_enable, replace_null=converter.replace_null))
         elif isinstance(converter, StringConverter):
             encoding = _SPARK_CHARSETS.get(str(converter.encoding).lower().replace("_", "-"))
             out.append(Side(name, "string", encoding=encoding) if encoding else Side(name, "bytes", decoded=False))
@@ -104,10 +109,10 @@ def spark_type(schema: Any) -> T.DataType | None:
         return None
     kind = schema.get("type")
     if kind == "struct":
-        fields = [(f.get("field"), spark_type(f)) for f in schema.get("fields", [])]
+        fields = [(f, spark_type(f)) for f in schema.get("fields", [])]
         if any(t is None for _, t in fields):
             return None
-        return T.StructType([T.StructField(str(n), t, True) for n, t in fields])
+        return T.StructType([T.StructField(str(f.get("field")), t, True, _default_metadata(f)) for f, t in fields])
     if kind == "array":
         items = spark_type(schema.get("items"))
         return None if items is None else T.ArrayType(items, True)
@@ -117,6 +122,13 @@ def spark_type(schema: Any) -> T.DataType | None:
             return None
         return T.MapType(T.StringType(), values, True)
     return _PRIMITIVES.get(str(kind))
+
+
+def _default_metadata(field_schema: dict[str, Any]) -> dict[str, str]:
+    """A field's Connect default (the envelope's ``"default"``) as the SMTs read it (``null_defaults``)."""
+    if field_schema.get("default") is None:
+        return {}
+    return {FIELD_DEFAULT: json.dumps(field_schema["default"], separators=(",", ":"))}
 
 
 def _json_text(df: DataFrame, side: Side) -> Column:
@@ -152,10 +164,13 @@ def _decode(df: DataFrame, side: Side) -> tuple[DataFrame, Side]:
     if not isinstance(target, (T.StructType, T.MapType, T.ArrayType)):
         log.info("The batch's %s stays bytes through the transforms (its type is %s)", side.name,
                  "unknown" if target is None else target.simpleString())
-        return df, Side(side.name, side.kind, side.schemas_enable, side.encoding, decoded=False)
+        return df, replace(side, decoded=False)
     parsed = F.from_json(_json_text(df, side), target)  # the type itself: a DDL string breaks on "a.b"
     df = df.withColumn(side.name, parsed)
-    return df.withColumn(side.bad, F.col(side.raw).isNotNull() & F.col(side.name).isNull()), side
+    df = df.withColumn(side.bad, F.col(side.raw).isNotNull() & F.col(side.name).isNull())
+    if side.replace_null and side.schemas_enable:  # only an envelope schema declares defaults
+        df = df.withColumn(side.name, with_field_defaults(F.col(side.name), target))
+    return df, side
 
 
 def decode_batch(df: DataFrame, sides: list[Side]) -> tuple[DataFrame, list[Side]]:

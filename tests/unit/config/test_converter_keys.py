@@ -38,11 +38,12 @@ def test_a_non_boolean_schemas_enable_is_an_error_not_false(value):
         JsonConverter().configure({"schemas.enable": value}, is_key=False)
 
 
-def test_json_converter_settings_connect_defines_are_accepted_or_refused_as_not_supported():
+def test_json_converter_settings_connect_defines_are_accepted_and_checked():
     assert _errors({"value.converter.schemas.enable": "FALSE", "value.converter.schemas.cache.size": "10",
                     "value.converter.decimal.format": "numeric"}) == {}
-    errors = _errors({"value.converter.replace.null.with.default": "false"})
-    assert "not supported by sparkcat yet" in errors["value.converter.replace.null.with.default"][0]
+    assert _errors({"value.converter.replace.null.with.default": "false"}) == {}
+    errors = _errors({"value.converter.replace.null.with.default": "no"})
+    assert "Expected value to be either true or false" in errors["value.converter.replace.null.with.default"][0]
     assert "value.converter.decimal.format" in _errors({"value.converter.decimal.format": "TEXT"})
 
 
@@ -91,3 +92,15 @@ def test_schemas_enable_given_to_avro_converter_is_refused_not_ignored():
                       "value.converter.schema.registry.url": "http://registry:8081",
                       "value.converter.schemas.enable": "false"})
     assert "not implemented by sparkcat" in errors["value.converter.schemas.enable"][0]
+
+
+def test_json_converter_reads_a_null_field_with_a_schema_default_as_the_default():
+    # Connect's JsonConverter.convertToConnect: replace.null.with.default (true) gives the field's default
+    envelope = (b'{"schema":{"type":"struct","fields":[{"field":"a","type":"int32","optional":true,"default":5},'
+                b'{"field":"raw","type":"bytes","optional":true,"default":"AQI="},'
+                b'{"field":"b","type":"string","optional":true}],"optional":false},"payload":{"a":null,"b":null}}')
+    converter = JsonConverter()
+    converter.configure({}, is_key=False)
+    assert converter.from_bytes(envelope) == {"a": 5, "b": None, "raw": b"\x01\x02"}
+    converter.configure({"replace.null.with.default": "false"}, is_key=False)
+    assert converter.from_bytes(envelope) == {"a": None, "b": None}

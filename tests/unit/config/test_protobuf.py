@@ -43,16 +43,20 @@ def test_its_own_settings_are_checked_and_protobuf_datas_others_refused_by_name(
     errors = validate_connector_config({
         **SOURCE, "value.converter": PROTOBUF, p + "schema.registry.url": URL, p + "optional.for.nullables": "yes",
         p + "schemas.cache.size": "-1", p + "enhanced.protobuf.schema.support": "true",
-        p + "wrapper.for.nullables": "true", p + "no.such.key": "1"}).errors
+        p + "wrapper.for.raw.primitives": "true", p + "int.for.enums": "maybe", p + "no.such.key": "1"}).errors
     assert "optional.for.nullables must be true or false" in errors[p + "optional.for.nullables"][0]
+    assert "int.for.enums must be true or false" in errors[p + "int.for.enums"][0]
     assert "schemas.cache.size must be a whole number" in errors[p + "schemas.cache.size"][0]
-    for key in ("enhanced.protobuf.schema.support", "wrapper.for.nullables"):
+    for key in ("enhanced.protobuf.schema.support", "wrapper.for.raw.primitives"):
         assert f"ProtobufConverter setting '{p}{key}' is not supported yet" in errors[p + key][0]
     assert "is not implemented by sparkcat" in errors[p + "no.such.key"][0]
     assert validate_connector_config({
         **SOURCE, "value.converter": PROTOBUF, p + "schema.registry.url": URL, p + "optional.for.nullables": "true",
         p + "schemas.cache.size": "10", p + "auto.register.schemas": "false", p + "use.latest.version": "true",
-        p + "value.subject.name.strategy": "io.confluent.kafka.serializers.subject.RecordNameStrategy"}).errors == {}
+        p + "value.subject.name.strategy": "io.confluent.kafka.serializers.subject.RecordNameStrategy",
+        **{p + key: "true" for key in ("wrapper.for.nullables", "scrub.invalid.names", "int.for.enums",
+                                       "generate.struct.for.nulls", "flatten.unions")},
+        p + "generate.index.for.unions": "false"}).errors == {}
 
 
 def test_the_worker_config_takes_protobuf_and_checks_its_settings(tmp_path):
@@ -60,10 +64,10 @@ def test_the_worker_config_takes_protobuf_and_checks_its_settings(tmp_path):
     path.write_text(f"value.converter: protobuf\nvalue.converter.schema.registry.url: {URL}\n")
     assert load_worker_config(path).converters["value.converter"] == PROTOBUF
     path.write_text(f"value.converter: {PROTOBUF}\nvalue.converter.schema.registry.url: {URL}\n"
-                    "value.converter.int.for.enums: true\n")
+                    "value.converter.int.for.enums: true\nvalue.converter.optional.for.proto2: true\n")
     with pytest.raises(ConfigError, match="not supported yet") as e:
         load_worker_config(path)
-    assert "value.converter.int.for.enums" in e.value.errors
+    assert list(e.value.errors) == ["value.converter.optional.for.proto2"]
 
 
 def test_without_the_protobuf_package_validation_and_configure_say_to_install_the_extra(monkeypatch):

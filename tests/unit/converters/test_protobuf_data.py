@@ -13,7 +13,7 @@ import pytest
 from pyspark.sql import Row
 from pyspark.sql import types as T
 
-from sparkcat.converters.protobuf_schema import ProtobufError, proto_file, schema_text
+from sparkcat.converters.protobuf_schema import ProtobufError, ProtoOptions, proto_file, schema_text
 from sparkcat.converters.protobuf_values import ProtoSchema, fill, frame, message_name, read, unframe
 from sparkcat.errors import ConfigError
 
@@ -29,7 +29,8 @@ ROW = T.StructType([
 
 
 def _descriptor(spark_type, optional=False):
-    return ProtoSchema(1, schema_text(proto_file(spark_type, optional))).message_class().DESCRIPTOR
+    return ProtoSchema(1, schema_text(proto_file(spark_type, ProtoOptions(optional_for_nullables=optional)))
+                       ).message_class().DESCRIPTOR
 
 
 def test_an_unnamed_struct_is_connect_default1_with_fields_numbered_in_order_from_1():
@@ -80,7 +81,7 @@ def test_only_structs_are_written():
 
 
 def test_values_round_trip_through_the_wire_format():
-    schema = ProtoSchema(7, schema_text(proto_file(ROW, optional_for_nullables=True)))
+    schema = ProtoSchema(7, schema_text(proto_file(ROW, ProtoOptions(optional_for_nullables=True))))
     cls = schema.message_class()
     row = Row(id=1, name="a", small=-3, ok=True, f=1.5, d=2.25, raw=b"\x00\x01",
               amount=decimal.Decimal("-1234.500"), day=dt.date(2026, 11, 28),
@@ -118,3 +119,16 @@ def test_message_indexes_other_than_the_first_are_framed_as_zigzag_varints():
     assert unframe(frame(3, b"xy", (1, 2)), "t") == (3, (1, 2), b"xy")
     with pytest.raises(ProtobufError, match="topic 'orders' is not in Confluent's wire format"):
         unframe(b'{"a":1}', "orders")
+
+
+def test_a_time_is_google_type_time_of_day_to_the_millisecond_both_ways():
+    # ProtobufData: Connect's Time <-> google.type.TimeOfDay {hours, minutes, seconds, nanos of the millisecond}
+    timed = T.StructType([T.StructField("at", T.TimeType())])
+    file_proto = proto_file(timed)
+    assert "google/type/timeofday.proto" in file_proto.dependency
+    cls = ProtoSchema(1, schema_text(file_proto)).message_class()
+    assert cls.DESCRIPTOR.fields_by_name["at"].message_type.full_name == "google.type.TimeOfDay"
+    message = fill(cls(), Row(at=dt.time(13, 45, 30, 123456)))
+    assert (message.at.hours, message.at.minutes, message.at.seconds, message.at.nanos) == (13, 45, 30, 123_000_000)
+    assert read(cls.FromString(message.SerializeToString())) == {"at": dt.time(13, 45, 30, 123000)}
+    assert read(cls.FromString(fill(cls(), Row(at=None)).SerializeToString())) == {"at": None}

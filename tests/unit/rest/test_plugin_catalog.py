@@ -34,7 +34,9 @@ def test_connectors_only_false_lists_every_kind_of_plugin_as_connect_does(client
 
 def test_a_transformations_config_is_the_keys_it_declares(client):
     keys = client.get(f"/connector-plugins/{T}TimestampConverter$Value/config").json()
-    assert [k["name"] for k in keys] == ["field", "target.type", "format", "unix.precision"]
+    assert [k["name"] for k in keys] == ["field", "target.type", "format", "unix.precision",
+                                         "replace.null.with.default"]
+    assert keys[4]["type"] == "BOOLEAN" and keys[4]["default_value"] == "true"
     target = keys[1]
     assert target["required"] is True and target["type"] == "STRING"
     assert keys[3]["default_value"] == "milliseconds"
@@ -44,7 +46,8 @@ def test_a_transformations_config_is_the_keys_it_declares(client):
 
 def test_a_converters_config_is_the_settings_it_takes(client):
     keys = client.get("/connector-plugins/org.apache.kafka.connect.json.JsonConverter/config").json()
-    assert [k["name"] for k in keys] == ["schemas.enable", "schemas.cache.size", "decimal.format"]
+    assert [k["name"] for k in keys] == ["schemas.enable", "schemas.cache.size", "decimal.format",
+                                         "replace.null.with.default"]
     assert keys[0]["type"] == "BOOLEAN" and keys[0]["default_value"] == "true"
 
 

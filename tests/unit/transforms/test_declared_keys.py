@@ -37,13 +37,30 @@ def test_a_key_of_a_transform_without_keys_is_refused():
     assert "its keys: none" in errors["transforms.f.fields"][0]
 
 
+_REQUIRED = {"Cast": {"spec": "a:string"}, "MaskField": {"fields": "a"}, "InsertField": {"topic.field": "t"},
+             "ReplaceField": {}, "ExtractField": {"field": "a"}, "ValueToKey": {"fields": "a"},
+             "TimestampConverter": {"target.type": "unix"},
+             "HeaderFrom": {"fields": "a", "headers": "h", "operation": "copy"}}
+
+
 @pytest.mark.parametrize("smt", ["Cast$Value", "Cast$Key", "MaskField$Value", "InsertField$Key", "ReplaceField$Value",
                                  "ExtractField$Value", "TimestampConverter$Value", "HeaderFrom$Value", "ValueToKey"])
-def test_replace_null_with_default_is_refused_as_not_supported_yet(smt):
+def test_replace_null_with_default_is_taken_as_a_connect_boolean(smt):
+    # Connect 4.1 defines it (KIP-1040) on these SMTs, BOOLEAN with default true
     key = "transforms.t.replace.null.with.default"
-    errors = chain_errors({"transforms": "t", "transforms.t.type": T + smt, key: "false"})
-    assert key in errors
-    assert "not supported by sparkcat yet" in errors[key][0] and T + smt in errors[key][0]
+    required = _REQUIRED[smt.split("$")[0]]
+    base = {"transforms": "t", "transforms.t.type": T + smt, **{f"transforms.t.{k}": v for k, v in required.items()}}
+    assert chain_errors({**base, key: "false"}) == {} and chain_errors({**base, key: "TRUE"}) == {}
+    assert chain_errors({**base, key: "maybe"})[key] == [
+        f"Invalid value maybe for configuration {key}: Expected value to be either true or false"]
+
+
+@pytest.mark.parametrize("smt", ["Flatten$Value", "HoistField$Value"])
+def test_replace_null_with_default_is_refused_where_connect_has_no_such_key(smt):
+    key = "transforms.t.replace.null.with.default"
+    required = {"transforms.t.field": "f"} if smt.startswith("Hoist") else {}
+    errors = chain_errors({"transforms": "t", "transforms.t.type": T + smt, **required, key: "true"})
+    assert list(errors) == [key]
 
 
 def test_set_schema_metadata_takes_replace_null_with_default_as_a_connect_boolean():
