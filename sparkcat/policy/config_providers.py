@@ -17,7 +17,9 @@ Worker keys, as in Connect::
 Any other class is a Python ``sparkcat.api.ConfigProvider`` (a Vault client, say), named by
 a ``module:Class`` or dotted path inside the worker's ``plugin.packages`` and refused before
 any import otherwise; one instance per provider per process is configured with its
-``param.*`` settings (``policy/provider_plugins.py``).
+``param.*`` settings (``policy/provider_plugins.py``). Such a provider may give a path's values a
+ttl (``ConfigData.ttl``); ``transform`` reports them per path, as Connect's ``ConfigTransformerResult.ttls()``,
+for the driver to restart the connector when one ends (``runtime/execution/config_reloads.py``).
 
 Unlike Connect, a file or directory provider without ``allowed.paths`` may read only
 under the worker's ``file.allowed.dirs`` (in a connector config; the worker's own config
