@@ -13,8 +13,10 @@ makes one instance per provider name and process, calls ``configure`` with the
 asks of one path, and ``close`` when the process ends. Values it returns are secrets to
 sparkcat: they are scrubbed from every log record and trace.
 
-``ConfigData.ttl`` is kept for Connect's signature; sparkcat does not yet restart a
-connector when a value's time to live ends (Connect's ``config.action.reload``).
+``ConfigData.ttl`` (ms, None for none) is a value's time to live: as in Connect (KIP-297), a
+connector whose config resolved a value with one restarts, with its tasks, when it ends, resolving
+its placeholders again, unless its ``config.action.reload`` is ``none``
+(``sparkcat.runtime.execution.config_reloads``).
 """
 
 from __future__ import annotations

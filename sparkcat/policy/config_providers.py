@@ -17,7 +17,9 @@ Worker keys, as in Connect::
 Any other class is a Python ``sparkcat.api.ConfigProvider`` (a Vault client, say), named by
 a ``module:Class`` or dotted path inside the worker's ``plugin.packages`` and refused before
 any import otherwise; one instance per provider per process is configured with its
-``param.*`` settings (``policy/provider_plugins.py``).
+``param.*`` settings (``policy/provider_plugins.py``). Such a provider may give a path's values a
+ttl (``ConfigData.ttl``); ``transform`` reports them per path, as Connect's ``ConfigTransformerResult.ttls()``,
+for the driver to restart the connector when one ends (``runtime/execution/config_reloads.py``).
 
 Unlike Connect, a file or directory provider without ``allowed.paths`` may read only
 under the worker's ``file.allowed.dirs`` (in a connector config; the worker's own config
@@ -63,6 +65,10 @@ class Provider:
     def allowed_paths(self) -> list[str]:
         raw = self.params.get("allowed.paths")
         return [p.strip() for p in raw.split(",") if p.strip()] if raw is not None else list(self.default_paths)
+
+    def fetch(self, path: str | None, key: str) -> tuple[str, None]:
+        """``get``; Kafka's three providers give their values no time to live."""
+        return self.get(path, key), None
 
     def get(self, path: str | None, key: str) -> str:
         """The value of ``key`` (at ``path``); ValueError with a message that never holds a secret."""
@@ -146,9 +152,16 @@ class ConfigProviders:
 
         Every value resolved is handed to ``redact.remember_secret``.
         """
+        resolved, errors, _ = self.transform(config)
+        return resolved, errors
+
+    def transform(self, config: Mapping[str, str]) -> tuple[dict[str, str], dict[str, list[str]], dict[str, int]]:
+        """``resolve``, plus the time to live (ms) of each provider path a value came from with one (Connect's
+        ``ConfigTransformerResult.ttls()``; the shortest where several values of a path carry one)."""
         providers = self.providers()
         resolved: dict[str, str] = {}
         errors: dict[str, list[str]] = {}
+        ttls: dict[str, int] = {}
         for key, value in config.items():
             if not has_placeholder(value):
                 resolved[key] = value
@@ -163,23 +176,29 @@ class ConfigProviders:
                         f"{', '.join(providers) or 'none'})")
                     return match.group(0)
                 try:
-                    secret = provider.get(path, item)
+                    secret, ttl = provider.fetch(path, item)
                 except ValueError as e:
                     errors.setdefault(key, []).append(f"config provider {name!r}: {e}")
                     return match.group(0)
                 redact.remember_secret(secret)
+                if ttl is not None:
+                    ttls[path or ""] = min(ttl, ttls.get(path or "", ttl))
                 return secret
 
             resolved[key] = PLACEHOLDER.sub(replace, value)
-        return resolved, errors
+        return resolved, errors, ttls
 
     def resolved(self, config: Mapping[str, str], where: str = "") -> dict[str, str]:
         """``resolve``, raising ConfigError naming every key that could not be resolved."""
-        values, errors = self.resolve(config)
+        return self.resolved_with_ttls(config, where)[0]
+
+    def resolved_with_ttls(self, config: Mapping[str, str], where: str = "") -> tuple[dict[str, str], dict[str, int]]:
+        """``transform``, raising ConfigError naming every key that could not be resolved."""
+        values, errors, ttls = self.transform(config)
         if errors:
             details = "; ".join(f"{k}: {' '.join(m)}" for k, m in errors.items())
             raise ConfigError(f"{where + ': ' if where else ''}{details}", errors)
-        return values
+        return values, ttls
 
 
 def reverse_transform(task_configs: Sequence[Mapping[str, str]], raw: Mapping[str, str],

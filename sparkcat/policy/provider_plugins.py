@@ -34,6 +34,11 @@ class PluginProvider:
 
     def get(self, path: str | None, key: str) -> str:
         """The value of ``key`` at ``path``; ValueError (naming the provider and key, never a value) otherwise."""
+        return self.fetch(path, key)[0]
+
+    def fetch(self, path: str | None, key: str) -> tuple[str, int | None]:
+        """``get``, with the ``ConfigData.ttl`` (ms) the provider gave the value: None unless an int >= 0, as
+        Connect's ``ConfigTransformer`` keeps only those."""
         try:
             data = self.instance.get(path or "", {key})
         except ValueError:
@@ -45,7 +50,8 @@ class PluginProvider:
             raise ValueError(f"{type(self.instance).__name__}.get did not return a ConfigData")
         if key not in values:
             raise ValueError(f"{path or '(no path)'} has no key {key}")
-        return str(values[key])
+        ttl = data.ttl if isinstance(data.ttl, int) and not isinstance(data.ttl, bool) and data.ttl >= 0 else None
+        return str(values[key]), ttl
 
 
 def plugin_provider(name: str, class_name: str, params: Mapping[str, str],

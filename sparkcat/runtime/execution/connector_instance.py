@@ -48,7 +48,7 @@ def start_connector(name: str, config: dict[str, str], settings: ConnectorSettin
     if refusal is not None:  # never the built-in port of a Java name in its place
         raise ConfigError(refusal)
     validate_connector_config(config, services.policy).raise_if_invalid(f"connector {name}")
-    resolved = services.resolved_config(config, f"connector {name}")
+    resolved = services.resolved_config(config, f"connector {name}", name)
     instance = _new_instance(config["connector.class"], services)
     instance.initialize(context)
     instance.start(dict(resolved))
@@ -93,7 +93,7 @@ def embedded_sink(name: str, config: dict[str, str], tasks: int, services: Execu
     if sink_config is None:
         return None
     cls = plugins.connector_class(sink_config["connector.class"], services.policy.plugin_packages)
-    resolved = services.resolved_config(sink_config, f"connector {name}'s sink")
+    resolved = services.resolved_config(sink_config, f"connector {name}'s sink", name, config)
     sink = cls()
     sink.start(dict(resolved))
     configs = [dict(c) for c in sink.task_configs(max(1, tasks))]

@@ -8,12 +8,12 @@ its failures, its retries and its automatic restarts. Its state is two explicit 
   the herder thread (``QueryThreads``); until one is done the connector is left alone.
 
 Transitions are methods, all called on the herder thread: ``apply`` (the target state of the config
-log), ``restart`` / ``restart_task`` (requests), ``retire`` (deleted or replaced by a new config),
+log), ``restart`` / ``restart_task`` (requests), ``reload`` (a config provider's ttl ended), ``retire`` (deleted or replaced by a new config),
 ``release`` (this driver stops leading), ``on_query_ended`` (Spark ended the query), and the
 ``QueryThreads`` callbacks ``on_query_started`` / ``on_start_failed`` / ``on_query_stopped``. What follows
 a stop is named by ``AfterStop``, not passed as a callable. Observed state leaves through the
 ``StatusReporter``; batches are accounted by ``BatchAccounting``. Starting the instance is
-``connector_instance``'s; the transitions stay in this one class (about 440 lines) because they read
+``connector_instance``'s; the transitions stay in this one class (about 460 lines) because they read
 and change the same two state machines, and split across modules they would reach into each other's fields.
 """
 
@@ -197,7 +197,7 @@ class ConnectorLifecycle:
         """The task configs the connector asks for now; more of them than tasks.max fail it (KIP-1004)."""
         try:
             self.desired_task_configs = task_configs(self.name, self.instance, self.config,
-                                                     self._resolved(self.config, ""), self.settings)
+                                                     self._resolved(self.config, "", reload=True), self.settings)
         except TooManyTasksError as e:
             self._raise_error(e)
 
@@ -219,8 +219,10 @@ class ConnectorLifecycle:
         finally:
             self.failure, self.instance_state = failure, InstanceState.FAILED
 
-    def _resolved(self, config: dict[str, str], part: str) -> dict[str, str]:
-        return self.services.resolved_config(config, f"connector {self.name}{part}")
+    def _resolved(self, config: dict[str, str], part: str, reload: bool = False) -> dict[str, str]:
+        """``config`` resolved; ``reload``: its ttls schedule a reload (as the instance's start does, not the
+        settings read before it)."""
+        return self.services.resolved_config(config, f"connector {self.name}{part}", self.name if reload else None)
 
     def _stop_instance(self) -> None:
         instance, self.instance, self.desired_task_configs = self.instance, None, None
@@ -275,6 +277,13 @@ class ConnectorLifecycle:
             self.services.reporter.task(self.name, t, State.RESTARTING)
         self._restarting.update(tasks)
         return tasks
+
+    def reload(self) -> None:
+        """A config provider value's ttl ended (``config_reloads``): the connector and its tasks restart, and
+        resolve their placeholders again as they start."""
+        task_ids = self._state.task_ids(self.name) if self._state is not None else []
+        self.restart(include_tasks=True, only_failed=False, task_ids=task_ids)
+        self.stop_query()
 
     def restart_task(self, task: int) -> None:
         """``POST /connectors/NAME/tasks/N/restart``: its failure cleared, the query restarted with it."""
@@ -340,7 +349,9 @@ class ConnectorLifecycle:
         return False
 
     def retire(self) -> bool:
-        """Deleted, or replaced by a new config: the query stops, the instance goes; True once retired."""
+        """Deleted, or replaced by a new config: the query stops, the instance goes, its reloads are cancelled
+        (a new config schedules its own as it starts); True once retired."""
+        self.services.reloads.cancel(self.name)
         self.stop_query(AfterStop.RETIRED)
         return self.retired
 
@@ -420,9 +431,10 @@ class ConnectorLifecycle:
             self.services.reporter.task(self.name, t, State.PAUSED)
 
     def _report_stopped(self) -> None:
-        """Connect's STOPPED: no query, no instance, and an empty set of task configs."""
+        """Connect's STOPPED: no query, no instance (nor a reload of it), and an empty set of task configs."""
         state = self._state
         self._stop_instance()
+        self.services.reloads.cancel(self.name)
         self.failure = None
         self.failed_tasks.clear()
         if state.task_counts.get(self.name, 0) > 0 or self.name in state.inconsistent:

@@ -100,6 +100,7 @@ class Reconciler:
         (the herder's tick ran out with nothing new) does the latter only every ``STEADY_PASS_S``."""
         moved = self.finish_pending()
         ended = self._check_queries()
+        moved += self._fire_reloads()
         now = time.monotonic()
         if not (woken or moved or ended or self._last_pass is None or self._last_pass[0] != state.offset
                 or now - self._last_pass[1] >= STEADY_PASS_S):
@@ -111,6 +112,20 @@ class Reconciler:
         for name in [n for n, lc in self.lifecycles.items() if not state.contains(n) and not lc.busy]:
             self._guarded(name, lambda n=name: self._retire(self.lifecycles[n], deleted=True))
         self._last_pass = (state.offset, now)  # not when a store failed the pass: the next tick does it again
+
+    def _fire_reloads(self) -> int:
+        """Restart each connector whose config provider ttl ended (``config_reloads``); how many. One whose query
+        is starting or stopping is restarted on a later tick; one not run here has its reloads dropped."""
+        fired = 0
+        for name, paths in self.services.reloads.due().items():
+            lc = self.lifecycles.get(name)
+            if lc is None:
+                self.services.reloads.cancel(name)
+            elif not lc.busy:
+                self.services.reloads.fired(name, paths)
+                self._guarded(name, lc.reload)
+                fired += 1
+        return fired
 
     def _guarded(self, name: str, action: Callable[[], Any]) -> None:
         try:
@@ -271,3 +286,4 @@ class Reconciler:
             lc.close()
             self.accounting.forget(lc.name, lc.batches)
         self.lifecycles.clear()
+        self.services.reloads.clear()  # another driver leads: its own starts schedule them again
