@@ -169,9 +169,13 @@ def _payload(value: Any, spark_type: T.DataType | None, numeric_decimal: bool) -
 def _from_payload(schema: dict[str, Any] | None, payload: Any, defaults: bool = True) -> Any:
     """Undo the JSON encodings of Connect's schema types (bytes, Decimal, Date, Time, Timestamp, maps); with
     ``defaults`` (``replace.null.with.default``) a null or missing struct field whose schema has a ``"default"``
-    is that default, as Connect's ``convertToConnect`` gives it."""
-    if schema is None or payload is None:
+    is that default, as Connect's ``convertToConnect`` gives it (for any null: the record's own value, an array's
+    element, a map's value)."""
+    if schema is None:
         return payload
+    if payload is None:
+        default = schema.get("default") if defaults else None
+        return None if default is None else _from_payload(schema, default, defaults)
     kind, name = schema.get("type"), schema.get("name")
     if kind == "struct":
         fields = {f.get("field"): f for f in schema.get("fields", [])}

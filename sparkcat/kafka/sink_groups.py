@@ -31,7 +31,8 @@ log = logging.getLogger(__name__)
 TIMEOUT_S = 30.0
 _RETRIABLE = frozenset({KafkaError.COORDINATOR_LOAD_IN_PROGRESS, KafkaError.COORDINATOR_NOT_AVAILABLE,
                         KafkaError.NOT_COORDINATOR, KafkaError._TIMED_OUT, KafkaError._TRANSPORT,
-                        KafkaError._WAIT_COORD, KafkaError.REQUEST_TIMED_OUT})
+                        KafkaError._WAIT_COORD, KafkaError.REQUEST_TIMED_OUT,
+                        KafkaError._DESTROY})  # the committer was closed between taking it and committing
 #: One commit attempt's bound: how long a commit waits for the coordinator (librdkafka defers it up to
 #: ``session.timeout.ms``) and for its answer (``socket.timeout.ms``); ``_retrying`` tries again within its timeout.
 ATTEMPT_TIMEOUT_MS = 5000
@@ -57,9 +58,8 @@ def commit_positions(consumer_conf: Mapping[str, Any], group: str, positions: It
     tps = [TopicPartition(t, p, o) for t, p, o in positions]
     if not tps:
         return
-    committer = COMMITTERS.get(consumer_conf, group)
-    try:
-        result = _retrying(lambda: committer.commit(tps), timeout_s)
+    try:  # a committer closed meanwhile (idle, or its connector deleted) is made again by the next attempt
+        result = _retrying(lambda: COMMITTERS.get(consumer_conf, group).commit(tps), timeout_s)
     except KafkaException as exc:
         first = tps[0]
         raise RuntimeError(f"committing {first.topic}-{first.partition} to group {group}: {exc.args[0]}") from exc
@@ -119,6 +119,7 @@ class GroupCommitters:
             committer = self._by_key.get(key)
             if committer is None or committer.closed:
                 committer = self._by_key[key] = _Committer(Consumer(conf))
+            committer.used_at = time.monotonic()  # taken now: not idle for ``close_idle`` until IDLE_CLOSE_S again
             return committer
 
     def drop(self, group: str) -> None:
@@ -128,8 +129,14 @@ class GroupCommitters:
         for committer in gone:
             committer.close()
 
-    def close_idle(self, idle_s: float = IDLE_CLOSE_S) -> int:
-        """Close the committers unused for ``idle_s``; how many."""
+    def open_groups(self) -> set[str]:
+        """The groups with a committer open now (its consumer's threads and connections alive)."""
+        with self._lock:
+            return {group for group, _ in self._by_key}
+
+    def close_idle(self, idle_s: float | None = None) -> int:
+        """Close the committers unused for ``idle_s`` (``IDLE_CLOSE_S``); how many."""
+        idle_s = IDLE_CLOSE_S if idle_s is None else idle_s
         now = time.monotonic()
         with self._lock:
             idle = [k for k, c in self._by_key.items() if now - c.used_at >= idle_s]

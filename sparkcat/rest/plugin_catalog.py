@@ -11,6 +11,7 @@ plugin.path are not listed: sparkcat's connectors cannot use them. A converter o
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,6 +20,8 @@ from sparkcat.api.config import ConfigDef, Type
 from sparkcat.api.converter import Converter
 
 __all__ = ["other_plugin_infos", "other_plugin_definition", "plugin_converter_definition"]
+
+log = logging.getLogger(__name__)
 
 
 def _avro_keys() -> ConfigDef:
@@ -110,9 +113,10 @@ def plugin_converter_definition(plugin: str, packages: Sequence[str]) -> tuple[s
         return None
     try:
         cls = plugins.load_class(plugin, packages)
-    except Exception:  # noqa: BLE001 - a class that does not load is no converter here
+        if not (isinstance(cls, type) and issubclass(cls, Converter)):
+            return None
+        declared = cls.config_def()
+    except Exception as e:  # noqa: BLE001 - no converter here (404, as Connect's for a plugin it could not load)
+        log.warning("Converter %s of plugin.packages does not load: %s", plugin, e)
         return None
-    if not (isinstance(cls, type) and issubclass(cls, Converter)):
-        return None
-    declared = cls.config_def()
     return str(getattr(cls, "plugin_version", "unknown")), declared if isinstance(declared, ConfigDef) else ConfigDef()

@@ -175,6 +175,7 @@ class GroupMembership:
         take partition 0 back from the driver that leads now (issue 24). Leaving the subscription here stops
         that rejoin; the membership thread then joins as a new member, the youngest, and stands by.
         """
+        self.rebalances.started()  # as Connect's onRevoked for lost partitions: the rejoin is a rebalance
         consumer.unsubscribe()
         self._rejoin.set()
         with self._lock:

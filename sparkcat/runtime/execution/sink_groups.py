@@ -13,10 +13,10 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from sparkcat.kafka.client_settings import connection_settings, consumer_settings
+from sparkcat.kafka.client_settings import consumer_settings
 from sparkcat.kafka.sink_groups import COMMITTERS, commit_positions, sink_group_id
 from sparkcat.kafka.admins import worker_admin
-from sparkcat.spark.driver.kafka_input import connector_admin_overrides
+from sparkcat.spark.driver.kafka_input import admin_identity_consumer
 from sparkcat.spark.query_plan import QueryPlan
 
 log = logging.getLogger(__name__)
@@ -78,6 +78,7 @@ class GroupMirror:
         """The sink's connector was deleted: nothing more is committed for it, its committing consumer closes."""
         self.discard(group)
         COMMITTERS.drop(group)
+        self._failing.pop(group, None)
 
     def close(self) -> None:
         with self._cond:
@@ -86,11 +87,12 @@ class GroupMirror:
         self._thread.join(timeout=MIRROR_TIMEOUT_S + 5)
 
     def _run(self) -> None:
+        swept = time.monotonic()
         while True:
             with self._cond:
                 while not self._pending and not self._closed:
                     if not self._cond.wait(timeout=IDLE_SWEEP_S):
-                        COMMITTERS.close_idle()  # an idle sink's committer: its threads go until it commits again
+                        break
                 if self._closed:
                     return
                 work, self._pending = self._pending, {}
@@ -98,13 +100,16 @@ class GroupMirror:
             for group, (plan, merged) in work.items():
                 with locks[group]:
                     self._commit(group, plan, merged)
+            if time.monotonic() - swept >= IDLE_SWEEP_S:  # busy sinks or not: idle ones' committers close
+                COMMITTERS.close_idle()
+                swept = time.monotonic()
 
     def _commit(self, group: str, plan: QueryPlan, merged: dict[tuple[str, int], int]) -> None:
         failed_at = self._failing.get(group)
         if failed_at is not None and time.monotonic() - failed_at < MIRROR_RETRY_AFTER_S:
             return  # a later batch's positions cover these partitions again
         try:
-            commit_positions(_committer_settings(plan), group,
+            commit_positions(admin_identity_consumer(plan), group,
                              [(t, p, o) for (t, p), o in sorted(merged.items())], MIRROR_TIMEOUT_S)
         except Exception as e:  # noqa: BLE001 - a monitoring copy: the batch is committed all the same
             if failed_at is None:
@@ -114,13 +119,6 @@ class GroupMirror:
             return
         if self._failing.pop(group, None) is not None:
             log.info("Connector %s: positions committed to consumer group %s again", plan.connector, group)
-
-
-def _committer_settings(plan: QueryPlan) -> dict[str, Any]:
-    """The worker's consumer settings and the credentials of the connector's ``admin.override.*`` (which the
-    group's commits used while they went through the AdminClient)."""
-    return consumer_settings(plan.bootstrap_servers, plan.kafka_config,
-                             connection_settings(connector_admin_overrides(plan)))
 
 
 def replace(bootstrap: str, kafka_config: Mapping[str, Any], name: str, config: Mapping[str, str],

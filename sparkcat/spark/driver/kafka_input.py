@@ -182,6 +182,15 @@ def connector_admin_overrides(plan: Any) -> dict[str, str]:
     return overrides
 
 
+def admin_identity_consumer(plan: Any) -> dict[str, Any]:
+    """A driver-side consumer's settings that act as the connector's AdminClient would: the worker's consumer
+    settings and the connection and credentials of ``admin.override.*`` (the sink group's commits, a shared sink
+    query's end watch, which ListOffsets requests with that identity stand in for)."""
+    from sparkcat.kafka.client_settings import connection_settings, consumer_settings
+    return consumer_settings(plan.bootstrap_servers, plan.kafka_config,
+                             connection_settings(connector_admin_overrides(plan)))
+
+
 def subscribed_partitions(plan: Any) -> list[TopicPartitionKey]:
     """The topic-partitions the sink connector subscribes to now, sorted (one metadata request)."""
     from confluent_kafka import KafkaException

@@ -3,7 +3,7 @@
 Where a sink of its own reads its topics with Spark's Kafka source, a shared one is planned by the driver:
 each trigger looks up the subscribed partitions and their last committed offsets once for all members of a
 cluster (``before_round``, ``ClusterWatch``: the topic list at most 5 s old, and ListOffsets only for the
-partitions a watching consumer saw records arrive in, so an idle round asks the broker nothing), and each member's ``KafkaRanges`` moves
+partitions a watching consumer saw records arrive in: an idle round sends no metadata or ListOffsets request), and each member's ``KafkaRanges`` moves
 its positions (``{"topic:partition": next offset}``) towards them, at most ``batch.max.records`` per partition.
 Its tasks' ranges (``assign_tasks``, as Connect's consumer group would spread them) become rows of the batch;
 the executors read and put them (``executor.shared_sink``). Positions go to the offsets store and the
@@ -32,7 +32,8 @@ from pyspark.sql import DataFrame, SparkSession
 from sparkcat.api.connector import SinkConnector, SinkTask
 from sparkcat.config.names import SHARED_QUERY_PREFIX
 from sparkcat.spark.driver.batch_reports import sink_batch_id
-from sparkcat.spark.driver.kafka_input import METADATA_TIMEOUT_S, assign_tasks, connector_admin, subscribed_topics
+from sparkcat.spark.driver.kafka_input import (METADATA_TIMEOUT_S, admin_identity_consumer, assign_tasks,
+                                               connector_admin, subscribed_topics)
 from sparkcat.spark.driver.shared_planning import Member
 from sparkcat.spark.driver.shared_queries import SharedGroup, SharedQueries, slow_task_s
 from sparkcat.spark.executor.shared_sink import SinkPart, SinkWrite, put_members
@@ -139,7 +140,7 @@ METADATA_MAX_AGE_S = 5.0  # a cluster's topic list is asked again after this lon
 class ClusterWatch:
     """One cluster's look-ups for a sink group: its topics (metadata at most ``METADATA_MAX_AGE_S`` old) and its
     partitions' committed ends (``end_watch.EndWatch``: listed only where records arrived, and every
-    ``FULL_LIST_S``). An idle round asks the broker nothing."""
+    ``FULL_LIST_S``). An idle round sends no metadata or ListOffsets request."""
 
     def __init__(self, admin: Any, consumer_settings: Mapping[str, Any]) -> None:
         from confluent_kafka import Consumer
@@ -256,7 +257,8 @@ class SinkGroup(SharedGroup):
             try:
                 cluster = self._clusters.get(key)
                 if cluster is None:
-                    cluster = self._clusters[key] = ClusterWatch(admin, on_it[0].write.consumer)
+                    # the watch stands in for the ListOffsets this cluster's AdminClient would send: that identity
+                    cluster = self._clusters[key] = ClusterWatch(admin, admin_identity_consumer(on_it[0].plan))
                 snapshot: Snapshot | None = cluster.snapshot([m.plan for m in on_it])
                 self._unreachable.discard(servers)
             except Exception as e:

@@ -178,21 +178,32 @@ def warm_up(spark: Any, places: WarmUpPlaces, steps: Iterable[str] = WARM_UP_STE
     """Run ``steps`` in order until ``stopping()``; the seconds each step that ran took. A step that fails is
     logged and skipped: without it only a first batch is slower. While ``busy()`` (a connector's query started
     and has not finished its first batch) no step starts, and a step's query ends early: that connector would
-    otherwise share the cores with it. A step ended so runs again afterwards (up to ``_YIELDS`` times)."""
+    otherwise share the cores with it. A step ended so runs again afterwards; after ``_YIELDS`` times it runs
+    without waiting or giving way."""
     took: dict[str, float] = {}
     for step in check_steps(steps):
-        for _ in range(_YIELDS):
-            if not _wait_while(busy, stopping):
+        for attempt in range(_YIELDS + 1):
+            may_yield = attempt < _YIELDS
+            if not _wait_while(busy if may_yield else (lambda: False), stopping):
                 return took
+            gave_way = [False]
+
+            def ends(may_yield: bool = may_yield, gave_way: list[bool] = gave_way) -> bool:
+                if stopping():
+                    return True
+                if may_yield and busy():
+                    gave_way[0] = True
+                    return True
+                return False
             began = time.monotonic()
             try:
-                ran = _run_step(spark, places, step, lambda: stopping() or busy())
+                ran = _run_step(spark, places, step, ends)
             except Exception as e:  # noqa: BLE001 - see above
                 log.warning("Warm-up step %s failed: %s", step, e)
                 break
             if stopping():
                 return took
-            if not busy():
+            if not gave_way[0]:
                 if ran:
                     took[step] = time.monotonic() - began
                 break
@@ -200,7 +211,7 @@ def warm_up(spark: Any, places: WarmUpPlaces, steps: Iterable[str] = WARM_UP_STE
     return took
 
 
-#: How often a step gives way to starting connectors before it runs whatever happens.
+#: How often a step gives way to starting connectors; the next time it runs whatever happens.
 _YIELDS = 3
 
 

@@ -90,17 +90,21 @@ def test_ends_follow_records_and_only_partitions_that_moved_are_listed(broker, u
         watch.close()
 
 
-def test_an_aborted_transaction_does_not_move_an_end_and_a_committed_one_does(broker, unique_name):
+def test_an_aborted_transaction_signals_nothing_and_a_committed_one_moves_the_end(broker, unique_name):
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
-    _topic(admin, unique_name, 1)
-    tp = (unique_name, 0)
-    watch, _ = _watch(broker)
+    _topic(admin, unique_name, 2)
+    aborted, committed = (unique_name, 0), (unique_name, 1)
+    watch, asked = _watch(broker)
     try:
-        assert watch.ends({tp}) == {tp: 0}
+        assert watch.ends({aborted, committed}) == {aborted: 0, committed: 0}
         _produce(broker.bootstrap, unique_name, 0, 5, transactional=True, commit=False)
+        _produce(broker.bootstrap, unique_name, 1, 2, transactional=True)
+        # the committed partition's records come in the same fetches as anything of the aborted one would
+        _until_end(watch, {aborted, committed}, committed, 3)  # 2 records and the commit marker
+        assert all(aborted not in listed for listed in asked[1:]), asked
         _produce(broker.bootstrap, unique_name, 0, 2, transactional=True)
         # 5 aborted records, their marker, 2 committed records and theirs: the committed end is past them all
-        _until_end(watch, {tp}, tp, 9)
+        _until_end(watch, {aborted, committed}, aborted, 9)
     finally:
         watch.close()
 

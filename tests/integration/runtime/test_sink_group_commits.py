@@ -7,6 +7,8 @@ the user-visible answers the AdminClient's AlterConsumerGroupOffsets gave before
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from confluent_kafka import Consumer
 
@@ -73,3 +75,37 @@ def test_an_idle_groups_committer_is_closed_and_its_next_commit_still_lands(brok
     finally:
         COMMITTERS.drop(group)
         COMMITTERS.drop(f"connect-{unique_name}-busy")
+
+
+def test_an_idle_sinks_committer_closes_while_another_sink_commits_every_batch(broker, unique_name, monkeypatch):
+    from sparkcat.kafka import sink_groups as kafka_sink_groups
+    from sparkcat.runtime.execution import sink_groups as mirror_module
+    from sparkcat.spark.query_plan import QueryPlan
+    monkeypatch.setattr(mirror_module, "IDLE_SWEEP_S", 0.5)
+    monkeypatch.setattr(kafka_sink_groups, "IDLE_CLOSE_S", 2.0)
+    topic = f"{unique_name}-in"
+    create_topic(broker.bootstrap, topic, partitions=1)
+
+    def plan(name: str) -> QueryPlan:
+        return QueryPlan(connector=name, connector_type="sink", connector_class="x", task_class="y",
+                         connector_config={"topics": topic}, task_configs=[{}], checkpoint_dir="/ck",
+                         bootstrap_servers=broker.bootstrap)
+    busy, idle = plan(f"{unique_name}-busy"), plan(f"{unique_name}-idle")
+    position = ({"kafka_topic": topic, "kafka_partition": 0}, {"kafka_offset": 1})
+    mirror = mirror_module.GroupMirror()
+    try:
+        mirror.submit(idle, [position])
+        wait_until(lambda: f"connect-{idle.connector}" in COMMITTERS.open_groups(), timeout_s=30,
+                   message="the idle sink's first commit")
+        deadline = time.monotonic() + 30
+        while f"connect-{idle.connector}" in COMMITTERS.open_groups():  # the busy sink keeps the mirror awake
+            assert time.monotonic() < deadline, "the idle sink's committer was never closed"
+            mirror.submit(busy, [position])
+            time.sleep(0.2)
+        assert f"connect-{busy.connector}" in COMMITTERS.open_groups()
+        assert committed_positions({"bootstrap.servers": broker.bootstrap}, f"connect-{idle.connector}",
+                                   [(topic, 0)]) == [(topic, 0, 1)]
+    finally:
+        mirror.close()
+        COMMITTERS.drop(f"connect-{busy.connector}")
+        COMMITTERS.drop(f"connect-{idle.connector}")

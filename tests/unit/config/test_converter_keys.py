@@ -104,3 +104,17 @@ def test_json_converter_reads_a_null_field_with_a_schema_default_as_the_default(
     assert converter.from_bytes(envelope) == {"a": 5, "b": None, "raw": b"\x01\x02"}
     converter.configure({"replace.null.with.default": "false"}, is_key=False)
     assert converter.from_bytes(envelope) == {"a": None, "b": None}
+
+
+def test_json_converter_gives_the_default_for_a_null_value_element_and_map_value_too():
+    # convertToConnect returns schema.defaultValue() for any null, the record's own value included
+    converter = JsonConverter()
+    converter.configure({}, is_key=False)
+    root = b'{"schema":{"type":"int64","optional":true,"default":7},"payload":null}'
+    assert converter.from_bytes(root) == 7
+    array = (b'{"schema":{"type":"array","items":{"type":"string","optional":true,"default":"x"},"optional":false},'
+             b'"payload":["a",null]}')
+    assert converter.from_bytes(array) == ["a", "x"]
+    converter.configure({"replace.null.with.default": "false"}, is_key=False)
+    assert converter.from_bytes(root) is None
+    assert converter.from_bytes(array) == ["a", None]

@@ -22,6 +22,7 @@ def steps(monkeypatch):
             state["busy_during"].discard(step)
             state["busy"] = True  # a connector starts while this step runs: the step's query ends early
             threading.Timer(0.3, lambda: state.update(busy=False)).start()  # its first batch is done later
+            stopping()  # the step's query polls and ends
         return True
     monkeypatch.setattr(warm, "_run_step", run)
     return calls, state
@@ -69,3 +70,31 @@ def test_first_batches_wait_until_heard_or_bounded(monkeypatch):
     monkeypatch.setattr(FirstBatches, "BOUND_S", 0.0)  # a connector with nothing to read reports no batch
     first.started("idle")
     assert not first.waiting()
+
+
+def test_a_step_that_gave_way_three_times_then_runs_whatever_happens(monkeypatch):
+    calls: list[bool] = []
+
+    def run(spark, places, step, stopping):  # a step's query polls ``stopping`` while it runs
+        calls.append(stopping())
+        return True
+    monkeypatch.setattr(warm, "_run_step", run)
+    monkeypatch.setattr(warm, "_wait_while", lambda busy, stopping: not stopping())  # no waiting in this test
+    took = warm.warm_up(None, PLACES, ("delta",), busy=lambda: True)  # connectors keep starting
+    assert calls == [True] * warm._YIELDS + [False]
+    assert set(took) == {"delta"}
+
+
+def test_a_step_cut_short_is_run_again_even_when_the_connector_finished_before_it_returned(monkeypatch):
+    state = {"busy": True}
+    calls: list[bool] = []
+
+    def run(spark, places, step, stopping):
+        ended = stopping()
+        calls.append(ended)
+        state["busy"] = False  # the connector's first batch is done by the time the step returns
+        return True
+    monkeypatch.setattr(warm, "_run_step", run)
+    monkeypatch.setattr(warm, "_wait_while", lambda busy, stopping: not stopping())
+    warm.warm_up(None, PLACES, ("kafka_stream",), busy=lambda: state["busy"])
+    assert calls == [True, False]
