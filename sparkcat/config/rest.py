@@ -269,7 +269,8 @@ def _with_bare_ssl_keys(text: dict[str, Any], source: str) -> tuple[dict[str, An
     prefixed = sorted(k for k in text if k.startswith("listeners.https."))
     if prefixed:
         message = (f"{source}: {', '.join(bare)} would be ignored because {prefixed[0]} is set (Connect's REST "
-                   f"server then reads only listeners.https.* keys); prefix them with listeners.https.")
+                   f"server then reads only listeners.https.* keys); prefix them with listeners.https. (the Kafka "
+                   f"clients' TLS keys are kafka.ssl.*)")
         raise ConfigError(message, {k: [message] for k in bare})
     return {(f"listeners.https.{k}" if k in bare else k): v for k, v in text.items()}, ""
 
