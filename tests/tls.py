@@ -67,12 +67,14 @@ def client_cert(directory: Path) -> ClientCert:
     return ClientCert(ca, cert, key)
 
 
-def issue(ca: ClientCert, directory: Path, name: str) -> tuple[Path, Path]:
-    """A certificate ``ca`` signed for localhost and 127.0.0.1 (a server's, usable as a client's too): (cert, key)."""
+def issue(ca: ClientCert, directory: Path, name: str,
+          names: str = "DNS:localhost,IP:127.0.0.1") -> tuple[Path, Path]:
+    """A certificate ``ca`` signed for ``names`` (localhost and 127.0.0.1 unless given; a server's, usable as a
+    client's too): (cert, key)."""
     directory.mkdir(parents=True, exist_ok=True)
     cert, key, csr, ext = (directory / f"{name}.pem", directory / f"{name}-key.pem", directory / f"{name}.csr",
                            directory / f"{name}.ext")
-    ext.write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    ext.write_text(f"subjectAltName={names}\n")
     _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr), "-subj", f"/CN={name}")
     _openssl("x509", "-req", "-in", str(csr), "-CA", str(ca.ca), "-CAkey", str(ca.ca.with_name("ca-key.pem")),
              "-CAcreateserial", "-out", str(cert), "-days", "2", "-extfile", str(ext))

@@ -4,7 +4,9 @@ Kafka Connect's names where it has one: ``listeners`` (``http://host:port`` and
 ``https://host:port``, comma-separated) and ``listeners.https.ssl.*`` for the HTTPS
 listener's keystore (PEM or PKCS12; JKS is refused with the command that converts it),
 its truststore and ``ssl.client.auth`` (client certificates: ``required``, ``requested``,
-``none``; ``sparkcat.rest.tls`` builds the contexts). Authentication follows Connect's ``BasicAuthSecurityRestExtension`` (a
+``none``; ``sparkcat.rest.tls`` builds the contexts), and the TLS tuning keys of
+``sparkcat.config.tls_tuning``. As in Connect, a worker file without any ``listeners.https.*`` key
+gives the listener its bare ``ssl.*`` keys instead. Authentication follows Connect's ``BasicAuthSecurityRestExtension`` (a
 credentials file of ``user: password`` lines) plus bearer tokens; the rest are sparkcat's
 own keys under ``rest.``. This module only parses; files are read when the REST API starts
 (``sparkcat.rest.guard``), so the CLI can load a worker config without them.
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from sparkcat.config.tls_tuning import DEFAULTS as TUNING_DEFAULTS, TlsTuning, parse_tuning
 from sparkcat.errors import ConfigError
 
 #: Worker keys of this module -> attribute of ``RestSecurityConfig`` or ``TlsConfig``.
@@ -34,6 +37,7 @@ KEYS = {
     "listeners.https.ssl.truststore.type": "truststore_type",
     "listeners.https.ssl.truststore.location": "truststore_location",
     "listeners.https.ssl.truststore.password": "truststore_password",
+    **{f"listeners.https.ssl.{name}": "tuning" for name in TUNING_DEFAULTS},
     "rest.auth.basic.credentials.file": "basic_credentials_file",
     "rest.auth.bearer.tokens.file": "bearer_tokens_file",
     "rest.allow.unauthenticated": "allow_unauthenticated",
@@ -91,6 +95,13 @@ class TlsConfig:
     truststore_type: str = "PEM"
     truststore_location: str = ""
     truststore_password: str = field(default="", repr=False)
+    tuning: TlsTuning = field(default_factory=TlsTuning)
+    #: How the worker file spells the keys: ``listeners.https.`` or, as Connect falls back to, bare ``ssl.*``.
+    prefix: str = "listeners.https."
+
+    def key(self, name: str) -> str:
+        """The worker key of ``ssl.NAME`` as the worker file spells it, for messages."""
+        return f"{self.prefix}ssl.{name}"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "keystore_type", self.keystore_type.strip().upper() or "PEM")
@@ -176,38 +187,41 @@ def _boolean(raw: dict[str, Any], key: str, source: str) -> bool:
     return text == "true"
 
 
-def _check_tls(tls: TlsConfig, listeners: tuple[Listener, ...], source: str) -> None:
-    _check_store_type("keystore", tls.keystore_type, source)
-    _check_store_type("truststore", tls.truststore_type, source)
+def _check_tls(tls: TlsConfig, listeners: tuple[Listener, ...], source: str, tuned: bool) -> None:
+    _check_store_type(tls, "keystore", tls.keystore_type, source)
+    _check_store_type(tls, "truststore", tls.truststore_type, source)
     if tls.client_auth not in CLIENT_AUTH:
-        message = (f"{source}: listeners.https.ssl.client.auth must be one of {', '.join(CLIENT_AUTH)}, "
+        message = (f"{source}: {tls.key('client.auth')} must be one of {', '.join(CLIENT_AUTH)}, "
                    f"not {tls.client_auth!r}")
-        raise ConfigError(message, {"listeners.https.ssl.client.auth": [message]})
+        raise ConfigError(message, {tls.key("client.auth"): [message]})
     if tls.client_auth != "none" and not tls.truststore_location:
-        message = (f"{source}: listeners.https.ssl.client.auth={tls.client_auth} needs "
-                   f"listeners.https.ssl.truststore.location: the certificates client certificates must be signed by")
-        raise ConfigError(message, {"listeners.https.ssl.truststore.location": [message]})
+        message = (f"{source}: {tls.key('client.auth')}={tls.client_auth} needs "
+                   f"{tls.key('truststore.location')}: the certificates client certificates must be signed by")
+        raise ConfigError(message, {tls.key("truststore.location"): [message]})
     for store, password in (("keystore", tls.keystore_password), ("truststore", tls.truststore_password)):
         if password and getattr(tls, f"{store}_type") == "PEM":  # Kafka's DefaultSslEngineFactory refuses it too
-            key = f"listeners.https.ssl.{store}.password"
+            key = tls.key(f"{store}.password")
             message = (f"{source}: {key} cannot be set for a PEM {store} (Kafka refuses it too); "
-                       + ("an encrypted key's password is listeners.https.ssl.key.password" if store == "keystore"
+                       + (f"an encrypted key's password is {tls.key('key.password')}" if store == "keystore"
                           else "a PEM truststore has no password"))
             raise ConfigError(message, {key: [message]})
     if tls.keystore_type == "PKCS12" and tls.key_location:
-        message = f"{source}: listeners.https.ssl.key.location is for a PEM keystore; a PKCS12 keystore holds its key"
-        raise ConfigError(message, {"listeners.https.ssl.key.location": [message]})
+        message = f"{source}: {tls.key('key.location')} is for a PEM keystore; a PKCS12 keystore holds its key"
+        raise ConfigError(message, {tls.key("key.location"): [message]})
     https = any(listener.scheme == "https" for listener in listeners)
     if https and not tls.keystore_location:
-        message = f"{source}: an https listener needs listeners.https.ssl.keystore.location (a PEM or PKCS12 file)"
-        raise ConfigError(message, {"listeners.https.ssl.keystore.location": ["required by an https listener"]})
-    if not https and tls != TlsConfig(keystore_type=tls.keystore_type, truststore_type=tls.truststore_type):
-        message = f"{source}: listeners.https.ssl.* is set but no listener is https://"
-        raise ConfigError(message, {"listeners": ["no https listener for listeners.https.ssl.*"]})
+        message = f"{source}: an https listener needs {tls.key('keystore.location')} (a PEM or PKCS12 file)"
+        raise ConfigError(message, {tls.key("keystore.location"): ["required by an https listener"]})
+    untouched = TlsConfig(keystore_type=tls.keystore_type, truststore_type=tls.truststore_type,
+                          tuning=tls.tuning, prefix=tls.prefix)
+    if not https and (tuned or tls != untouched):
+        message = (f"{source}: {tls.prefix}ssl.* is set but no listener is https://"
+                   + ("; the Kafka clients' TLS keys are kafka.ssl.*" if not tls.prefix else ""))
+        raise ConfigError(message, {"listeners": [f"no https listener for {tls.prefix}ssl.*"]})
 
 
-def _check_store_type(store: str, kind: str, source: str) -> None:
-    key = f"listeners.https.ssl.{store}.type"
+def _check_store_type(tls: TlsConfig, store: str, kind: str, source: str) -> None:
+    key = tls.key(f"{store}.type")
     if kind == "JKS":
         message = (f"{source}: {key} 'JKS' is not supported: sparkcat reads PEM and PKCS12. Convert the "
                    f"store with `keytool -importkeystore -srckeystore KS.jks -destkeystore KS.p12 "
@@ -222,8 +236,11 @@ def parse_rest_config(raw: dict[str, Any], source: str) -> RestSecurityConfig:
     """The keys of ``KEYS`` found in a worker file (``raw``); errors name the key and ``source``."""
     text = {k: ("" if v is None else v) for k, v in raw.items()}
     listeners = parse_listeners(text.get("listeners", ""), source)
-    tls = TlsConfig(**{KEYS[k]: str(v) for k, v in text.items() if KEYS.get(k) in _TLS_ATTRS})
-    _check_tls(tls, listeners, source)
+    text, prefix = _with_bare_ssl_keys(text, source)
+    tuning_raw = {k[len("listeners.https.ssl."):]: v for k, v in text.items() if KEYS.get(k) == "tuning"}
+    tls = TlsConfig(**{KEYS[k]: str(v) for k, v in text.items() if KEYS.get(k) in _TLS_ATTRS},
+                    tuning=parse_tuning(tuning_raw, prefix, source), prefix=prefix)
+    _check_tls(tls, listeners, source, tuned=bool(tuning_raw))
     hosts = text.get("rest.allowed.hosts", "")
     hosts = hosts if isinstance(hosts, list) else str(hosts).split(",")
     return RestSecurityConfig(
@@ -235,6 +252,27 @@ def parse_rest_config(raw: dict[str, Any], source: str) -> RestSecurityConfig:
         max_request_bytes=_positive_int(text, "rest.max.request.bytes", DEFAULT_MAX_REQUEST_BYTES, source),
         max_concurrent_requests=_positive_int(text, "rest.max.concurrent.requests",
                                               DEFAULT_MAX_CONCURRENT_REQUESTS, source))
+
+
+def is_rest_key(key: str) -> bool:
+    """A key of this module: one of ``KEYS``, or a bare ``ssl.*`` key Connect's REST falls back to."""
+    return key in KEYS or (key.startswith("ssl.") and f"listeners.https.{key}" in KEYS)
+
+
+def _with_bare_ssl_keys(text: dict[str, Any], source: str) -> tuple[dict[str, Any], str]:
+    """Connect's all-or-nothing: with no ``listeners.https.*`` key the listener takes the bare ``ssl.*`` keys
+    (returned under their prefixed names, with the prefix ``""`` for messages); with one, a bare key would be
+    ignored by Connect, so it is refused."""
+    bare = sorted(k for k in text if k.startswith("ssl."))
+    if not bare:
+        return text, "listeners.https."
+    prefixed = sorted(k for k in text if k.startswith("listeners.https."))
+    if prefixed:
+        message = (f"{source}: {', '.join(bare)} would be ignored because {prefixed[0]} is set (Connect's REST "
+                   f"server then reads only listeners.https.* keys); prefix them with listeners.https. (the Kafka "
+                   f"clients' TLS keys are kafka.ssl.*)")
+        raise ConfigError(message, {k: [message] for k in bare})
+    return {(f"listeners.https.{k}" if k in bare else k): v for k, v in text.items()}, ""
 
 
 def rest_listeners(security: RestSecurityConfig, rest_host: str, rest_port: int) -> tuple[Listener, ...]:

@@ -294,7 +294,7 @@ def load_worker_config(path: str | Path | None, resolve_placeholders: bool = Tru
             providers[key] = _text(value)
         elif key in _KEYS:
             present[key] = value
-        elif key in rest_config.KEYS:
+        elif rest_config.is_rest_key(key):
             rest[key] = value
         elif key in rest_config.NOT_IMPLEMENTED:
             raise ConfigError(f"{path}: {key} is a Kafka Connect key sparkcat refuses: "

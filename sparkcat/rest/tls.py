@@ -1,7 +1,8 @@
 """TLS contexts of the REST API: the HTTPS listener's (with client certificates), and the forwarding client's.
 
 Kafka Connect's ``listeners.https.ssl.*`` keys (``config/rest.py``): a PEM or PKCS12 keystore,
-a PEM or PKCS12 truststore, and ``ssl.client.auth`` (``required``, ``requested``, ``none``).
+a PEM or PKCS12 truststore, ``ssl.client.auth`` (``required``, ``requested``, ``none``), and the
+protocols, cipher suites and host name check of ``config/tls_tuning.py``.
 Python's ``ssl`` reads PEM files only, so a PKCS12 store is converted in memory with the
 ``cryptography`` package: its key and chain are written to an anonymous in-memory file
 (``memfd``) for ``load_cert_chain``, never to disk; its trusted certificates become ``cadata``.
@@ -28,12 +29,13 @@ _VERIFY = {"required": ssl.CERT_REQUIRED, "requested": ssl.CERT_OPTIONAL, "none"
 
 
 def tls_context(tls: TlsConfig) -> ssl.SSLContext:
-    """The HTTPS listener's context: its keystore, TLS 1.2 or newer, client certificates per ``ssl.client.auth``.
+    """The HTTPS listener's context: its keystore, the enabled protocols and cipher suites, client certificates per
+    ``ssl.client.auth``.
 
     Only the truststore's certificates are trusted for clients (never the system's CAs).
     """
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    _tune(context, tls, tls.tuning.versions[1])
     load_keystore(context, tls)
     mode = _VERIFY[tls.client_auth]
     if mode != ssl.CERT_NONE:
@@ -44,21 +46,35 @@ def tls_context(tls: TlsConfig) -> ssl.SSLContext:
 
 def client_context(tls: TlsConfig) -> ssl.SSLContext:
     """What a driver forwarding to the leader's HTTPS listener uses: the truststore (else the system's CAs) to
-    check the leader, and the keystore as its client certificate."""
+    check the leader, and the keystore as its client certificate; the leader's host name is checked unless
+    ``ssl.endpoint.identification.algorithm`` is empty, and no version above ``ssl.protocol`` is offered."""
     if tls.truststore_location:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # checks hostnames and certificates, trusts nothing yet
         load_truststore(context, tls)
     else:
         context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.check_hostname = tls.tuning.check_hostname
+    _tune(context, tls, tls.tuning.client_maximum)
     if tls.keystore_location:
         load_keystore(context, tls)
     return context
 
 
+def _tune(context: ssl.SSLContext, tls: TlsConfig, maximum: str) -> None:
+    """``ssl.enabled.protocols`` (capped at ``maximum``) and the TLS 1.2 ``ssl.cipher.suites`` into ``context``."""
+    context.minimum_version = ssl.TLSVersion[tls.tuning.versions[0]]
+    context.maximum_version = ssl.TLSVersion[maximum]
+    if tls.tuning.openssl_ciphers:
+        try:
+            context.set_ciphers(tls.tuning.openssl_ciphers)
+        except ssl.SSLError as e:  # parse_tuning checked each suite: only a changed OpenSSL gets here
+            key = tls.key("cipher.suites")
+            raise ConfigError(f"{key}: OpenSSL refuses {tls.tuning.openssl_ciphers}: {e}", {key: [str(e)]}) from None
+
+
 def load_keystore(context: ssl.SSLContext, tls: TlsConfig) -> None:
     """The keystore's chain and private key into ``context``; ConfigError naming the key (never a password)."""
-    key = "listeners.https.ssl.keystore.location"
+    key = tls.key("keystore.location")
     if tls.keystore_type == "PKCS12":
         pem, password = _pkcs12_key_and_chain(tls)
         try:
@@ -78,7 +94,7 @@ def load_keystore(context: ssl.SSLContext, tls: TlsConfig) -> None:
 
 def load_truststore(context: ssl.SSLContext, tls: TlsConfig) -> None:
     """The truststore's certificates as the only ones ``context`` trusts to sign the peer's certificate."""
-    key = "listeners.https.ssl.truststore.location"
+    key = tls.key("truststore.location")
     try:
         if tls.truststore_type == "PKCS12":
             context.load_verify_locations(cadata=_pkcs12_trusted(tls))
@@ -110,7 +126,7 @@ def _pkcs12_key_and_chain(tls: TlsConfig) -> tuple[bytes, str]:
     """The keystore's key (encrypted with a one-off password, returned with it) and certificate chain, as PEM."""
     from cryptography.hazmat.primitives import serialization
 
-    key = "listeners.https.ssl.keystore.location"
+    key = tls.key("keystore.location")
     store = _pkcs12(tls.keystore_location, tls.keystore_password or tls.key_password, key)
     if store.key is None or store.cert is None:
         message = f"{key}: the PKCS12 keystore {tls.keystore_location} holds no private key with its certificate"
@@ -127,7 +143,7 @@ def _pkcs12_trusted(tls: TlsConfig) -> str:
     """Every certificate of a PKCS12 truststore (keytool's trusted entries, and an entry's own) as PEM text."""
     from cryptography.hazmat.primitives import serialization
 
-    key = "listeners.https.ssl.truststore.location"
+    key = tls.key("truststore.location")
     store = _pkcs12(tls.truststore_location, tls.truststore_password, key)
     certs = [c.certificate for c in ([store.cert] if store.cert else []) + list(store.additional_certs)]
     if not certs:

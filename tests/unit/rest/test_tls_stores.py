@@ -9,6 +9,7 @@ import threading
 import pytest
 
 from sparkcat.config.rest import TlsConfig
+from sparkcat.config.tls_tuning import TlsTuning
 from sparkcat.errors import ConfigError
 from sparkcat.rest.tls import client_context, tls_context
 from tests.tls import client_cert, issue, pkcs12, pkcs12_truststore, self_signed
@@ -94,3 +95,54 @@ def test_the_forwarding_client_presents_the_keystore_and_checks_the_leader_with_
     assert handshake(tls_context(tls), client_context(tls)) == "driver"
     untrusting = TlsConfig(keystore_location=str(cert), key_location=str(key))  # system CAs: the leader is unknown
     assert handshake(tls_context(tls), client_context(untrusting)).startswith("refused")
+
+
+def negotiated(server: ssl.SSLContext, client: ssl.SSLContext, hostname: str = "localhost") -> tuple[str, str] | str:
+    """The (protocol, OpenSSL cipher name) the client negotiated with a loopback server, or the client's error."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        def serve():
+            conn, _ = listener.accept()
+            try:
+                with server.wrap_socket(conn, server_side=True) as tls:
+                    tls.sendall(b"ok")
+            except (ssl.SSLError, OSError):
+                conn.close()
+
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        try:
+            with socket.create_connection(listener.getsockname()) as raw, \
+                    client.wrap_socket(raw, server_hostname=hostname) as tls:
+                tls.recv(2)
+                return tls.version(), tls.cipher()[0]
+        except (ssl.SSLError, OSError) as e:
+            return f"refused: {type(e).__name__}"
+        finally:
+            thread.join(10)
+
+
+def test_enabled_protocols_and_cipher_suites_decide_the_handshake(certs):
+    server, _, _ = certs
+    tls12_only = ssl.create_default_context(cafile=str(server.cert))
+    tls12_only.maximum_version = ssl.TLSVersion.TLSv1_2
+    only13 = TlsConfig(keystore_location=str(server.keystore),
+                       tuning=TlsTuning(versions=("TLSv1_3", "TLSv1_3")))
+    assert negotiated(tls_context(only13), tls12_only).startswith("refused")
+    assert negotiated(tls_context(only13), ssl.create_default_context(cafile=str(server.cert)))[0] == "TLSv1.3"
+    suite = TlsConfig(keystore_location=str(server.keystore),
+                      tuning=TlsTuning(versions=("TLSv1_2", "TLSv1_2"), openssl_ciphers="ECDHE-RSA-AES128-GCM-SHA256"))
+    assert negotiated(tls_context(suite), tls12_only) == ("TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256")
+    tls12_only.set_ciphers("ECDHE-RSA-AES256-GCM-SHA384")  # a client without the listener's one suite
+    assert negotiated(tls_context(suite), tls12_only).startswith("refused")
+
+
+def test_the_forwarding_client_checks_the_leaders_host_name_unless_the_algorithm_is_empty(certs, tmp_path):
+    _, client, _ = certs
+    cert, key = issue(client, tmp_path, "leader")  # a certificate for localhost and 127.0.0.1 only
+    leader = tls_context(TlsConfig(keystore_location=str(cert), key_location=str(key)))
+    checking = TlsConfig(truststore_location=str(client.ca))
+    assert negotiated(leader, client_context(checking), "leader.example") == "refused: SSLCertVerificationError"
+    trusting = TlsConfig(truststore_location=str(client.ca), tuning=TlsTuning(check_hostname=False))
+    assert negotiated(leader, client_context(trusting), "leader.example")[0] == "TLSv1.3"
+    capped = TlsConfig(truststore_location=str(client.ca), tuning=TlsTuning(client_maximum="TLSv1_2"))
+    assert negotiated(leader, client_context(capped))[0] == "TLSv1.2"  # ssl.protocol=TLSv1.2
