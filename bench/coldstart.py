@@ -4,11 +4,24 @@
     .venv/bin/python -m bench.coldstart --records 1000000 --out bench/coldstart-results.json
     .venv/bin/python -m bench.coldstart --records 1000000 --warm-up none      # without any warm-up
     .venv/bin/python -m bench.coldstart --records 1000000 --warm-up python_workers,delta --post-after-warm-up
+    .venv/bin/python -m bench.coldstart --records 1000000 --kinds pysource,recordsink --cases fresh,promoted
 
 Starts its own broker (``tests.broker.KafkaBroker``), fills one 4-partition topic with ``--records`` records of
 100 B (``bench/clients.py fill``), then, one at a time, each on drivers of their own (``bench/coldstart_driver.py``:
-fresh JVM, ``--master``, REST on), for the Kafka copy (``kafka``, at-least-once) and the Kafka -> Delta append
-(``delta``):
+fresh JVM, ``--master``, REST on), for the ``--kinds`` (default ``copy,delta``, the kinds of issue 45's targets):
+
+- ``copy``: the Kafka copy (``kafka``, 2 tasks, at-least-once);
+- ``delta``: the Kafka -> Delta append (``delta``, 4 tasks);
+- ``pysource``: a Python source, ``increment`` (2 tasks, 2 sequences, JSON values), into fresh topics
+  ``NAME-1`` and ``NAME-2``, at least once (its drivers run with ``exactly.once.source.support=disabled``);
+  the sequences are endless, so it is timed to its first ``--records`` committed records;
+- ``recordsink``: a Python sink taking records through ``put``, the ``file-sink`` (2 tasks, bytes values),
+  reading the filled topic into a file (its drivers' ``file.allowed.dirs``: the bench's ``files`` directory).
+
+The Python kinds run in the driver's shared queries (docs/running.md): their batches' progress is the shared
+query's, their records in it its source metrics ``records.NAME``. Each measured one is deleted once timed (the
+source is endless), so the warm one starts its shared query anew, as the copy and the Delta append start a query
+of their own. The cases:
 
 - ``fresh``: the first connector of a freshly started driver, POSTed as soon as the driver is ready (it answers
   ``GET /`` as the leader; its leader warm-up runs in the background meanwhile, ``--post-after-warm-up`` waits
@@ -24,12 +37,13 @@ fresh JVM, ``--master``, REST on), for the Kafka copy (``kafka``, at-least-once)
 Each is timed to "all records committed" (the driver's ``batch N committed with R record(s)`` lines add up to
 ``--records``), and split into phases from the driver's log and the queries' progress (``durationMs`` of the first
 batch and of all): POST -> connector started -> query started -> first batch begins -> first batch committed ->
-all committed. The records are counted in the target topic or table at the end. Prints a table and JSON.
+all committed. The records are counted in the target topic(s), table or file at the end. Prints a table and JSON.
 """
 
 from __future__ import annotations
 
 import argparse
+from itertools import accumulate
 import json
 import sys
 import tempfile
@@ -49,7 +63,10 @@ from tests.driver_process import kill_session, start_driver_process
 from tests.kafka_helpers import create_topic, wait_until
 
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
-KINDS = ("copy", "delta")
+KINDS = ("copy", "delta", "pysource", "recordsink")
+DEFAULT_KINDS = ("copy", "delta")  # the kinds of issue 45's targets; the Python ones on request
+#: Kinds run in a shared query, their connector deleted once timed (module doc).
+SHARED = ("pysource", "recordsink")
 #: The driver's log lines that end each phase of a connector's start, in order: (phase, text; {} its name).
 PHASES = (("connector started", "Connector {} started on the driver"), ("query started", "Connector {}: query started in"),
           ("first batch committed", "Connector {}: batch"))
@@ -65,12 +82,12 @@ class Run:
         self.started: list[Any] = []
         self.n = 0
 
-    def driver(self, name: str, warm_up: Any) -> tuple[Any, int, Path]:
+    def driver(self, name: str, warm_up: Any, kind: str) -> tuple[Any, int, Path]:
         port = free_port()
         worker = {"bootstrap_servers": self.broker.bootstrap, "state_dir": str(self.work / name), "rest_port": port,
                   "group_id": f"cs-{name}", "config_topic": f"cs-{name}-configs", "offset_topic": f"cs-{name}-offsets",
                   "status_topic": f"cs-{name}-status", "session_timeout_ms": self.args.session_timeout_ms,
-                  "heartbeat_interval_ms": 1000}
+                  "heartbeat_interval_ms": 1000, **self.worker_settings(kind)}
         return self.process(name, worker, {"mode": "driver", "warm_up": warm_up}), port, self.work / f"{name}.log"
 
     def process(self, name: str, worker: dict[str, Any], options: dict[str, Any]) -> Any:
@@ -80,18 +97,45 @@ class Run:
         self.started.append(process)
         return process
 
+    def worker_settings(self, kind: str) -> dict[str, Any]:
+        """The Python source at least once (the worker's default, exactly once, writes every source in
+        transactions); the file sink's files in a directory the standby may write too (not a state dir)."""
+        if kind == "pysource":
+            return {"exactly_once_source_support": "disabled"}
+        return {"file_allowed_dirs": [str(self.work / "files")]} if kind == "recordsink" else {}
+
     def config(self, kind: str, name: str) -> dict[str, str]:
         if kind == "copy":
             return {"connector.class": "kafka", "topics": self.src, "target.topic.format": f"${{topic}}.{name}",
                     "tasks.max": "2", "batch.max.records": "250000", "trigger.interval.ms": "0"}
+        if kind == "pysource":  # --records / 2 per sequence a batch at most, 100,000 records a batch in all
+            per_poll = min(50_000, -(-self.args.records // 2))
+            return {"connector.class": "increment", "increments": "1,2", "tasks.max": "2", "topic.prefix": f"{name}-",
+                    "records.per.poll": str(per_poll), "trigger.interval.ms": "0"}
+        if kind == "recordsink":  # 100,000 records a task a batch at most: well within a shared batch's 5 s
+            return {"connector.class": "file-sink", "topics": self.src, "tasks.max": "2", "key.converter": BYTES,
+                    "value.converter": BYTES, "file": str(self.work / "files" / f"{name}.txt"),
+                    "batch.max.records": "50000", "trigger.interval.ms": "0"}
         return {"connector.class": "delta", "topics": self.src, "tasks.max": "4", "value.converter": BYTES,
                 "table.path": str(self.work / "tables" / name)}
 
     def written(self, kind: str, name: str) -> int:
-        """Records in the connector's target topic or Delta table (the Delta log's ``numRecords``)."""
+        """Records in the connector's target topic(s), Delta table (the Delta log's ``numRecords``) or file (lines)."""
         if kind == "copy":
             return topic_count(self.broker.bootstrap, f"{self.src}.{name}")
+        if kind == "pysource":
+            return sum(topic_count(self.broker.bootstrap, f"{name}-{k}") for k in (1, 2))
+        if kind == "recordsink":
+            return file_lines(self.work / "files" / f"{name}.txt")
         return delta_rows(self.work / "tables" / name)
+
+    def delete(self, port: int, log: Path, name: str) -> None:
+        """Delete connector ``name`` and wait for its query (or its place in a shared one) to stop."""
+        at = time.time()
+        answer = httpx.delete(f"http://127.0.0.1:{port}/connectors/{name}", timeout=120)
+        assert answer.status_code == 204, answer.text
+        wait_until(lambda: any(f"Connector {name}: query stopped after" in line for _, line in log_lines(log, at)),
+                   timeout_s=120, message=f"{name}: its query stopped")
 
     def post(self, port: int, name: str, config: dict[str, str], state: str | None = None) -> float:
         body: dict[str, Any] = {"name": name, "config": config}
@@ -112,6 +156,17 @@ def delta_rows(table: Path) -> int:
             if "add" in action and action["add"].get("stats"):
                 rows += json.loads(action["add"]["stats"]).get("numRecords", 0)
     return rows
+
+
+def file_lines(path: Path) -> int:
+    """Lines in a file (0 if it is not there)."""
+    if not path.exists():
+        return 0
+    lines = 0
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            lines += chunk.count(b"\n")
+    return lines
 
 
 def log_lines(log: Path, after: float) -> list[tuple[float, str]]:
@@ -137,17 +192,25 @@ def committed(log: Path, name: str, after: float) -> tuple[int, float | None]:
 
 
 def progress(work: Path, process_name: str, query: str) -> list[dict[str, Any]]:
-    """The query's progress as ``bench/coldstart_driver.py`` dumped it, by batch id."""
+    """The progress of connector ``query``'s batches as ``bench/coldstart_driver.py`` dumped it, by start: its own
+    query's, and those of a shared query that wrote it (``rows``: its records, the source metric ``records.NAME``)."""
     path = work / f"{process_name}.progress.jsonl"
     if not path.exists():
         return []
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return sorted((r for r in rows if r["name"] == query), key=lambda r: r["batch"])
+    out = [r for r in rows if r["name"] == query]
+    for r in rows:
+        if r["name"] != query and f"records.{query}" in r.get("metrics", {}):
+            out.append({**r, "rows": int(r["metrics"][f"records.{query}"])})
+    return sorted(out, key=lambda r: r["timestamp"])
 
 
-def breakdown(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """``durationMs`` of the first batch with records, and summed over all batches, per phase of a batch."""
+def breakdown(rows: list[dict[str, Any]], n: int | None = None) -> dict[str, Any]:
+    """``durationMs`` of the first batch with records, and summed over all batches (those to the ``n``-th record
+    if given: an endless source goes on while the bench reads), per phase of a batch."""
     full = [r for r in rows if r["rows"] > 0]
+    if n is not None:
+        full = full[:next((i + 1 for i, t in enumerate(accumulate(r["rows"] for r in full)) if t >= n), len(full))]
     if not full:
         return {}
     first = full[0]
@@ -169,7 +232,7 @@ def timed(run: Run, log: Path, process_name: str, kind: str, name: str, since: f
             out[f"{phase}_s"] = round(at - since, 3)
     rows = wait_until(lambda: (lambda b: b if b.get("batches") and sum(
         r["rows"] for r in progress(run.work, process_name, name)) >= n else None)(
-        breakdown(progress(run.work, process_name, name))), timeout_s=30, interval_s=0.2,
+        breakdown(progress(run.work, process_name, name), n)), timeout_s=30, interval_s=0.2,
         message=f"{name}: the progress of its batches")
     out["first_batch_begins_s"] = round(rows.pop("first_batch_start") - since, 3)
     out.update(rows)
@@ -194,7 +257,7 @@ def fresh_and_warm(run: Run, kind: str) -> dict[str, Any]:
     """A fresh driver's first connector (POSTed once it is ready), then the same on the warm driver."""
     name = f"{kind}-fresh-driver"
     process_start = time.time()
-    process, port, log = run.driver(name, run.args.warm_up)
+    process, port, log = run.driver(name, run.args.warm_up, kind)
     ready_leader(port)
     out: dict[str, Any] = {"ready_s": round(time.time() - process_start, 3)}
     if run.args.post_after_warm_up:
@@ -203,6 +266,8 @@ def fresh_and_warm(run: Run, kind: str) -> dict[str, Any]:
     out["spark_session_s"] = None if session is None else round(session - process_start, 3)
     posted = run.post(port, f"{kind}-1", run.config(kind, f"{kind}-1"))
     out["fresh"] = timed(run, log, name, kind, f"{kind}-1", posted)
+    if kind in SHARED:
+        run.delete(port, log, f"{kind}-1")
     if run.args.warm_up != []:  # the warm driver's figure is a driver's whose warm-up is behind it
         wait_until(lambda: warm_up_line(log, process_start), timeout_s=300, message="the leader's warm-up")
     out["warm_up"] = warm_up_line(log, process_start)
@@ -214,7 +279,7 @@ def fresh_and_warm(run: Run, kind: str) -> dict[str, Any]:
 
 def promoted(run: Run, kind: str) -> dict[str, Any]:
     """A standby's first connector after the leader's kill: created STOPPED on the leader, resumed on the new one."""
-    leader, port, _ = run.driver(f"{kind}-old-leader", run.args.warm_up)
+    leader, port, _ = run.driver(f"{kind}-old-leader", run.args.warm_up, kind)
     ready_leader(port)
     name = f"{kind}-3"
     run.post(port, name, run.config(kind, name), state="STOPPED")
@@ -267,13 +332,13 @@ def table(results: dict[str, Any]) -> str:
     """One line per measured start: its phases (s from the POST, resume or query start) and first batch's ms."""
     head = ("case", "all", "kill->all", "query", "1st begins", "1st commit", "addBatch", "getBatch", "latestOff",
             "planning", "wal")
-    lines = [f"{head[0]:>14}  " + "  ".join(f"{h:>11}" for h in head[1:])]
+    lines = [f"{head[0]:>19}  " + "  ".join(f"{h:>11}" for h in head[1:])]
     for case, r in cases(results):
         ms = r.get("first_batch_ms", {})
         cells = (r.get("all_committed_s"), r.get("kill_to_all_committed_s"), r.get("query started_s"), r.get("first_batch_begins_s"),
                  r.get("first batch committed_s"), *(ms.get(k) for k in ("addBatch", "getBatch", "latestOffset",
                                                                          "queryPlanning", "walCommit")))
-        lines.append(f"{case:>14}  " + "  ".join(f"{'-' if c is None else c:>11}" for c in cells))
+        lines.append(f"{case:>19}  " + "  ".join(f"{'-' if c is None else c:>11}" for c in cells))
     return "\n".join(lines)
 
 
@@ -301,7 +366,7 @@ def attempt(into: dict[str, Any], what: str, measure: Any) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--records", type=int, default=1_000_000)
-    p.add_argument("--kinds", default=",".join(KINDS), help="copy,delta (empty: neither)")
+    p.add_argument("--kinds", default=",".join(DEFAULT_KINDS), help=f"of {','.join(KINDS)} (empty: none)")
     p.add_argument("--cases", default="fresh,promoted,pyspark", help="fresh (and warm),promoted,pyspark")
     p.add_argument("--warm-up", default="default", help="the drivers' warm-up steps: default, none, or a list "
                    "of stream,python_workers,kafka_stream,kafka_writer,delta")

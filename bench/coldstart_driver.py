@@ -7,7 +7,8 @@ runs until killed; SPEC.started appears once ``Driver.start`` returned. ``mode: 
 Kafka -> Delta append job (``readStream.format("kafka")`` -> ``writeStream.format("delta")``) of ``records``
 records of ``topic`` into ``table``, then exits. Both log the Spark session's start ("Spark session started in")
 and append every streaming query's progress (name, batch id, start, input rows, ``durationMs``) to
-SPEC.progress.jsonl, for the bench's phases.
+SPEC.progress.jsonl (with a shared query's records per connector, its source metrics ``records.NAME``), for
+the bench's phases.
 """
 
 from __future__ import annotations
@@ -45,12 +46,19 @@ class ProgressDump:
                     if (p.id, p.batchId) not in self.seen:
                         self.seen.add((p.id, p.batchId))
                         lines.append(json.dumps({"name": p.name, "batch": p.batchId, "timestamp": p.timestamp,
-                                                 "rows": p.numInputRows, "durationMs": dict(p.durationMs)}))
+                                                 "rows": p.numInputRows, "durationMs": dict(p.durationMs),
+                                                 "metrics": records_metrics(p)}))
             except Exception:  # noqa: BLE001 - a query that ended meanwhile
                 continue
         if lines:
             with self.path.open("a") as f:
                 f.write("\n".join(lines) + "\n")
+
+
+def records_metrics(progress: Any) -> dict[str, str]:
+    """A shared query's per-connector records (its source metrics ``records.NAME``; its input rows count the
+    batch's Spark partitions), empty for other queries."""
+    return {k: v for s in progress.sources for k, v in (s.metrics or {}).items() if k.startswith("records.")}
 
 
 def session(master: str) -> Any:
