@@ -110,6 +110,12 @@ class ForwardToLeader:
                                          verify=self._verify(leader)) as client:
                 answer = await client.request(scope["method"], url, content=body, headers=passed)
         except NOT_SENT as e:
+            tls = _tls_failure(e)
+            if tls is not None:  # the leader answers, and will not pass the check the next time either
+                log.warning("Forwarding %s %s to the leader %s failed: TLS: %s", scope["method"], scope["path"],
+                            leader, tls)
+                return error_response(500, f"IO Error trying to forward REST request: TLS with the leader at "
+                                           f"{leader} failed: {tls}")
             log.info("Could not reach the leader %s with %s %s (%s); waiting for the group", leader, scope["method"],
                      scope["path"], type(e).__name__)
             return None
@@ -119,6 +125,17 @@ class ForwardToLeader:
         log.info("Forwarded %s %s to the leader %s: %d", scope["method"], scope["path"], leader, answer.status_code)
         kept = {k: v for k, v in answer.headers.items() if k.lower() in ("content-type", "location")}
         return Response(answer.content, status_code=answer.status_code, headers=kept)
+
+
+def _tls_failure(error: BaseException) -> str | None:
+    """The TLS reason behind a connection error (a certificate or host name the leader fails), else None."""
+    import ssl
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, ssl.SSLError):
+            return str(getattr(seen, "verify_message", "") or seen)
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _settled(route: WriteRoute, unreachable: str | None) -> bool:
