@@ -5,28 +5,12 @@ from __future__ import annotations
 import time
 import uuid
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from sparkcat.kafka.end_watch import FULL_LIST_S, EndWatch, watch_consumer_settings
 from sparkcat.spark.driver.shared_sinks import _list_offsets
-
-
-def _topic(admin: AdminClient, name: str, partitions: int) -> None:
-    """Create the topic and wait until every partition has its leader (a listing before that is refused)."""
-    for future in admin.create_topics([NewTopic(name, partitions, 1)]).values():
-        future.result()
-    asked = {TopicPartition(name, p): OffsetSpec.latest() for p in range(partitions)}
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            for future in admin.list_offsets(asked).values():
-                future.result()
-            return
-        except KafkaException:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)
+from tests.kafka_helpers import create_topic
 
 
 def _produce(bootstrap: str, topic: str, partition: int, count: int, transactional: bool = False,
@@ -67,8 +51,7 @@ def _until_end(watch: EndWatch, wanted, tp, end: int, timeout_s: float = FULL_LI
 
 
 def test_ends_follow_records_and_only_partitions_that_moved_are_listed(broker, unique_name):
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
-    _topic(admin, unique_name, 3)
+    create_topic(broker.bootstrap, unique_name, 3)
     _produce(broker.bootstrap, unique_name, 1, 4)
     watch, asked = _watch(broker)
     wanted = {(unique_name, p) for p in range(3)}
@@ -91,8 +74,7 @@ def test_ends_follow_records_and_only_partitions_that_moved_are_listed(broker, u
 
 
 def test_an_aborted_transaction_signals_nothing_and_a_committed_one_moves_the_end(broker, unique_name):
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
-    _topic(admin, unique_name, 2)
+    create_topic(broker.bootstrap, unique_name, 2)
     aborted, committed = (unique_name, 0), (unique_name, 1)
     watch, asked = _watch(broker)
     try:
@@ -110,8 +92,7 @@ def test_an_aborted_transaction_signals_nothing_and_a_committed_one_moves_the_en
 
 
 def test_a_partition_no_longer_wanted_is_dropped_and_a_new_one_is_listed(broker, unique_name):
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
-    _topic(admin, unique_name, 2)
+    create_topic(broker.bootstrap, unique_name, 2)
     a, b = (unique_name, 0), (unique_name, 1)
     _produce(broker.bootstrap, unique_name, 1, 2)
     watch, asked = _watch(broker)
@@ -128,8 +109,7 @@ def test_a_partition_no_longer_wanted_is_dropped_and_a_new_one_is_listed(broker,
 
 
 def test_every_partition_that_gets_records_at_once_is_seen_in_the_same_round(broker, unique_name):
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
-    _topic(admin, unique_name, 12)
+    create_topic(broker.bootstrap, unique_name, 12)
     wanted = {(unique_name, p) for p in range(12)}
     watch, asked = _watch(broker)
     try:
