@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 # restart) is not asked again for every batch; a later batch's positions cover the same partitions.
 MIRROR_TIMEOUT_S = 5.0
 MIRROR_RETRY_AFTER_S = 60.0
-IDLE_SWEEP_S = 30.0  # how often an idle mirror closes the committers unused for ``IDLE_CLOSE_S``
+IDLE_SWEEP_S = 30.0  # how often the mirror closes the committers unused for ``IDLE_CLOSE_S``
 
 
 def _positions(pairs: Iterable[tuple[dict[str, Any], Any]]) -> list[tuple[str, int, int]]:
@@ -44,7 +44,9 @@ class GroupMirror:
     queued for a group are merged, so one commit carries the newest of several batches.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, sweep_s: float = IDLE_SWEEP_S, idle_close_s: float | None = None) -> None:
+        """``sweep_s``: how often committers unused for ``idle_close_s`` (``IDLE_CLOSE_S``) are closed."""
+        self._sweep_s, self._idle_close_s = sweep_s, idle_close_s
         self._pending: dict[str, tuple[QueryPlan, dict[tuple[str, int], int]]] = {}
         self._failing: dict[str, float] = {}  # group -> when its last commit failed
         self._busy: dict[str, threading.Lock] = {}
@@ -91,7 +93,7 @@ class GroupMirror:
         while True:
             with self._cond:
                 while not self._pending and not self._closed:
-                    if not self._cond.wait(timeout=IDLE_SWEEP_S):
+                    if not self._cond.wait(timeout=self._sweep_s):
                         break
                 if self._closed:
                     return
@@ -100,8 +102,8 @@ class GroupMirror:
             for group, (plan, merged) in work.items():
                 with locks[group]:
                     self._commit(group, plan, merged)
-            if time.monotonic() - swept >= IDLE_SWEEP_S:  # busy sinks or not: idle ones' committers close
-                COMMITTERS.close_idle()
+            if time.monotonic() - swept >= self._sweep_s:  # busy sinks or not: idle ones' committers close
+                COMMITTERS.close_idle(self._idle_close_s)
                 swept = time.monotonic()
 
     def _commit(self, group: str, plan: QueryPlan, merged: dict[tuple[str, int], int]) -> None:

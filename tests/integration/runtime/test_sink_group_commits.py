@@ -77,12 +77,9 @@ def test_an_idle_groups_committer_is_closed_and_its_next_commit_still_lands(brok
         COMMITTERS.drop(f"connect-{unique_name}-busy")
 
 
-def test_an_idle_sinks_committer_closes_while_another_sink_commits_every_batch(broker, unique_name, monkeypatch):
-    from sparkcat.kafka import sink_groups as kafka_sink_groups
-    from sparkcat.runtime.execution import sink_groups as mirror_module
+def test_an_idle_sinks_committer_closes_while_another_sink_commits_every_batch(broker, unique_name):
+    from sparkcat.runtime.execution.sink_groups import GroupMirror
     from sparkcat.spark.query_plan import QueryPlan
-    monkeypatch.setattr(mirror_module, "IDLE_SWEEP_S", 0.5)
-    monkeypatch.setattr(kafka_sink_groups, "IDLE_CLOSE_S", 2.0)
     topic = f"{unique_name}-in"
     create_topic(broker.bootstrap, topic, partitions=1)
 
@@ -92,7 +89,7 @@ def test_an_idle_sinks_committer_closes_while_another_sink_commits_every_batch(b
                          bootstrap_servers=broker.bootstrap)
     busy, idle = plan(f"{unique_name}-busy"), plan(f"{unique_name}-idle")
     position = ({"kafka_topic": topic, "kafka_partition": 0}, {"kafka_offset": 1})
-    mirror = mirror_module.GroupMirror()
+    mirror = GroupMirror(sweep_s=0.5, idle_close_s=2.0)  # the driver's: every 30 s, after 60 s unused
     try:
         mirror.submit(idle, [position])
         wait_until(lambda: f"connect-{idle.connector}" in COMMITTERS.open_groups(), timeout_s=30,
