@@ -152,16 +152,23 @@ class ClusterWatch:
         self._partitions: dict[str, list[int]] | None = None
         self._asked_at = 0.0
         self._for: frozenset[int] = frozenset()  # the plans the topic list was matched for
+        self._last: Snapshot | None = None
 
     def snapshot(self, plans: list[QueryPlan]) -> Snapshot:
-        """The partitions ``plans`` subscribe to and their ends; an error leaves the topic list to be asked again."""
+        """The partitions ``plans`` subscribe to and their ends: the last snapshot itself when neither changed (its
+        subscriptions stay matched); an error leaves the topic list to be asked again."""
         try:
-            snapshot = Snapshot(self.admin, self._topics(plans))
+            partitions, last = self._topics(plans), self._last
+            same_topics = last is not None and last.partitions is partitions
+            snapshot = Snapshot(self.admin, partitions, _subscribed=last._subscribed if same_topics else {})
             wanted = {tp for plan in plans for tp in snapshot.subscribed_by(plan)}
             snapshot.latest = self._ends.ends(wanted)
+            if same_topics and snapshot.latest == last.latest:
+                return last
+            self._last = snapshot
             return snapshot
         except Exception:
-            self._partitions = None
+            self._partitions = self._last = None
             raise
 
     def _topics(self, plans: list[QueryPlan]) -> dict[str, list[int]]:
@@ -169,11 +176,15 @@ class ClusterWatch:
         now = time.monotonic()
         if self._partitions is None or members != self._for or now - self._asked_at >= METADATA_MAX_AGE_S:
             metadata = self.admin.list_topics(timeout=METADATA_TIMEOUT_S)
-            self._partitions = {name: sorted(t.partitions) for name, t in metadata.topics.items() if t.error is None}
+            partitions = {name: sorted(t.partitions) for name, t in metadata.topics.items() if t.error is None}
+            # the same plans and topics: the same object, so the snapshot (and its matched subscriptions) stays
+            if members != self._for or partitions != self._partitions:
+                self._partitions = partitions
             self._asked_at, self._for = now, members
         return self._partitions
 
     def close(self) -> None:
+        self._last = None
         self._ends.close()
 
 
@@ -244,8 +255,10 @@ class SinkGroup(SharedGroup):
         self._unreachable: set[str] = set()  # servers whose last look-up failed (logged once until it works)
         self._clusters: dict[int, ClusterWatch] = {}  # by id of the cluster's AdminClient (``connector_admin``)
 
-    def before_round(self, members: list[Member]) -> None:
-        """One look-up per cluster for all members on it; a cluster that does not answer plans nothing new."""
+    def before_round(self, members: list[Member]) -> bool:
+        """One look-up per cluster for all members on it; a cluster that does not answer plans nothing new.
+        False when every member's snapshot is the one it had (no end moved, no topic came or went)."""
+        changed = False
         by_admin: dict[int, tuple[Any, list[Member]]] = {}
         for m in members:
             admin = connector_admin(m.plan)
@@ -268,7 +281,9 @@ class SinkGroup(SharedGroup):
                     log.warning("Shared query %s: Kafka at %s did not answer (%s); its sinks wait", self.key,
                                 servers, e)
             for m in on_it:
+                changed = changed or m.reader.snapshot is not snapshot
                 m.reader.snapshot = snapshot
+        return changed
 
     def planner_stopped(self) -> None:
         super().planner_stopped()
