@@ -12,6 +12,8 @@ from __future__ import annotations
 import base64
 import json
 import pickle
+import threading
+import time
 import traceback
 from collections import deque
 from dataclasses import dataclass, field
@@ -25,6 +27,10 @@ __all__ = ["GroupPlanner", "Member", "MemberReader", "PlannedGroup"]
 
 CONNECTORS = "connectors"
 _PRODUCED_KEPT = 8  # a member's recent batch ends this planner planned: the starts it trusts
+#: How long one trigger of an idle group goes on asking its members (a round per trigger interval) before it
+#: answers Spark that nothing moved. Spark's no-data trigger (its planning, progress and py4j calls) was most of
+#: an idle driver's CPU; Spark posts an idle progress every 10 s anyway (noDataProgressEventInterval).
+HOLD_S = 10.0
 
 
 class MemberReader(Protocol):
@@ -72,7 +78,7 @@ class PlannedGroup(Protocol):
 
     def fail(self, member: Member, trace: str) -> None: ...
 
-    def before_round(self, members: list[Member]) -> None: ...
+    def before_round(self, members: list[Member]) -> bool: ...
 
     slots: int  # how many Spark partitions a batch's tasks are spread over
 
@@ -82,38 +88,74 @@ class PlannedGroup(Protocol):
 
 
 class GroupPlanner:
-    """``org.sparkcat.source.Planner`` for a group: every member's offsets under its name."""
+    """``org.sparkcat.source.Planner`` for a group: every member's offsets under its name.
 
-    def __init__(self, group: PlannedGroup) -> None:
+    The group's query triggers as fast as Spark can (``trigger_ms`` 0 to Spark) and the planner keeps the pace:
+    a round asks every member at most once per ``interval_s`` (the connectors' trigger interval), and a trigger
+    at which nothing moved goes on with rounds for up to ``HOLD_S`` before it answers. So a record is planned at
+    the first round after it arrived, as with Spark's own trigger, while an idle group costs Spark one trigger
+    per ``HOLD_S``, not one per interval. ``release`` ends a hold at once (before the query stops: Spark waits for
+    its stream thread, which waits for this answer).
+    """
+
+    def __init__(self, group: PlannedGroup, interval_s: float = 0.0, hold_s: float = HOLD_S) -> None:
         self.group = group
+        self.interval_s, self.hold_s = interval_s, hold_s
         self.pending: set[str] = set()   # members with records in the batch planned last
-        self.rounds = 0                  # latestOffset calls: how many triggers asked the members
+        self.rounds = 0                  # rounds: how many times the members were asked
         self._latest: dict[str, Any] = {}
+        self._next_round = float("-inf")
+        self._released = threading.Event()
+        self._last_round: tuple[list[Member], dict[str, Any]] | None = None  # this trigger's: members, answer
 
     def initialOffset(self) -> str:  # noqa: N802 - the Java interface's names
         return _text({CONNECTORS: {}})
 
+    def release(self) -> None:
+        """Answer Spark now and from now on without waiting (the query is about to stop)."""
+        self._released.set()
+
     def latestOffset(self, start: str, max_rows: int) -> str:  # noqa: N802
-        """Each member one step on; a member new to this query is pinned at its stored offsets first."""
+        """Every member's end of the next batch: rounds at the group's pace until one moved, a member came or
+        went, or ``hold_s`` passed."""
         current = json.loads(start).get(CONNECTORS, {})
+        texts = {name: _text(mine) for name, mine in current.items()}
+        give_up = time.monotonic() + self.hold_s
+        try:
+            while True:
+                self._released.wait(max(0.0, self._next_round - time.monotonic()))
+                self._next_round = time.monotonic() + self.interval_s
+                out = self._round(current, texts)
+                if out != current or self._released.is_set() or time.monotonic() >= give_up:
+                    return _text({CONNECTORS: out})
+        finally:
+            # py4j keeps the planner after its query: it must not keep the members (and their Kafka clients)
+            self._last_round = None
+
+    def _round(self, current: dict[str, Any], texts: dict[str, str]) -> dict[str, Any]:
+        """Each member one step on; a member new to this query is pinned at its stored offsets first. When the
+        group says nothing its members read from changed (``before_round``), the same members answer as they
+        did at this trigger's last round, without being asked."""
         out: dict[str, Any] = {}
         pending: set[str] = set()
         with self.group.lock:
             members = self.group.members()
-            self.group.before_round(members)
+            fresh = self.group.before_round(members)
+            self.rounds += 1
+            if not fresh and self._last_round is not None and self._last_round[0] == members:
+                return self._last_round[1]
             self._latest = {m.name: v for m in members if (v := self._latest.get(m.name)) is not None}
             for m in members:
-                end = self._step(m, current.get(m.name), pending)
+                end = self._step(m, current.get(m.name), texts.get(m.name), pending)
                 if end is not None:
                     out[m.name] = end
+            self._last_round = (members, out)
         self.pending = pending
-        self.rounds += 1
-        return _text({CONNECTORS: out})
+        return out
 
-    def _step(self, m: Member, mine: Any, pending: set[str]) -> Any:
+    def _step(self, m: Member, mine: Any, mine_text: str | None, pending: set[str]) -> Any:
         """``m``'s end of the next batch (None: it failed and left)."""
         try:
-            mine_text = None if mine is None else _text(mine)
             if mine_text is None or mine_text not in m.produced:
                 end = m.reader.initialOffset()
                 text = _text(end)

@@ -67,7 +67,7 @@ class SharedGroup(ABC):
         self.key, self.checkpoint_dir, self.trigger_ms = key, checkpoint_dir, trigger_ms
         self.lock = threading.RLock()
         self._members: dict[str, Member] = {}
-        self.planner = GroupPlanner(self)
+        self.planner = GroupPlanner(self, interval_s=trigger_ms / 1000)
         self.planner_id = f"{key}-{uuid.uuid4().hex}"
         self.query: Any = None
         self._alive_cache = (False, float("-inf"))  # (Spark's last answer, when): ``alive``
@@ -117,8 +117,10 @@ class SharedGroup(ABC):
             log.warning("Connector %s failed in shared query %s; the others go on", member.name, self.key)
         self.remove(member)
 
-    def before_round(self, members: list[Member]) -> None:
-        """Called before each trigger asks the members (under ``lock``): a kind's shared look-ups go here."""
+    def before_round(self, members: list[Member]) -> bool:
+        """Called before each round asks the members (under ``lock``): a kind's shared look-ups go here. False
+        when what the members read from did not change since the last round (they would answer as they did)."""
+        return True
 
     def member_progress(self, member: Member) -> dict[str, Any] | None:
         """What of a streaming query's progress is ``member``'s own (None: nothing)."""
@@ -160,12 +162,14 @@ class SharedGroup(ABC):
                 interrupted_if_stopped(self.query, self.key, batch_id)
                 raise
 
+        # Spark triggers at once after each trigger; the planner keeps the members' interval (``GroupPlanner``).
         self.query = (rows.writeStream.foreachBatch(foreach_batch).queryName(self.key)
                       .option("checkpointLocation", self.checkpoint_dir)
-                      .trigger(processingTime=f"{self.trigger_ms} milliseconds").start())
+                      .trigger(processingTime="0 seconds").start())
         log.info("Shared query %s started (checkpoint %s)", self.key, self.checkpoint_dir)
 
     def stop(self) -> None:
+        self.planner.release()  # a held trigger answers now: Spark's stop waits for the stream thread
         if self.query is not None:
             try:
                 self.query.stop()

@@ -66,7 +66,7 @@ class FakeGroup:
         self._members.remove(member)
 
     def before_round(self, members):
-        pass
+        return True  # a source group asks its members at every round
 
 
 def member(name: str, reader: FakeReader) -> Member:
