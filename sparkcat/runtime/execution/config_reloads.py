@@ -15,7 +15,7 @@ sparkcat restarts its tasks too, which would otherwise keep the old value (their
 so they are the same as before and Connect would not restart them either).
 
 The schedule is only a table of due times: the reconciler asks for the due reloads on every herder tick
-(``TICK_S``, half a second) and restarts those connectors on the herder thread, so no timer threads exist.
+(``TICK_S``, a second) and restarts those connectors on the herder thread, so no timer threads exist.
 """
 
 from __future__ import annotations

@@ -109,6 +109,14 @@ class ConnectorLifecycle:
         """A start or stop of its query is in flight: left alone until it is done."""
         return self.query_state in (QueryState.STARTING, QueryState.STOPPING)
 
+    @property
+    def settled(self) -> bool:
+        """Running with nothing on a clock (no retry backoff, no automatic restart to count down, no failure or
+        restart to report): a pass with nothing new would change nothing, so the reconciler's steady passes skip it."""
+        return (self.query_state == QueryState.RUNNING and self.instance_state == InstanceState.STARTED
+                and not self.failed_tasks and self._raised is None and not self._restarting
+                and self.retries.first_at is None and self.auto_restart.count == 0)
+
     # ------------------------------------------------------------------ the target
 
     def apply(self, state: ClusterConfigState) -> None:

@@ -39,7 +39,8 @@ log = logging.getLogger(__name__)
 #: With nothing new (no config record, request, query start, stop or end, connector event), every connector is
 #: brought in line this often rather than at every tick: what is left to notice then runs on clocks (a retry's
 #: backoff, an automatic restart), and a pass over hundreds of steady connectors was most of an idle driver's
-#: Python time. The queries' ends are still looked at on every tick.
+#: Python time. Such a pass skips the settled ones (``ConnectorLifecycle.settled``: nothing on a clock). The
+#: queries' ends are still looked at on every tick.
 STEADY_PASS_S = 2.0
 
 
@@ -102,12 +103,13 @@ class Reconciler:
         ended = self._check_queries()
         moved += self._fire_reloads()
         now = time.monotonic()
-        if not (woken or moved or ended or self._last_pass is None or self._last_pass[0] != state.offset
-                or now - self._last_pass[1] >= STEADY_PASS_S):
+        news = woken or moved or ended or self._last_pass is None or self._last_pass[0] != state.offset
+        if not (news or now - self._last_pass[1] >= STEADY_PASS_S):
             return
         for name in state.connectors():
             lc = self.lifecycles.get(name)
-            if lc is None or not lc.busy:  # else reconciled on a pass after its query started or stopped
+            # a busy one is reconciled on a pass after its query started or stopped; a settled one waits for news
+            if lc is None or not (lc.busy or (not news and lc.settled)):
                 self._guarded(name, lambda n=name: self._reconcile_one(state, n))
         for name in [n for n, lc in self.lifecycles.items() if not state.contains(n) and not lc.busy]:
             self._guarded(name, lambda n=name: self._retire(self.lifecycles[n], deleted=True))

@@ -286,3 +286,29 @@ def test_an_accepted_restart_shows_restarting_at_once_and_running_once_restarted
     # only failed ones, and none failed: nothing shows RESTARTING, nothing restarts
     reconciler.report_restarting("inc", include_tasks=True, only_failed=True, task_ids=[0, 1])
     assert status(stores, "inc") == ("RUNNING", ["RUNNING", "RUNNING"])
+
+
+def test_a_steady_pass_leaves_settled_connectors_alone_and_brings_in_line_those_on_a_clock(tmp_path):
+    import time
+    from sparkcat.runtime.execution import reconciler as reconciler_module
+
+    stores, runner, reconciler = setup(tmp_path)
+    for name in ("a", "b"):
+        stores.config.put_connector_config(name, INC)
+    settle(stores, reconciler)
+    applied: list[str] = []
+    for lc in reconciler.lifecycles.values():
+        lc.apply = lambda state, lc=lc, apply=lc.apply: (applied.append(lc.name), apply(state))[1]
+    assert all(lc.settled for lc in reconciler.lifecycles.values())
+    reconciler.lifecycles["b"].retries.first_at = time.monotonic()  # b recovers from a transient failure
+
+    def steady_pass() -> None:
+        offset, _ = reconciler._last_pass
+        reconciler._last_pass = (offset, time.monotonic() - reconciler_module.STEADY_PASS_S)
+        reconciler.reconcile(stores.config.snapshot(), woken=False)
+
+    steady_pass()
+    assert applied == ["b"]
+    applied.clear()
+    reconciler.reconcile(stores.config.snapshot(), woken=True)  # news: every connector is looked at
+    assert sorted(applied) == ["a", "b"]
