@@ -205,6 +205,7 @@ class FileStreamSourceTask(Versioned, SourceTask):
 
     def __init__(self) -> None:
         self._filename = ""
+        self._key = ""
         self._topic = ""
         self._batch_size = DEFAULT_TASK_BATCH_SIZE
         self._warned: str | None = None
@@ -212,6 +213,7 @@ class FileStreamSourceTask(Versioned, SourceTask):
     def start(self, config: dict[str, str]) -> None:
         parsed = CONFIG_DEF.parse(config)
         self._filename = parsed[FILE_CONFIG]
+        self._key = partition_key({FILENAME_FIELD: self._filename})  # asked at every trigger
         self._topic = parsed[TOPIC_CONFIG]
         self._batch_size = parsed[TASK_BATCH_SIZE_CONFIG]
         self._warned = None
@@ -226,7 +228,7 @@ class FileStreamSourceTask(Versioned, SourceTask):
 
     def latest_offsets(self, current: dict[str, Any]) -> dict[str, Any]:
         """The end of the last complete line now; a missing or shrunken file keeps the current offset."""
-        key = partition_key({FILENAME_FIELD: self._filename})
+        key = self._key
         offset = current.get(key)
         position = _position(offset)
         try:
@@ -235,7 +237,7 @@ class FileStreamSourceTask(Versioned, SourceTask):
                 self._warn_once("shrunk", "%s is shorter (%d bytes) than the committed offset %d; waiting for it"
                                 " to grow (a truncated file is not re-read)", self._filename, size, position)
                 return {key: offset}
-            end = last_line_end(self._filename, position)
+            end = position if size == position else last_line_end(self._filename, position)  # idle: no open
         except FileNotFoundError:
             self._warn_once("missing", "Couldn't find file %s for FileStreamSourceTask, waiting for it to be"
                             " created", self._filename)

@@ -102,6 +102,7 @@ class ConnectorStreamReader:
         self._store = store
         self._own_store = store is None
         self._latest: dict[str, Any] | None = None
+        self._keys: list[tuple[int, dict[str, Any], str]] | None = None  # ``_all_keys``: fixed by the plan
 
     # ---- offsets store
 
@@ -119,9 +120,11 @@ class ConnectorStreamReader:
         return self._store.get(self.plan.connector, stable=True)
 
     def _all_keys(self) -> list[tuple[int, dict[str, Any], str]]:
-        """(task, partition, key) for every partition of every task of the plan."""
-        return [(t, p, partition_key(p)) for t in range(len(self.plan.task_configs))
-                for p in self.tasks.partitions(t)]
+        """(task, partition, key) for every partition of every task of the plan (asked at every trigger)."""
+        if self._keys is None:
+            self._keys = [(t, p, partition_key(p)) for t in range(len(self.plan.task_configs))
+                          for p in self.tasks.partitions(t)]
+        return self._keys
 
     # ---- planning
 
@@ -165,7 +168,8 @@ class ConnectorStreamReader:
         for partition, k in owned:
             if k not in latest:
                 continue
-            end = latest[k] if share is None else self.tasks.advance(t, partition, current[k], latest[k], share)
+            same = latest[k] == current[k]  # nothing new: no need to ask the task how far to go
+            end = latest[k] if share is None or same else self.tasks.advance(t, partition, current[k], latest[k], share)
             out[k] = end
         return latest
 
