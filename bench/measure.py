@@ -7,12 +7,14 @@ because other test runs share the machine and the process names.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import statistics
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import psutil
@@ -54,6 +56,7 @@ class CpuSampler:
     def __init__(self) -> None:
         self.samples: list[tuple[float, float]] = []  # (epoch s, busy CPU s since boot)
         self._stop = threading.Event()
+        self._paused = threading.Event()
         self._thread = threading.Thread(target=self._run, name="bench-cpu", daemon=True)
 
     def start(self) -> CpuSampler:
@@ -68,10 +71,21 @@ class CpuSampler:
         times = psutil.cpu_times()
         return sum(times) - times.idle - getattr(times, "iowait", 0.0)
 
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """No samples inside: the sampler runs in the driver's process (0.3% of a core), which an idle
+        measurement of that process must leave out."""
+        self._paused.set()
+        try:
+            yield
+        finally:
+            self._paused.clear()
+
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.samples.append((time.time(), self._busy()))
-            self._stop.wait(0.1)
+            if not self._paused.is_set():
+                self.samples.append((time.time(), self._busy()))
+            self._stop.wait(1.0 if self._paused.is_set() else 0.1)
 
     def busy_s(self, t0: float, t1: float) -> float | None:
         """Busy CPU seconds between two epoch times (nearest samples inside the stretch)."""

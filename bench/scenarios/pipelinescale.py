@@ -60,11 +60,12 @@ def _level(bench: Bench, worker: Any, side: str, n: int) -> None:
     all_running = time.monotonic() - t0
     time.sleep(SETTLE_S)
     kinds = _process_kinds(bench, worker, side)  # the Python workers the connectors started, too
-    before = {k: _proc_cpu(v) for k, v in kinds.items()}  # (CPU s, RSS MB) per kind
-    idle_from = time.monotonic()
-    time.sleep(IDLE_S)
-    after = {k: _proc_cpu(v) for k, v in kinds.items()}
-    idle_s = time.monotonic() - idle_from
+    with bench.cpu.paused():  # the bench's own sampler runs in the driver's process
+        before = {k: _proc_cpu(v) for k, v in kinds.items()}  # (CPU s, RSS MB) per kind
+        idle_from = time.monotonic()
+        time.sleep(IDLE_S)
+        after = {k: _proc_cpu(v) for k, v in kinds.items()}
+        idle_s = time.monotonic() - idle_from
     used = {k: (after[k][0] - before[k][0]) / idle_s for k in kinds}
     idle_cpu, rss = sum(used.values()), sum(mb for _, mb in after.values())
     if side == "sparkcat":
