@@ -103,6 +103,7 @@ class GroupPlanner:
         self.interval_s, self.hold_s = interval_s, hold_s
         self.pending: set[str] = set()   # members with records in the batch planned last
         self.rounds = 0                  # rounds: how many times the members were asked
+        self.triggers = 0                # latestOffset calls: Spark's triggers
         self._latest: dict[str, Any] = {}
         self._next_round = float("-inf")
         self._released = threading.Event()
@@ -118,6 +119,7 @@ class GroupPlanner:
     def latestOffset(self, start: str, max_rows: int) -> str:  # noqa: N802
         """Every member's end of the next batch: rounds at the group's pace until one moved, a member came or
         went, or ``hold_s`` passed."""
+        self.triggers += 1
         current = json.loads(start).get(CONNECTORS, {})
         texts = {name: _text(mine) for name, mine in current.items()}
         give_up = time.monotonic() + self.hold_s
