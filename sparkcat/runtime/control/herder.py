@@ -39,8 +39,7 @@ from sparkcat.storage.log import LogRecord
 
 log = logging.getLogger(__name__)
 
-#: How often a pass runs when nothing wakes the herder (requests, config records, query starts and stops and
-#: leadership changes do): what it notices then is a query Spark ended and a due ttl reload. Each pass looks at
+#: A pass when nothing woke the herder: it notices a query Spark ended and a due ttl reload. Each pass looks at
 #: every query: at 0.5 s that was a fifth of an idle driver's Python time at 200 connectors.
 TICK_S = 1.0
 
