@@ -43,8 +43,9 @@ def test_a_sink_stuck_in_put_does_not_hold_back_another_connector(spark, broker,
             produce(broker.bootstrap, fast_topic, [v.encode() for v in values])
             wait_until(lambda: set(values) <= set(lines(fast_out / "task-0.txt")), timeout_s=120,
                        message=f"round {round_} of the fast sink while the slow one is in put")
+        # a batch is counted once its handler returns, after put wrote the file: wait for the third count
+        wait_until(lambda: _batches(driver, "fast") >= 3, timeout_s=30, message="the fast sink's third batch")
         assert not slow_out.exists() and not release.exists()  # the slow batch was held all along
-        assert _batches(driver, "fast") >= 3
         release.touch()
         wait_until(lambda: set(lines(slow_out)) == {f"s{i}" for i in range(10)}, timeout_s=120,
                    message="the slow sink's records once released")
