@@ -9,9 +9,12 @@ source: every partition is listed again at least every ``FULL_LIST_S``, so a mis
 created again, a consumer error) delays a member by that much at most and loses nothing.
 
 A partition that signalled is paused until its listing: librdkafka drops what it had already fetched for it,
-so the driver takes about one message per changed partition per round. A partition whose listing shows it moved
-stays paused and is listed again at the next round, until a listing finds it still: under steady throughput the
-watch fetches nothing, and a partition costs a ListOffsets entry per round, as it did before the watch.
+so the driver takes about one message per changed partition per round. A partition that moved in the last
+``WARM_S`` stays paused and is listed at every round: under steady throughput or a trickle the watch fetches
+nothing, and a partition costs a ListOffsets entry per round, as it did before the watch. The watch is for the
+first record after a quiet spell: a resumed partition's signal was measured to take one to two seconds to come
+(100 partitions of one record each: at one round per second, 0-3 of them signalled at the first round after
+the records were acknowledged, all at the second), against the next round for a listed one.
 """
 
 from __future__ import annotations
@@ -21,12 +24,13 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["EndWatch", "watch_consumer_settings", "FULL_LIST_S"]
+__all__ = ["EndWatch", "watch_consumer_settings", "FULL_LIST_S", "WARM_S"]
 
 log = logging.getLogger(__name__)
 
 TopicPartitionKey = tuple[str, int]
 FULL_LIST_S = 10.0   # every watched partition is listed at least this often
+WARM_S = 30.0        # a partition that moved this recently is listed at every round rather than watched
 _DRAIN_BATCH = 500   # messages taken per consume() call while draining
 _DRAIN_CALLS = 20    # at most this many calls per round: a flood cannot hold the planner
 
@@ -57,12 +61,14 @@ class EndWatch:
     """The ends of the partitions a group asks about, listed only where the watch consumer saw them move."""
 
     def __init__(self, consumer: Any, list_ends: Callable[[list[TopicPartitionKey]], dict[TopicPartitionKey, int]],
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, warm_s: float = WARM_S) -> None:
         self._consumer = consumer
         self._list = list_ends
         self._clock = clock
+        self._warm_s = warm_s
         self._ends: dict[TopicPartitionKey, int] = {}   # watched partition -> its last listed end
-        self._paused: set[TopicPartitionKey] = set()
+        self._paused: set[TopicPartitionKey] = set()    # listed at every round, not watched
+        self._moved_at: dict[TopicPartitionKey, float] = {}  # when a listing last found a partition moved
         self._listed_all_at = float("-inf")
         self.listed = 0  # partitions listed so far (the cost the watch saves shows here)
 
@@ -80,7 +86,7 @@ class EndWatch:
         if ask:
             listed = self._list(sorted(ask))
             self.listed += len(listed)
-            self._watch_from(listed)
+            self._watch_from(listed, now)
             if ask is wanted:
                 self._listed_all_at = now
         return {tp: self._ends[tp] for tp in wanted if tp in self._ends}
@@ -113,14 +119,18 @@ class EndWatch:
             self._consumer.incremental_unassign([TopicPartition(t, p) for t, p in sorted(gone)])
             for tp in gone:
                 del self._ends[tp]
+                self._moved_at.pop(tp, None)
             self._paused -= gone
 
-    def _watch_from(self, listed: dict[TopicPartitionKey, int]) -> None:
-        """Watch each listed partition that is new or did not move since its last listing from its end; one that
-        moved stays paused and is listed again next round (a busy partition costs a ListOffsets entry per round, as
-        before, and the watch fetches nothing of it)."""
+    def _watch_from(self, listed: dict[TopicPartitionKey, int], now: float) -> None:
+        """Watch each listed partition that is new or did not move for ``warm_s`` from its end; one that moved
+        more recently stays paused and is listed again next round (a busy partition costs a ListOffsets entry per
+        round, as before, and the watch fetches nothing of it)."""
         from confluent_kafka import TopicPartition
-        hot = {tp for tp, end in listed.items() if tp in self._ends and end != self._ends[tp]}
+        for tp, end in listed.items():
+            if tp in self._ends and end != self._ends[tp]:
+                self._moved_at[tp] = now
+        hot = {tp for tp in listed if now - self._moved_at.get(tp, float("-inf")) < self._warm_s}
         cold = {tp: end for tp, end in listed.items() if tp not in hot}
         new = [TopicPartition(t, p, end) for (t, p), end in sorted(cold.items()) if (t, p) not in self._ends]
         if new:

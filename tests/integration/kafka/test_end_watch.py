@@ -8,7 +8,7 @@ import uuid
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from sparkcat.kafka.end_watch import FULL_LIST_S, EndWatch, watch_consumer_settings
+from sparkcat.kafka.end_watch import FULL_LIST_S, WARM_S, EndWatch, watch_consumer_settings
 from sparkcat.spark.driver.shared_sinks import _list_offsets
 from tests.kafka_helpers import create_topic
 
@@ -27,7 +27,7 @@ def _produce(bootstrap: str, topic: str, partition: int, count: int, transaction
         producer.commit_transaction(30) if commit else producer.abort_transaction(30)
 
 
-def _watch(broker) -> tuple[EndWatch, list[list[tuple[str, int]]]]:
+def _watch(broker, warm_s: float = WARM_S) -> tuple[EndWatch, list[list[tuple[str, int]]]]:
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     asked: list[list[tuple[str, int]]] = []
 
@@ -35,7 +35,7 @@ def _watch(broker) -> tuple[EndWatch, list[list[tuple[str, int]]]]:
         asked.append(list(tps))
         return _list_offsets(admin, {tp: OffsetSpec.latest() for tp in tps})
     consumer = Consumer(watch_consumer_settings({"bootstrap.servers": broker.bootstrap}))
-    return EndWatch(consumer, list_ends), asked
+    return EndWatch(consumer, list_ends, warm_s=warm_s), asked
 
 
 def _until_end(watch: EndWatch, wanted, tp, end: int, timeout_s: float = FULL_LIST_S / 2) -> dict:
@@ -53,7 +53,7 @@ def _until_end(watch: EndWatch, wanted, tp, end: int, timeout_s: float = FULL_LI
 def test_ends_follow_records_and_only_partitions_that_moved_are_listed(broker, unique_name):
     create_topic(broker.bootstrap, unique_name, 3)
     _produce(broker.bootstrap, unique_name, 1, 4)
-    watch, asked = _watch(broker)
+    watch, asked = _watch(broker, warm_s=0)  # a partition that moved is watched again at once
     wanted = {(unique_name, p) for p in range(3)}
     try:
         assert watch.ends(wanted) == {(unique_name, 0): 0, (unique_name, 1): 4, (unique_name, 2): 0}
@@ -124,5 +124,30 @@ def test_every_partition_that_gets_records_at_once_is_seen_in_the_same_round(bro
         assert ends == {(unique_name, p): 2 + p for p in range(12)}
         # seen together: a fetch brings every partition's first records, not one partition's per fetch
         assert len([a for a in asked[1:] if a]) <= 3
+    finally:
+        watch.close()
+
+
+def test_a_partition_that_moved_lately_is_listed_at_every_round_then_watched_again(broker, unique_name):
+    create_topic(broker.bootstrap, unique_name, 2)
+    still, busy = (unique_name, 0), (unique_name, 1)
+    watch, asked = _watch(broker, warm_s=3.0)
+    try:
+        assert watch.ends({still, busy}) == {still: 0, busy: 0}
+        _produce(broker.bootstrap, unique_name, 1, 2)
+        _until_end(watch, {still, busy}, busy, 2)
+        for end in (3, 4):  # while warm, each record is seen at the very next round: the listing, not the watch
+            calls = len(asked)
+            _produce(broker.bootstrap, unique_name, 1, 1)
+            assert watch.ends({still, busy})[busy] == end
+            assert asked[calls:] == [[busy]]
+        time.sleep(3.0)
+        watch.ends({still, busy})  # warm no more: listed once, found still, watched from its end
+        calls = len(asked)
+        for _ in range(3):
+            assert watch.ends({still, busy}) == {still: 0, busy: 4}
+        assert len(asked) == calls
+        _produce(broker.bootstrap, unique_name, 1, 1)
+        _until_end(watch, {still, busy}, busy, 5)  # the watch still signals it
     finally:
         watch.close()
