@@ -9,7 +9,8 @@ Connect runs ``FileStreamSourceConnector`` and ``FileStreamSinkConnector``. Per 
 RUNNING, the runtime's CPU and RSS idle (over ``IDLE_S``, from ``SETTLE_S`` after all were RUNNING: the first
 batches, JIT compilation and start-up's garbage are not idleness, on either side), then three rounds of one line
 appended to every source file at once, each line's latency from its append to its appearance in its sink's output file (p50/p95/p99 over the
-N/2 x 3 lines, the files polled every 20 ms).
+N/2 x 3 lines, the files polled every 20 ms). After the levels, each side's idle with no connector at all
+(``pipelinescale_0_*``): the runtime's own floor, which a level's idle figure includes.
 """
 
 from __future__ import annotations
@@ -34,7 +35,32 @@ CONNECT_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 
 
 def run(bench: Bench) -> None:
-    beside_connect(bench, "ps", "10,100,200,500", _level)
+    beside_connect(bench, "ps", "10,100,200,500", _level, _empty)
+
+
+def _empty(bench: Bench, worker: Any, side: str) -> None:
+    """The runtime's own idle floor: the same measurement with no connector, after the levels (a warm JVM, as
+    theirs was), so a level's figure splits into the runtime's floor and what its connectors add."""
+    time.sleep(SETTLE_S)
+    used, rss = _idle(bench, worker, side)
+    idle_cpu = sum(used.values())
+    bench.figures[f"pipelinescale_0_{side}_idle_cpu_pct"] = stats(
+        [idle_cpu * 100], "% of a core", f"the runtime's processes in all with no connector, {IDLE_S:.0f} s")
+    bench.figures[f"pipelinescale_0_{side}_rss_mb"] = stats([rss], "MB", "RSS of the runtime's processes")
+    log.info("pipelinescale 0 %s: idle %.1f%% of a core (%s); %.0f MB", side, idle_cpu * 100,
+             ", ".join(f"{k} {share * 100:.1f}" for k, share in used.items()), rss)
+
+
+def _idle(bench: Bench, worker: Any, side: str) -> tuple[dict[str, float], float]:
+    """Each process kind's share of a core over ``IDLE_S``, and the processes' RSS (MB) at its end."""
+    kinds = _process_kinds(bench, worker, side)  # the Python workers the connectors started, too
+    with bench.cpu.paused():  # the bench's own sampler runs in the driver's process
+        before = {k: _proc_cpu(v) for k, v in kinds.items()}  # (CPU s, RSS MB) per kind
+        idle_from = time.monotonic()
+        time.sleep(IDLE_S)
+        after = {k: _proc_cpu(v) for k, v in kinds.items()}
+        idle_s = time.monotonic() - idle_from
+    return {k: (after[k][0] - before[k][0]) / idle_s for k in kinds}, sum(mb for _, mb in after.values())
 
 
 def _level(bench: Bench, worker: Any, side: str, n: int) -> None:
@@ -59,15 +85,8 @@ def _level(bench: Bench, worker: Any, side: str, n: int) -> None:
     wait_for(lambda: _running(bench, worker, side, names), 1200, 0.5, f"{len(names)} {side} connectors RUNNING")
     all_running = time.monotonic() - t0
     time.sleep(SETTLE_S)
-    kinds = _process_kinds(bench, worker, side)  # the Python workers the connectors started, too
-    with bench.cpu.paused():  # the bench's own sampler runs in the driver's process
-        before = {k: _proc_cpu(v) for k, v in kinds.items()}  # (CPU s, RSS MB) per kind
-        idle_from = time.monotonic()
-        time.sleep(IDLE_S)
-        after = {k: _proc_cpu(v) for k, v in kinds.items()}
-        idle_s = time.monotonic() - idle_from
-    used = {k: (after[k][0] - before[k][0]) / idle_s for k in kinds}
-    idle_cpu, rss = sum(used.values()), sum(mb for _, mb in after.values())
+    used, rss = _idle(bench, worker, side)
+    idle_cpu = sum(used.values())
     if side == "sparkcat":
         log.info("pipelinescale %d %s: idle %% of a core by process: %s", n, side,
                  ", ".join(f"{k} {share * 100:.1f}" for k, share in used.items()))

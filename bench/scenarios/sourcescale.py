@@ -34,8 +34,10 @@ def run(bench: Bench) -> None:
     beside_connect(bench, "ss", "10,100,200", _level)
 
 
-def beside_connect(bench: Bench, tag: str, levels: str, level: Callable[[Bench, Any, str, int], None]) -> None:
-    """Each level (``--scale-levels``, else ``levels``) on sparkcat and then on one Connect 4.1.1 worker, alone."""
+def beside_connect(bench: Bench, tag: str, levels: str, level: Callable[[Bench, Any, str, int], None],
+                   empty: Callable[[Bench, Any, str], None] | None = None) -> None:
+    """Each level (``--scale-levels``, else ``levels``) on sparkcat and then on one Connect 4.1.1 worker, alone;
+    then ``empty`` on each side, with every level's connectors deleted."""
     from tests.connect_worker import ConnectWorker
 
     counts = [int(x) for x in (bench.args.scale_levels or ("4" if bench.quick else levels)).split(",")]
@@ -45,6 +47,8 @@ def beside_connect(bench: Bench, tag: str, levels: str, level: Callable[[Bench, 
         for n in counts:
             for side in ("sparkcat", "connect"):
                 level(bench, worker, side, n)
+        for side in ("sparkcat", "connect") if empty else ():
+            empty(bench, worker, side)
     finally:
         worker.stop()
 
