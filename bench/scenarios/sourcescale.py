@@ -47,8 +47,9 @@ def beside_connect(bench: Bench, tag: str, levels: str, level: Callable[[Bench, 
         for n in counts:
             for side in ("sparkcat", "connect"):
                 level(bench, worker, side, n)
-        for side in ("sparkcat", "connect") if empty else ():
-            empty(bench, worker, side)
+        if empty is not None:
+            for side in ("sparkcat", "connect"):
+                empty(bench, worker, side)
     finally:
         worker.stop()
 

@@ -27,7 +27,7 @@ def _produce(bootstrap: str, topic: str, partition: int, count: int, transaction
         producer.commit_transaction(30) if commit else producer.abort_transaction(30)
 
 
-def _watch(broker, warm_s: float = WARM_S) -> tuple[EndWatch, list[list[tuple[str, int]]]]:
+def _watch(broker, warm_s: float = WARM_S, clock=time.monotonic) -> tuple[EndWatch, list[list[tuple[str, int]]]]:
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     asked: list[list[tuple[str, int]]] = []
 
@@ -35,7 +35,7 @@ def _watch(broker, warm_s: float = WARM_S) -> tuple[EndWatch, list[list[tuple[st
         asked.append(list(tps))
         return _list_offsets(admin, {tp: OffsetSpec.latest() for tp in tps})
     consumer = Consumer(watch_consumer_settings({"bootstrap.servers": broker.bootstrap}))
-    return EndWatch(consumer, list_ends, warm_s=warm_s), asked
+    return EndWatch(consumer, list_ends, clock=clock, warm_s=warm_s), asked
 
 
 def _until_end(watch: EndWatch, wanted, tp, end: int, timeout_s: float = FULL_LIST_S / 2) -> dict:
@@ -131,7 +131,8 @@ def test_every_partition_that_gets_records_at_once_is_seen_in_the_same_round(bro
 def test_a_partition_that_moved_lately_is_listed_at_every_round_then_watched_again(broker, unique_name):
     create_topic(broker.bootstrap, unique_name, 2)
     still, busy = (unique_name, 0), (unique_name, 1)
-    watch, asked = _watch(broker, warm_s=3.0)
+    now = [0.0]  # the watch's clock, moved by hand: no listing of every partition (FULL_LIST_S) comes in between
+    watch, asked = _watch(broker, warm_s=3.0, clock=lambda: now[0])
     try:
         assert watch.ends({still, busy}) == {still: 0, busy: 0}
         _produce(broker.bootstrap, unique_name, 1, 2)
@@ -141,13 +142,13 @@ def test_a_partition_that_moved_lately_is_listed_at_every_round_then_watched_aga
             _produce(broker.bootstrap, unique_name, 1, 1)
             assert watch.ends({still, busy})[busy] == end
             assert asked[calls:] == [[busy]]
-        time.sleep(3.0)
+        now[0] = 4.0  # past warm_s, short of FULL_LIST_S
         watch.ends({still, busy})  # warm no more: listed once, found still, watched from its end
         calls = len(asked)
         for _ in range(3):
             assert watch.ends({still, busy}) == {still: 0, busy: 4}
         assert len(asked) == calls
         _produce(broker.bootstrap, unique_name, 1, 1)
-        _until_end(watch, {still, busy}, busy, 5)  # the watch still signals it
+        _until_end(watch, {still, busy}, busy, 5)  # the watch signals it: with the clock still, nothing else lists it
     finally:
         watch.close()
