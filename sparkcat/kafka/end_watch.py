@@ -46,7 +46,11 @@ _WATCH_SETTINGS = {
     "auto.offset.reset": "error",      # a position gone (topic recreated) is an error event: a signal, not a skip
     "isolation.level": "read_committed",
     "queued.min.messages": 1,
-    "fetch.wait.max.ms": 500,
+    # A record ends the broker's wait at once, so this only paces an idle watch: one fetch of every watched
+    # partition per 2 s (at 500 ms, the watch of 100 idle partitions was the busiest Kafka client thread of an idle
+    # driver). A partition assigned or resumed joins at the next fetch, up to that much later; a partition that
+    # moved in the last WARM_S is listed at every round instead, and every one is listed each FULL_LIST_S.
+    "fetch.wait.max.ms": 2000,
 }
 
 
@@ -70,26 +74,31 @@ class EndWatch:
         self._paused: set[TopicPartitionKey] = set()    # listed at every round, not watched
         self._moved_at: dict[TopicPartitionKey, float] = {}  # when a listing last found a partition moved
         self._listed_all_at = float("-inf")
+        self._answer: tuple[Any, dict[TopicPartitionKey, int]] | None = None  # (wanted, its ends): until ends change
         self.listed = 0  # partitions listed so far (the cost the watch saves shows here)
 
     def ends(self, wanted: Iterable[TopicPartitionKey]) -> dict[TopicPartitionKey, int]:
         """Each of ``wanted``'s committed end now, listing the partitions that moved, new ones, and every one
-        once per ``FULL_LIST_S``. A listing error propagates; the partitions it was for are listed next time."""
-        wanted = set(wanted)
+        once per ``FULL_LIST_S``. A listing error propagates; the partitions it was for are listed next time.
+        The answer is the watch's own (read it, do not change it): the same dict as the last call's while no end
+        changed."""
+        wanted = wanted if isinstance(wanted, (set, frozenset)) else set(wanted)
         moved = self._drain()
-        self._unwatch(set(self._ends) - wanted)
+        self._unwatch(self._ends.keys() - wanted)
         now = self._clock()
         if now - self._listed_all_at >= FULL_LIST_S:
             ask = wanted
         else:
-            ask = (moved & wanted) | (wanted - set(self._ends)) | (self._paused & wanted)
+            ask = (moved & wanted) | (wanted - self._ends.keys()) | (self._paused & wanted)
         if ask:
             listed = self._list(sorted(ask))
             self.listed += len(listed)
             self._watch_from(listed, now)
             if ask is wanted:
                 self._listed_all_at = now
-        return {tp: self._ends[tp] for tp in wanted if tp in self._ends}
+        if self._answer is None or self._answer[0] is not wanted:
+            self._answer = (wanted, {tp: self._ends[tp] for tp in wanted if tp in self._ends})
+        return self._answer[1]  # the last round's own dict when nothing moved: the caller sees it is the same
 
     def close(self) -> None:
         try:
@@ -117,6 +126,7 @@ class EndWatch:
         from confluent_kafka import TopicPartition
         if gone:
             self._consumer.incremental_unassign([TopicPartition(t, p) for t, p in sorted(gone)])
+            self._answer = None
             for tp in gone:
                 del self._ends[tp]
                 self._moved_at.pop(tp, None)
@@ -136,7 +146,9 @@ class EndWatch:
         if new:
             self._consumer.incremental_assign(new)
         for tp, end in sorted(cold.items()):
-            if tp in self._ends:
+            # one that neither moved nor signalled is still positioned at its end: no seek (a full listing
+            # would otherwise reposition every watched partition)
+            if tp in self._ends and (end != self._ends[tp] or tp in self._paused):
                 self._move(TopicPartition(*tp, end))
         pause = sorted(hot - self._paused)
         if pause:
@@ -147,6 +159,7 @@ class EndWatch:
             self._consumer.resume([TopicPartition(t, p) for t, p in resumed])
             self._paused -= set(resumed)
         self._ends.update(listed)
+        self._answer = None
 
     def _move(self, at: Any) -> None:
         """Watch ``at``'s partition from ``at``'s offset; a partition whose fetch has not started yet refuses a

@@ -25,6 +25,7 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -153,17 +154,20 @@ class ClusterWatch:
         self._asked_at = 0.0
         self._for: frozenset[int] = frozenset()  # the plans the topic list was matched for
         self._last: Snapshot | None = None
+        self._wanted: tuple[list[QueryPlan] | None, set[TopicPartitionKey]] = (None, set())  # plans, their partitions
 
     def snapshot(self, plans: list[QueryPlan]) -> Snapshot:
         """The partitions ``plans`` subscribe to and their ends: the last snapshot itself when neither changed (its
-        subscriptions stay matched); an error leaves the topic list to be asked again."""
+        subscriptions stay matched); an error leaves the topic list to be asked again. ``plans``: the same list
+        object while the plans are the same (``SinkGroup._by_cluster``)."""
         try:
             partitions, last = self._topics(plans), self._last
             same_topics = last is not None and last.partitions is partitions
             snapshot = Snapshot(self.admin, partitions, _subscribed=last._subscribed if same_topics else {})
-            wanted = {tp for plan in plans for tp in snapshot.subscribed_by(plan)}
-            snapshot.latest = self._ends.ends(wanted)
-            if same_topics and snapshot.latest == last.latest:
+            if not (same_topics and self._wanted[0] is plans):
+                self._wanted = (plans, {tp for plan in plans for tp in snapshot.subscribed_by(plan)})
+            snapshot.latest = self._ends.ends(self._wanted[1])
+            if same_topics and (snapshot.latest is last.latest or snapshot.latest == last.latest):
                 return last
             self._last = snapshot
             return snapshot
@@ -172,8 +176,10 @@ class ClusterWatch:
             raise
 
     def _topics(self, plans: list[QueryPlan]) -> dict[str, list[int]]:
-        members = frozenset(id(plan) for plan in plans)
         now = time.monotonic()
+        if self._partitions is not None and plans is self._wanted[0] and now - self._asked_at < METADATA_MAX_AGE_S:
+            return self._partitions  # the same plans as the last round: no need to compare them
+        members = frozenset(id(plan) for plan in plans)
         if self._partitions is None or members != self._for or now - self._asked_at >= METADATA_MAX_AGE_S:
             metadata = self.admin.list_topics(timeout=METADATA_TIMEOUT_S)
             partitions = {name: sorted(t.partitions) for name, t in metadata.topics.items() if t.error is None}
@@ -197,6 +203,12 @@ class KafkaRanges:
 
     def initialOffset(self) -> dict[str, int]:  # noqa: N802 - the planner's names
         return dict(self.start)
+
+    @cached_property
+    def admin(self) -> Any:
+        """The AdminClient of the member's cluster (``connector_admin``), asked at every round: its settings are
+        built once, not per round (with a hundred members that was most of an idle round's cost)."""
+        return connector_admin(self.plan)
 
     def _subscribed(self) -> list[TopicPartitionKey]:
         assert self.snapshot is not None
@@ -254,25 +266,26 @@ class SinkGroup(SharedGroup):
         self.started_ms = int(time.time() * 1000)
         self._unreachable: set[str] = set()  # servers whose last look-up failed (logged once until it works)
         self._clusters: dict[int, ClusterWatch] = {}  # by id of the cluster's AdminClient (``connector_admin``)
+        # the members of the last round by cluster (``_by_cluster``), and each cluster's snapshot they all hold
+        self._grouped: tuple[list[Member], dict[int, tuple[Any, list[Member], list[QueryPlan]]]] | None = None
+        self._handed: dict[int, Snapshot | None] = {}
 
     def before_round(self, members: list[Member]) -> bool:
         """One look-up per cluster for all members on it; a cluster that does not answer plans nothing new.
-        False when every member's snapshot is the one it had (no end moved, no topic came or went)."""
+        False when every member's snapshot is the one it had (no end moved, no topic came or went). An idle round
+        of the same members walks none of them: at a hundred members those walks were most of its cost."""
         changed = False
-        by_admin: dict[int, tuple[Any, list[Member]]] = {}
-        for m in members:
-            admin = connector_admin(m.plan)
-            by_admin.setdefault(id(admin), (admin, []))[1].append(m)
-        for key in set(self._clusters) - set(by_admin):  # no member on that cluster any more
+        by_cluster = self._by_cluster(members)
+        for key in set(self._clusters) - set(by_cluster):  # no member on that cluster any more
             self._clusters.pop(key).close()
-        for key, (admin, on_it) in by_admin.items():
+        for key, (admin, on_it, plans) in by_cluster.items():
             servers = on_it[0].plan.bootstrap_servers
             try:
                 cluster = self._clusters.get(key)
                 if cluster is None:
                     # the watch stands in for the ListOffsets this cluster's AdminClient would send: that identity
                     cluster = self._clusters[key] = ClusterWatch(admin, admin_identity_consumer(on_it[0].plan))
-                snapshot: Snapshot | None = cluster.snapshot([m.plan for m in on_it])
+                snapshot: Snapshot | None = cluster.snapshot(plans)
                 self._unreachable.discard(servers)
             except Exception as e:
                 snapshot = None
@@ -280,10 +293,27 @@ class SinkGroup(SharedGroup):
                     self._unreachable.add(servers)
                     log.warning("Shared query %s: Kafka at %s did not answer (%s); its sinks wait", self.key,
                                 servers, e)
+            if key in self._handed and self._handed[key] is snapshot:
+                continue  # the same members hold it since the last round
             for m in on_it:
                 changed = changed or m.reader.snapshot is not snapshot
                 m.reader.snapshot = snapshot
+            self._handed[key] = snapshot
         return changed
+
+    def _by_cluster(self, members: list[Member]) -> dict[int, tuple[Any, list[Member], list[QueryPlan]]]:
+        """``members`` by the id of their cluster's AdminClient: (admin, members, their plans); the last round's
+        grouping while the members are the same."""
+        if self._grouped is not None and self._grouped[0] == members:
+            return self._grouped[1]
+        by_cluster: dict[int, tuple[Any, list[Member], list[QueryPlan]]] = {}
+        for m in members:
+            admin = m.reader.admin
+            _, on_it, plans = by_cluster.setdefault(id(admin), (admin, [], []))
+            on_it.append(m)
+            plans.append(m.plan)
+        self._grouped, self._handed = (members, by_cluster), {}  # new members: hand every snapshot out again
+        return by_cluster
 
     def planner_stopped(self) -> None:
         super().planner_stopped()
