@@ -103,6 +103,7 @@ class ConnectorStreamReader:
         self._own_store = store is None
         self._latest: dict[str, Any] | None = None
         self._keys: list[tuple[int, dict[str, Any], str]] | None = None  # ``_all_keys``: fixed by the plan
+        self._by_task: list[tuple[int, list[tuple[dict[str, Any], str]]]] | None = None
 
     # ---- offsets store
 
@@ -126,6 +127,15 @@ class ConnectorStreamReader:
                           for p in self.tasks.partitions(t)]
         return self._keys
 
+    def _keys_by_task(self) -> list[tuple[int, list[tuple[dict[str, Any], str]]]]:
+        """``_all_keys`` grouped by task: (task, [(partition, key)])."""
+        if self._by_task is None:
+            by_task: dict[int, list[tuple[dict[str, Any], str]]] = {}
+            for t, p, k in self._all_keys():
+                by_task.setdefault(t, []).append((p, k))
+            self._by_task = list(by_task.items())
+        return self._by_task
+
     # ---- planning
 
     def initialOffset(self) -> dict:
@@ -138,11 +148,11 @@ class ConnectorStreamReader:
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         """How far each partition may go this batch, at most ``batch_max_records`` records per task."""
-        current: dict[str, Any] = dict(start.get(OFFSETS, {}))
+        current: dict[str, Any] = start.get(OFFSETS, {})
         out = dict(current)
         keys = self._all_keys()
         new = {k for _, _, k in keys if k not in current}
-        frozen = {k for t, _, k in keys if t in self.excluded and k in current}
+        frozen = {k for t, _, k in keys if t in self.excluded and k in current} if self.excluded else set()
         if new or frozen:
             # New partitions (a changed task config under the same checkpoint) join at their stored
             # offset; excluded (failed) tasks go back to theirs, which is where their last good batch
@@ -153,10 +163,14 @@ class ConnectorStreamReader:
         pinned = new | frozen
         budget = limit.max_rows if isinstance(limit, ReadMaxRows) else None
         latest_seen: dict[str, Any] = {}
-        for t in range(len(self.plan.task_configs)):
-            owned = [(p, k) for tt, p, k in keys if tt == t and k not in pinned]
+        for t, task_keys in self._keys_by_task():
+            owned = [(p, k) for p, k in task_keys if k not in pinned] if pinned else task_keys
             if owned:
                 latest_seen.update(self._advance_task(t, owned, current, out, budget))
+        if not pinned and out == current and latest_seen.items() <= current.items():
+            # nothing new (most rounds of a shared query): the offsets as they came, not sorted and copied again
+            self._latest = {OFFSETS: current}
+            return self._latest
         self._latest = {OFFSETS: dict(sorted({**out, **latest_seen}.items()))}
         return {OFFSETS: dict(sorted(out.items()))}
 
