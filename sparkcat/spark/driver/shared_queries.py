@@ -45,7 +45,11 @@ SLOW_TASK_TRIGGERS = 5
 REPORTERS = 16
 #: How long a group's answer to "is its query running" is trusted: the reconciler asks it of every member at every
 #: tick, and each answer from Spark is a py4j round trip (at 200 idle members, the driver's largest idle cost).
-ALIVE_CACHE_S = 1.0
+#: Short while the query has not planned yet (it may fail as it starts); long once it has, because from then on
+#: a query that ends stops its source first (Spark's ``stopSources``: ``planner_stopped``), and after that Spark is
+#: asked afresh at every call.
+ALIVE_CACHE_S = 10.0
+STARTING_ALIVE_CACHE_S = 1.0
 
 
 def own_query_reason(plan: QueryPlan) -> str | None:
@@ -71,6 +75,7 @@ class SharedGroup(ABC):
         self.planner_id = f"{key}-{uuid.uuid4().hex}"
         self.query: Any = None
         self._alive_cache = (False, float("-inf"))  # (Spark's last answer, when): ``alive``
+        self._stream_stopped = False  # Spark stopped the planner's stream: the query ends or has ended
         self._metrics: dict[str, str] | None = None      # the last batch's, until its progress takes them
         self._reporters = ThreadPoolExecutor(REPORTERS, thread_name_prefix=f"{key}-report")
         # Two partitions per core: a batch's tasks run in turn within each (a slow one delays those after it).
@@ -90,7 +95,8 @@ class SharedGroup(ABC):
             return False
         active, at = self._alive_cache
         now = time.monotonic()
-        if fresh or now - at > ALIVE_CACHE_S:
+        trusted = ALIVE_CACHE_S if self.planner.triggers else STARTING_ALIVE_CACHE_S
+        if fresh or now - at > trusted or (self._stream_stopped and active):  # an ended query never runs again
             active = bool(self.query.isActive)
             self._alive_cache = (active, now)
         return active
@@ -135,6 +141,7 @@ class SharedGroup(ABC):
 
     def planner_stopped(self) -> None:
         """Spark stopped the stream: every member's driver-side tasks stop, the planner is forgotten."""
+        self._stream_stopped = True
         for m in self.members():
             m.reader.stop()
         self.spark.sparkContext._jvm.org.sparkcat.source.Planners.remove(self.planner_id)
@@ -147,6 +154,7 @@ class SharedGroup(ABC):
         from sparkcat.spark.driver.queries import interrupted_if_stopped
 
         ensure_callback_server_started(self.spark.sparkContext._gateway)
+        self._stream_stopped, self._alive_cache = False, (False, float("-inf"))
         self.spark.sparkContext._jvm.org.sparkcat.source.Planners.register(self.planner_id, self.planner)
         rows = self.spark.readStream.format(FORMAT).option("planner", self.planner_id).load()
 

@@ -27,7 +27,9 @@ class Group(SharedGroup):
 
 
 def group(query: CountingQuery) -> Group:
-    spark = SimpleNamespace(sparkContext=SimpleNamespace(defaultParallelism=2))
+    planners = SimpleNamespace(remove=lambda planner_id: None)
+    jvm = SimpleNamespace(org=SimpleNamespace(sparkcat=SimpleNamespace(source=SimpleNamespace(Planners=planners))))
+    spark = SimpleNamespace(sparkContext=SimpleNamespace(defaultParallelism=2, _jvm=jvm))
     g = Group(SimpleNamespace(spark=spark), "g", "/tmp/unused", 1000)
     g.query = query
     return g
@@ -38,6 +40,33 @@ def test_every_member_asking_at_one_tick_costs_one_question_to_spark():
     g = group(q)
     assert all(g.alive() for _ in range(200))
     assert q.asked == 1
+
+
+def test_a_query_that_has_not_planned_yet_is_asked_about_at_least_every_second(monkeypatch):
+    now = [100.0]
+    monkeypatch.setattr(shared_queries.time, "monotonic", lambda: now[0])
+    q = CountingQuery()
+    g = group(q)
+    assert g.alive()
+    q.active = False  # e.g. its checkpoint could not be read: the stream ended before its source planned
+    now[0] += shared_queries.STARTING_ALIVE_CACHE_S + 0.01
+    assert not g.alive()
+
+
+def test_a_planning_query_that_ends_is_seen_as_its_stream_stops_then_never_asked_again(monkeypatch):
+    now = [100.0]
+    monkeypatch.setattr(shared_queries.time, "monotonic", lambda: now[0])
+    q = CountingQuery()
+    g = group(q)
+    g.planner.triggers = 1  # it planned: a stream that ends from now on stops its source first
+    assert g.alive()
+    now[0] += shared_queries.STARTING_ALIVE_CACHE_S + 0.01
+    assert g.alive() and q.asked == 1  # the long cache: no question at each tick
+    g.planner_stopped()  # Spark's stopSources, before the query's state is TERMINATED
+    assert g.alive() and q.asked == 2  # asked afresh: still active a moment
+    q.active = False
+    assert not g.alive() and q.asked == 3
+    assert not g.alive() and q.asked == 3  # an ended query stays ended
 
 
 def test_a_query_that_ended_is_seen_within_the_cache_time(monkeypatch):
