@@ -24,6 +24,17 @@ from tests.kafka_helpers import wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 CLIENTS = REPO / "bench" / "clients.py"
+JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+
+
+def _driver_java_options() -> str:
+    """The driver JVM's options in conf/spark-defaults.conf, as ./spark-submit.sh passes them (but its log4j2 file:
+    the bench logs as it does); a ``--spark-conf`` of the same key adds to them."""
+    for line in (REPO / "conf" / "spark-defaults.conf").read_text().splitlines():
+        key, _, value = line.strip().partition(" ")
+        if key == JAVA_OPTIONS:
+            return " ".join(o for o in value.split() if not o.startswith("-Dlog4j2."))
+    return ""
 log = logging.getLogger("bench")
 
 
@@ -109,12 +120,14 @@ class Bench:
         builder = SparkSession.builder
         for key, value in jvm_conf(REPO).items():  # Spark's Kafka connector and Delta, as ./spark-submit.sh passes
             builder = builder.config(key, value)
+        java_options = _driver_java_options()
+        builder = builder.config(JAVA_OPTIONS, java_options)
         if not self.args.fifo:
             for key, value in scheduler_conf(self.work / "spark").items():  # as the driver does
                 builder = builder.config(key, value)
         for item in self.args.spark_conf:
             key, _, value = item.partition("=")
-            builder = builder.config(key, value)
+            builder = builder.config(key, f"{java_options} {value}" if key == JAVA_OPTIONS else value)
         spark = (builder.master("local[2]").appName("sparkcat-bench")
                  .config("spark.ui.enabled", "false")
                  .config("spark.ui.showConsoleProgress", "false")
