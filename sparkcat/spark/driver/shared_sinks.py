@@ -321,6 +321,8 @@ class SinkGroup(SharedGroup):
             for cluster in self._clusters.values():
                 cluster.close()
             self._clusters.clear()
+            # py4j keeps the planner, and with it this group: the last round's members (their AdminClients) go
+            self._grouped, self._handed = None, {}
 
     def member_progress(self, member: Member) -> dict[str, Any] | None:
         """The member's lag as Spark's Kafka source reports it (``maxOffsetsBehindLatest``), for ``/metrics``."""
