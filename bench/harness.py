@@ -26,6 +26,8 @@ REPO = Path(__file__).resolve().parent.parent
 CLIENTS = REPO / "bench" / "clients.py"
 JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 
+log = logging.getLogger("bench")
+
 
 def _driver_java_options() -> str:
     """The driver JVM's options in conf/spark-defaults.conf, as ./spark-submit.sh passes them (but its log4j2 file:
@@ -35,7 +37,6 @@ def _driver_java_options() -> str:
         if key == JAVA_OPTIONS:
             return " ".join(o for o in value.split() if not o.startswith("-Dlog4j2."))
     return ""
-log = logging.getLogger("bench")
 
 
 def client(*args: str, timeout: float = 600.0, background: bool = False) -> Any:

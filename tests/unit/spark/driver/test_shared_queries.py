@@ -5,6 +5,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from sparkcat.spark.driver import shared_queries
 from sparkcat.spark.driver.shared_queries import SharedGroup
 
@@ -35,6 +37,14 @@ def group(query: CountingQuery) -> Group:
     return g
 
 
+@pytest.fixture
+def now(monkeypatch) -> list[float]:
+    """The groups' clock, moved by hand: ``now[0]``."""
+    clock = [100.0]
+    monkeypatch.setattr(shared_queries.time, "monotonic", lambda: clock[0])
+    return clock
+
+
 def test_every_member_asking_at_one_tick_costs_one_question_to_spark():
     q = CountingQuery()
     g = group(q)
@@ -42,9 +52,7 @@ def test_every_member_asking_at_one_tick_costs_one_question_to_spark():
     assert q.asked == 1
 
 
-def test_a_query_that_has_not_planned_yet_is_asked_about_at_least_every_second(monkeypatch):
-    now = [100.0]
-    monkeypatch.setattr(shared_queries.time, "monotonic", lambda: now[0])
+def test_a_query_that_has_not_planned_yet_is_asked_about_at_least_every_second(now):
     q = CountingQuery()
     g = group(q)
     assert g.alive()
@@ -53,9 +61,7 @@ def test_a_query_that_has_not_planned_yet_is_asked_about_at_least_every_second(m
     assert not g.alive()
 
 
-def test_a_planning_query_that_ends_is_seen_as_its_stream_stops_then_never_asked_again(monkeypatch):
-    now = [100.0]
-    monkeypatch.setattr(shared_queries.time, "monotonic", lambda: now[0])
+def test_a_planning_query_that_ends_is_seen_as_its_stream_stops_then_never_asked_again(now):
     q = CountingQuery()
     g = group(q)
     g.planner.triggers = 1  # it planned: a stream that ends from now on stops its source first
@@ -69,9 +75,7 @@ def test_a_planning_query_that_ends_is_seen_as_its_stream_stops_then_never_asked
     assert not g.alive() and q.asked == 3  # an ended query stays ended
 
 
-def test_a_query_that_ended_is_seen_within_the_cache_time(monkeypatch):
-    now = [100.0]
-    monkeypatch.setattr(shared_queries.time, "monotonic", lambda: now[0])
+def test_a_query_that_ended_is_seen_within_the_cache_time(now):
     q = CountingQuery()
     g = group(q)
     assert g.alive()
